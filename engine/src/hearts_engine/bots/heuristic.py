@@ -1,0 +1,251 @@
+"""Rule-of-thumb Hearts: pass danger, duck under the winner, dump the queen, block the moon.
+
+The rules of thumb work on 52-bit masks (``1 << card``) so that the same functions serve two
+callers: :class:`HeuristicBot`, which reads them off a seat's view, and the Monte Carlo bot's
+playouts, which call :func:`play_card` for every seat some hundred thousand times a second and
+cannot afford to build views. Everything a function here reads is what the seat itself may know:
+its hand, the cards played so far, the current trick and the points taken.
+
+The heuristic plays no moon shot of its own and keeps no memory; it is deterministic, so its seed
+only exists to satisfy the common bot interface.
+"""
+
+from __future__ import annotations
+
+from hearts_engine.bots.base import Bot, BotLevel
+from hearts_engine.cards import DECK, HEARTS_MASK, SPADES_MASK, SUIT_MASKS, Card, mask_of
+from hearts_engine.views import SeatView
+
+__all__ = ["MOON_THRESHOLD", "HeuristicBot", "pass_cards", "play_card"]
+
+_QS = 49  # the queen of spades' index: spades start at 39, the queen is rank 12 (index 10)
+_QS_BIT = 1 << _QS
+_HIGH_SPADES = 1 << 50 | 1 << 51  # the king and ace of spades: they catch the queen
+_BELOW_QS = SPADES_MASK & (_QS_BIT - 1)
+_POINTS = HEARTS_MASK | _QS_BIT
+_HEARTS = 2
+_SPADES = 3
+
+MOON_THRESHOLD = 8
+"""Points one other seat must hold, alone, before the heuristic spends cards to stop a moon."""
+
+
+def _high(mask: int) -> int:
+    return mask.bit_length() - 1
+
+
+def _low(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+def play_card(
+    hand: int,
+    legal: int,
+    trick: tuple[int, ...],
+    played: int,
+    *,
+    block: bool = False,
+    shooter_winning: bool = False,
+) -> int:
+    """The heuristic's card (as an index 0..51) for a seat that must play now.
+
+    ``hand`` and ``legal`` are masks of the seat's cards and of the ones it may play; ``trick``
+    is the current trick in play order; ``played`` is the mask of every card played this round,
+    the current trick included. ``block`` asks to take a heart trick to stop a moon shot, and
+    ``shooter_winning`` says the would-be shooter is winning the current trick.
+    """
+    if not legal & (legal - 1):
+        return _low(legal)
+    if trick:
+        return _follow(hand, legal, trick, played, block, shooter_winning)
+    return _lead(hand, legal, played, block)
+
+
+def _follow(
+    hand: int, legal: int, trick: tuple[int, ...], played: int, block: bool, shooter_winning: bool
+) -> int:
+    led = trick[0] // 13
+    high = trick[0]
+    in_trick = 0
+    for card in trick:
+        in_trick |= 1 << card
+        if card // 13 == led and card > high:
+            high = card
+    if legal & SUIT_MASKS[led]:  # following suit: every legal card is of the led suit
+        if legal & _QS_BIT and high > _QS:
+            return _QS  # the king or ace of spades is on the trick: the queen goes under it
+        safe = legal & ~_QS_BIT or legal
+        if block and led == _HEARTS:
+            return _high(legal)  # take a heart so that the shooter cannot have them all
+        if len(trick) == 3 and not in_trick & _POINTS:
+            return _high(safe)  # last to a clean trick: take it with, or shed, the highest card
+        below = legal & ((1 << high) - 1)
+        if below:
+            return _high(below)  # duck: the highest card that still loses
+        return _high(safe)  # forced to win: win with the highest card
+    # Void in the led suit: discard.
+    if block and shooter_winning:
+        clean = legal & ~_POINTS
+        if clean:
+            return _discard(hand, clean, played)  # no points for the would-be shooter
+    if legal & _QS_BIT:
+        return _QS
+    if not (played | hand) & _QS_BIT and legal & _HIGH_SPADES:
+        return _high(legal & _HIGH_SPADES)  # the queen is still out: shed what would catch it
+    hearts = legal & HEARTS_MASK
+    if hearts:
+        return _high(hearts)
+    return _discard(hand, legal, played)
+
+
+def _discard(hand: int, legal: int, played: int) -> int:
+    """The most dangerous card: high, in a short suit, not a low spade guarding the queen."""
+    queen_out = not (played | hand) & _QS_BIT
+    best, best_key = -1, -100
+    for suit in range(4):
+        cards = legal & SUIT_MASKS[suit]
+        if not cards:
+            continue
+        card = _high(cards)
+        key = card - 13 * suit - (hand & SUIT_MASKS[suit]).bit_count()
+        if suit == _SPADES and queen_out and card < _QS:
+            key -= 6  # low spades protect against being forced to take the queen
+        if key > best_key:
+            best, best_key = card, key
+    return best
+
+
+def _lead(hand: int, legal: int, played: int, block: bool) -> int:
+    if block and legal & HEARTS_MASK:
+        return _high(legal & HEARTS_MASK)
+    queen_out = not (played | hand) & _QS_BIT
+    best, best_key = -1, 1 << 30
+    for suit in range(4):
+        mask = SUIT_MASKS[suit]
+        cards = legal & mask
+        if not cards:
+            continue
+        card = _low(cards)
+        out = mask & ~played & ~hand
+        if out:
+            n_out = out.bit_count()
+            under = (out & ((1 << card) - 1)).bit_count()  # cards that could duck my lead
+            key = 4 * under + (40 if under == n_out else 0) + (6 if n_out <= 2 else 0)
+        else:
+            key = 200  # nobody can follow: a sure win that everybody discards points onto
+        if suit == _SPADES:
+            if hand & _QS_BIT:
+                key += 60 if card >= _QS else 12
+            elif queen_out:
+                key += 80 if card > _QS else -4  # flush the queen out with low spades
+        elif suit == _HEARTS:
+            key += 2
+        key = key * 16 + card % 13
+        if key < best_key:
+            best, best_key = card, key
+    return best
+
+
+def pass_cards(hand: int) -> tuple[int, int, int]:
+    """The three card indices the heuristic passes from ``hand`` (a mask of 13 cards or more).
+
+    Dangerous high spades go first when the hand is short of low spades to guard them; then
+    greedily the most dangerous card, where high hearts are dangerous, low spades and low hearts
+    are safe, and a club or diamond that empties (voids) a short suit earns a bonus.
+    """
+    chosen: list[int] = []
+    if (hand & _BELOW_QS).bit_count() < 4:
+        for card in (_QS, 51, 50):
+            if hand >> card & 1:
+                chosen.append(card)
+    rest = hand & ~mask_of(DECK[card] for card in chosen)
+    while len(chosen) < 3:
+        slots = 3 - len(chosen)
+        best, best_key = -1, -1000
+        for card in range(52):
+            if not rest >> card & 1:
+                continue
+            suit, rank = divmod(card, 13)
+            length = (rest & SUIT_MASKS[suit]).bit_count()
+            if suit == _HEARTS:
+                key = rank + 1
+            elif suit == _SPADES:
+                key = rank - 2 if card > _QS else -20  # low spades guard the queen
+            else:
+                key = rank + (8 - 2 * length if length <= slots else 0)
+            if key > best_key:
+                best, best_key = card, key
+        chosen.append(best)
+        rest &= ~(1 << best)
+    a, b, c = sorted(chosen[:3])
+    return a, b, c
+
+
+def moon_threat(seat_view: SeatView) -> int | None:
+    """The other seat that has taken every point so far, if enough to be a moon threat.
+
+    None when points are spread, when the viewer holds some, or when the shooter has too few
+    points to worry about yet.
+    """
+    seat = seat_view.seat
+    holders = [s for s, points in enumerate(seat_view.round_points) if points > 0]
+    if len(holders) != 1 or holders[0] == seat:
+        return None
+    shooter = holders[0]
+    if seat_view.round_points[shooter] < MOON_THRESHOLD:
+        return None
+    return shooter
+
+
+def _trick_winner(seat_view: SeatView) -> int | None:
+    trick = seat_view.trick
+    if not trick or seat_view.leader is None:
+        return None
+    led = trick[0] // 13
+    best = 0
+    for index, card in enumerate(trick):
+        if card // 13 == led and card > trick[best]:
+            best = index
+    return (seat_view.leader + best) & 3
+
+
+def played_mask(seat_view: SeatView) -> int:
+    """Every card played this round, the current trick included."""
+    played = mask_of(seat_view.trick)
+    for trick in seat_view.tricks:
+        played |= mask_of(trick.cards)
+    return played
+
+
+def choose_heuristic_play(seat_view: SeatView) -> Card:
+    """The heuristic's card for a seat whose turn it is."""
+    shooter = moon_threat(seat_view)
+    card = play_card(
+        mask_of(seat_view.hand),
+        mask_of(seat_view.legal),
+        seat_view.trick,
+        played_mask(seat_view),
+        block=shooter is not None,
+        shooter_winning=shooter is not None and _trick_winner(seat_view) == shooter,
+    )
+    return DECK[card]
+
+
+def choose_heuristic_pass(seat_view: SeatView) -> tuple[Card, Card, Card]:
+    """The heuristic's three cards to pass."""
+    a, b, c = pass_cards(mask_of(seat_view.legal))
+    return DECK[a], DECK[b], DECK[c]
+
+
+class HeuristicBot(Bot):
+    """Sound, fast, deterministic play by rules of thumb; see the module docstring."""
+
+    level = BotLevel.HEURISTIC
+
+    def choose_pass(self, seat_view: SeatView) -> tuple[Card, Card, Card]:
+        """Pass unguarded high spades, high hearts, and the cards of a short suit."""
+        return choose_heuristic_pass(seat_view)
+
+    def choose_play(self, seat_view: SeatView) -> Card:
+        """Duck, dump the queen, void short suits, block a visible moon shot."""
+        return choose_heuristic_play(seat_view)

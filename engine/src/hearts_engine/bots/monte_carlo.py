@@ -1,0 +1,177 @@
+"""Perfect-information Monte Carlo: guess the hidden hands, play every candidate out, keep the best.
+
+For one decision the bot draws deals of the hidden cards that agree with everything its seat
+knows (:mod:`hearts_engine.bots.sampling`), rebuilds a full state from each with
+:func:`~hearts_engine.views.determinize`, and for each candidate card plays the rest of the round
+out with the heuristic for all four seats, scored by the engine. Every candidate is tried on the
+same deals, so their difference is measured with little noise. It plays the card with the lowest
+mean points for itself.
+
+Cards that are interchangeable are tried once: two cards of a suit with no card between them
+left in another hand win and lose exactly the same tricks (the queen of spades, and the jack of
+diamonds when it scores, are never merged).
+
+The budget is a number of playouts per decision (spread over the candidates), which keeps the bot
+deterministic. A ``time_budget_ms`` instead samples until the time is up: stronger on a fast
+machine, but the decision then depends on the machine's speed and load, so it is no longer
+reproducible from the seed.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import time
+
+from hearts_engine.bots.base import Bot, BotLevel, decision_rng
+from hearts_engine.bots.heuristic import choose_heuristic_pass, choose_heuristic_play, play_card
+from hearts_engine.bots.sampling import infer, sample_hands
+from hearts_engine.cards import DECK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card
+from hearts_engine.game import Phase, PlayCard, State, apply, legal_plays
+from hearts_engine.views import SeatView, determinize
+
+__all__ = ["DEFAULT_PLAYOUTS", "MonteCarloBot", "Objective"]
+
+DEFAULT_PLAYOUTS = 240
+"""Playouts per decision by default: a mean decision well under 100 ms on one 2020s CPU core."""
+
+_PLAYING = Phase.PLAYING
+
+
+class Objective(enum.StrEnum):
+    """What a playout's result is worth to the bot (lower is better)."""
+
+    POINTS = "POINTS"
+    """The bot's own points this round."""
+    DIFFERENCE = "DIFFERENCE"
+    """The bot's points minus the mean of the others' (values the moon shot for the table)."""
+
+
+def playout(state: State, played: int) -> tuple[int, ...]:
+    """Play ``state`` to the end of the round with the heuristic for every seat.
+
+    ``played`` is the mask of the cards played so far this round (the heuristic reads it); the
+    result is the round's points per seat after moon and bonus rules.
+    """
+    apply_, legal_plays_, play, deck, play_action = apply, legal_plays, play_card, DECK, PlayCard
+    while state.phase is _PLAYING:
+        turn = state.turn
+        legal = legal_plays_(state, turn)
+        if len(legal) == 1:
+            card = legal[0]
+        else:
+            mask = 0
+            for option in legal:
+                mask |= 1 << option
+            card = deck[play(state.hands[turn], mask, state.trick, played)]
+        played |= 1 << card
+        state = apply_(state, play_action(turn, card))
+    return state.rounds[-1].points
+
+
+def candidates(seat_view: SeatView, played: int) -> list[Card]:
+    """One card of each set of interchangeable legal cards, lowest first."""
+    hand = 0
+    for card in seat_view.hand:
+        hand |= 1 << card
+    elsewhere = ~(hand | played)
+    special = {QUEEN_OF_SPADES}
+    if seat_view.rules.jack_of_diamonds_bonus:
+        special.add(JACK_OF_DIAMONDS)
+    chosen: list[Card] = []
+    previous = -1
+    for card in seat_view.legal:
+        between = ((1 << card) - 1) & ~((1 << (previous + 1)) - 1)
+        if (
+            previous >= 0
+            and previous // 13 == card // 13
+            and card not in special
+            and previous not in special
+            and not between & elsewhere
+        ):
+            previous = card
+            continue
+        chosen.append(card)
+        previous = card
+    return chosen
+
+
+class MonteCarloBot(Bot):
+    """Samples hidden hands and plays each candidate out with the heuristic; see the module."""
+
+    level = BotLevel.MONTE_CARLO
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        playouts: int = DEFAULT_PLAYOUTS,
+        time_budget_ms: float | None = None,
+        objective: Objective | str = Objective.POINTS,
+    ) -> None:
+        super().__init__(seed=seed)
+        if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1:
+            raise ValueError(f"playouts must be a positive int, not {playouts!r}")
+        if time_budget_ms is not None and not time_budget_ms > 0:
+            raise ValueError(f"time_budget_ms must be positive, not {time_budget_ms!r}")
+        self.playouts = playouts
+        self.time_budget_ms = time_budget_ms
+        self.objective = Objective(str(objective).upper())
+
+    def __repr__(self) -> str:
+        budget = (
+            f"time_budget_ms={self.time_budget_ms}"
+            if self.time_budget_ms is not None
+            else f"playouts={self.playouts}"
+        )
+        return f"MonteCarloBot(seed={self.seed}, {budget}, objective={self.objective!s})"
+
+    def choose_pass(self, seat_view: SeatView) -> tuple[Card, Card, Card]:
+        """The heuristic's pass: sampling before any card is played tells little."""
+        return choose_heuristic_pass(seat_view)
+
+    def choose_play(self, seat_view: SeatView) -> Card:
+        """The candidate with the lowest mean value over the sampled deals."""
+        if len(seat_view.legal) == 1:
+            return seat_view.legal[0]
+        seat = seat_view.seat
+        assert seat is not None
+        knowledge = infer(seat_view)
+        options = candidates(seat_view, knowledge.played)
+        if len(options) == 1:
+            return options[0]
+        rng = decision_rng(self.seed, seat_view, "monte-carlo")
+        deadline = None
+        if self.time_budget_ms is not None:
+            deadline = time.perf_counter() + self.time_budget_ms / 1000
+            deals = 1 << 30
+        else:
+            deals = math.ceil(self.playouts / len(options))
+        difference = self.objective == Objective.DIFFERENCE
+        use_voids = True
+        totals = [0.0] * len(options)
+        for _ in range(deals):
+            try:
+                hands = sample_hands(knowledge, rng, use_voids=use_voids)
+            except ValueError:
+                use_voids = False  # unreachable after legal play; never crash a table over it
+                hands = sample_hands(knowledge, rng, use_voids=False)
+            world = determinize(seat_view, hands)
+            for index, card in enumerate(options):
+                points = playout(apply(world, PlayCard(seat, card)), knowledge.played | 1 << card)
+                value = float(points[seat])
+                if difference:
+                    value -= (sum(points) - points[seat]) / 3
+                totals[index] += value
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        # Ties go to the heuristic's card, then to the lowest card; within the chosen set of
+        # interchangeable cards, the heuristic's own card if it is one of them.
+        preferred = choose_heuristic_play(seat_view)
+        home = max(i for i, card in enumerate(options) if card <= preferred or i == 0)
+        if options[home] // 13 != preferred // 13:
+            home = -1
+        best = min(range(len(options)), key=lambda i: (totals[i], i != home, i))
+        if best == home:
+            return preferred
+        return options[best]

@@ -1,0 +1,192 @@
+"""What one seat, or a spectator, may know: the only way state leaves the engine for a player.
+
+The rules page lists it: a seat sees its own hand, the cards it passed and received, every card
+played so far and who played it, who won each trick, the scores, whose turn it is and who has
+passed (not what). It never sees another hand or another seat's passes. A spectator sees only the
+public part. After the game is over the full history of every round is revealed to everyone.
+
+Bots decide from a :class:`SeatView` alone; :func:`determinize` rebuilds a full state from a view
+plus a guess of the hidden hands, which is how the Monte Carlo bot samples worlds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from hearts_engine.cards import HEARTS_MASK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card, cards_of
+from hearts_engine.errors import MalformedError, MalformedReason
+from hearts_engine.game import (
+    PASS_COUNT,
+    GameResult,
+    Phase,
+    RoundRecord,
+    State,
+    Trick,
+    _legal_mask,
+    _seat,
+    result,
+)
+from hearts_engine.rules import PassDirection, Rules
+
+__all__ = ["SeatView", "determinize", "spectator_view", "view"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SeatView:
+    """Everything ``seat`` may know (``seat`` is ``None`` for a spectator)."""
+
+    seat: int | None
+    rules: Rules
+    phase: Phase
+    round_index: int
+    dealer: int
+    pass_direction: PassDirection
+    hand: tuple[Card, ...]
+    """This seat's cards now; empty for a spectator."""
+    passed: tuple[Card, ...]
+    """The cards this seat passed this round, once it has passed."""
+    received: tuple[Card, ...]
+    """The cards this seat received, once every seat has passed."""
+    has_passed: tuple[bool, ...]
+    """Per seat, whether it has made its pass this round."""
+    turn: int | None
+    leader: int | None
+    trick: tuple[Card, ...]
+    """The current trick in play order, starting with ``leader``."""
+    tricks: tuple[Trick, ...]
+    """This round's completed tricks."""
+    hearts_broken: bool
+    round_points: tuple[int, ...]
+    """Points each seat has taken in tricks this round so far (before moon rules)."""
+    tricks_won: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    totals: tuple[int, ...]
+    round_scores: tuple[tuple[int, ...], ...]
+    """Each finished round's points per seat."""
+    legal: tuple[Card, ...]
+    """The cards this seat may play now, or may pass from; empty if it owes nothing."""
+    pass_count: int
+    """How many cards this seat must pass now (3 or 0)."""
+    result: GameResult | None
+    history: tuple[RoundRecord, ...]
+    """Every finished round in full, revealed to everyone once the game is over; else empty."""
+
+    @property
+    def to_act(self) -> bool:
+        """Whether this seat owes an action now."""
+        return bool(self.legal)
+
+
+def _points_taken(mask: int, rules: Rules) -> int:
+    points = (mask & HEARTS_MASK).bit_count() + (13 if mask >> QUEEN_OF_SPADES & 1 else 0)
+    if rules.jack_of_diamonds_bonus and mask >> JACK_OF_DIAMONDS & 1:
+        points -= 10
+    return points
+
+
+def _view(state: State, seat: int | None) -> SeatView:
+    phase = state.phase
+    hand: tuple[Card, ...] = ()
+    passed: tuple[Card, ...] = ()
+    received: tuple[Card, ...] = ()
+    legal: tuple[Card, ...] = ()
+    pass_count = 0
+    direction = state.pass_direction
+    if seat is not None and phase in (Phase.PASSING, Phase.PLAYING):
+        hand = cards_of(state.hands[seat])
+        if state.passed[seat]:
+            passed = cards_of(state.passed[seat])
+        if phase == Phase.PLAYING and direction != PassDirection.HOLD:
+            received = cards_of(state.passed[(seat - direction) & 3])
+        if phase == Phase.PASSING and not state.passed[seat]:
+            legal, pass_count = hand, PASS_COUNT
+        elif phase == Phase.PLAYING and state.turn == seat:
+            legal = cards_of(_legal_mask(state, seat))
+    tricks_won = [0, 0, 0, 0]
+    for trick in state.tricks:
+        tricks_won[trick.winner] += 1
+    over = phase == Phase.GAME_OVER
+    return SeatView(
+        seat=seat,
+        rules=state.rules,
+        phase=phase,
+        round_index=state.round_index,
+        dealer=state.dealer,
+        pass_direction=direction,
+        hand=hand,
+        passed=passed,
+        received=received,
+        has_passed=tuple(bool(mask) for mask in state.passed),
+        turn=state.turn if phase == Phase.PLAYING else None,
+        leader=state.leader if phase == Phase.PLAYING else None,
+        trick=state.trick,
+        tricks=state.tricks,
+        hearts_broken=state.hearts_broken,
+        round_points=tuple(_points_taken(mask, state.rules) for mask in state.taken),
+        tricks_won=tuple(tricks_won),
+        hand_sizes=tuple(mask.bit_count() for mask in state.hands),
+        totals=state.totals,
+        round_scores=tuple(record.points for record in state.rounds),
+        legal=legal,
+        pass_count=pass_count,
+        result=result(state),
+        history=state.rounds if over else (),
+    )
+
+
+def view(state: State, seat: int) -> SeatView:
+    """What ``seat`` may know of ``state``."""
+    return _view(state, _seat(seat))
+
+
+def spectator_view(state: State) -> SeatView:
+    """What anyone may know of ``state``: no hand, no pass."""
+    return _view(state, None)
+
+
+def determinize(seat_view: SeatView, hands: Mapping[int, tuple[Card, ...]]) -> State:
+    """A full state that agrees with ``seat_view`` and gives the other seats ``hands``.
+
+    ``hands`` must give every other seat exactly as many cards as the view says it holds, and no
+    card the viewer can account for. Only for the playing phase; the result's round record is not
+    meaningful (the deck is unknown), but play and scoring from it follow the rules exactly.
+    """
+    if seat_view.seat is None or seat_view.phase != Phase.PLAYING:
+        raise MalformedError(MalformedReason.INVALID_STATE, "determinize a seat's playing view")
+    seat = seat_view.seat
+    masks = [0, 0, 0, 0]
+    for card in seat_view.hand:
+        masks[seat] |= 1 << card
+    for other, cards in hands.items():
+        if other == seat:
+            continue
+        for card in cards:
+            masks[other] |= 1 << card
+        if len(cards) != seat_view.hand_sizes[other]:
+            raise MalformedError(MalformedReason.INVALID_STATE, f"seat {other} holds wrong count")
+    taken = [0, 0, 0, 0]
+    for trick in seat_view.tricks:
+        for card in trick.cards:
+            taken[trick.winner] |= 1 << card
+    seen = masks[0] | masks[1] | masks[2] | masks[3] | taken[0] | taken[1] | taken[2] | taken[3]
+    for card in seat_view.trick:
+        seen |= 1 << card
+    if (
+        seen != (1 << 52) - 1
+        or sum(m.bit_count() for m in masks)
+        + sum(m.bit_count() for m in taken)
+        + len(seat_view.trick)
+        != 52
+    ):
+        raise MalformedError(MalformedReason.INVALID_STATE, "the hands do not complete the deck")
+    turn = seat_view.turn if seat_view.turn is not None else -1
+    leader = seat_view.leader if seat_view.leader is not None else -1
+    return State(
+        seat_view.rules, Phase.PLAYING, seat_view.round_index,
+        (seat_view.dealer - seat_view.round_index) & 3, (),
+        (masks[0], masks[1], masks[2], masks[3]), (0, 0, 0, 0), turn, leader, seat_view.trick,
+        seat_view.tricks, seat_view.hearts_broken, (taken[0], taken[1], taken[2], taken[3]),
+        (seat_view.totals[0], seat_view.totals[1], seat_view.totals[2], seat_view.totals[3]),
+        (),
+    )  # fmt: skip

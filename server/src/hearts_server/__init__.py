@@ -1,0 +1,1 @@
+"""hearts_server: the stateless gRPC server."""

@@ -1,0 +1,71 @@
+"""``hearts-server`` / ``python -m hearts_server``: run one server process until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from prometheus_client import start_http_server
+
+from hearts_server.config import Settings, parse_settings
+from hearts_server.server import HeartsServer
+
+__all__ = ["main"]
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line, for log collectors."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def configure_logging(settings: Settings) -> None:
+    """Root logging by the settings: level, and text or JSON lines on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    if settings.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler], force=True)
+
+
+async def serve(settings: Settings) -> None:
+    """Run until SIGTERM or SIGINT, then drain."""
+    server = HeartsServer(settings)
+    await server.store.ping()
+    await server.start()
+    if settings.metrics_port:
+        start_http_server(settings.metrics_port, addr=settings.host)
+    print(f"hearts-server listening on {server.address}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    logging.getLogger("hearts_server").info("signal received: draining")
+    await server.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console entry point."""
+    settings = parse_settings(argv)
+    configure_logging(settings)
+    asyncio.run(serve(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Settings from command-line flags or ``HEARTS_*`` environment variables, with sane defaults.
+
+A flag wins over its environment variable, which wins over the default. Every setting is listed
+in ``docs/operations.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+
+__all__ = ["Settings", "parse_settings"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the server can be told at start-up."""
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    redis_url: str = ""
+    token_secret: str = ""
+    token_ttl_seconds: int = 7 * 24 * 3600
+    table_ttl_seconds: int = 3600
+    finished_table_ttl_seconds: int = 600
+    max_events: int = 5000
+    metrics_port: int = 9464
+    log_level: str = "INFO"
+    log_format: str = "text"
+    grace_seconds: float = 10.0
+    max_streams: int = 10_000
+    max_concurrent_rpcs: int = 2_000
+    max_message_bytes: int = 1 << 20
+    bot_workers: int = 1
+
+
+_FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
+
+
+def parse_settings(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from ``argv`` and ``environ`` (the process's own when None)."""
+    environ = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="hearts-server",
+        description="Hearts game server (gRPC). Without --redis-url it keeps tables in memory.",
+    )
+    helps = {
+        "host": "address to listen on (0.0.0.0 in a container)",
+        "port": "gRPC port (0 picks a free one)",
+        "redis_url": "redis://host:port/db; empty runs the embedded in-memory store",
+        "token_secret": "secret that signs seat tokens; replicas must share it",
+        "token_ttl_seconds": "how long a seat token stays valid",
+        "table_ttl_seconds": "an idle table expires after this long",
+        "finished_table_ttl_seconds": "a finished game's table expires after this long",
+        "max_events": "events kept per table for resuming streams",
+        "metrics_port": "Prometheus metrics HTTP port (0 disables)",
+        "log_level": "DEBUG, INFO, WARNING or ERROR",
+        "log_format": "text, or json for JSON lines",
+        "grace_seconds": "on SIGTERM, how long in-flight calls may finish",
+        "max_streams": "open WatchTable streams allowed per process",
+        "max_concurrent_rpcs": "calls in flight before new ones are refused (RESOURCE_EXHAUSTED)",
+        "max_message_bytes": "largest request or response message",
+        "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
+    }
+    for name, field in _FIELDS.items():
+        env = f"HEARTS_{name.upper()}"
+        kind: type = type(field.default)
+        default: object = field.default
+        raw = environ.get(env)
+        if raw is not None:
+            default = kind(raw)
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            type=kind,
+            default=default,
+            help=f"{helps[name]} (env {env}; default {field.default!r})",
+        )
+    namespace = parser.parse_args(argv)
+    settings = Settings(**vars(namespace))
+    if settings.log_format not in ("text", "json"):
+        parser.error("--log-format must be text or json")
+    return settings

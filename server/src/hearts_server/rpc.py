@@ -1,0 +1,225 @@
+"""The gRPC adapter: decode a request, call the application layer, encode the answer.
+
+Nothing here knows the rules. It reads the seat token from ``authorization: Bearer`` metadata,
+turns :class:`~hearts_server.errors.ServiceError` into a rich status (``google.rpc.ErrorInfo``
+with the stable reason, plus ``hearts.v1.MoveRejection`` for a refused move), and turns any other
+exception into INTERNAL with a generic message, the detail going to the log only. It also counts
+requests, latency and open streams for Prometheus.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+from hearts.v1 import error_details_pb2 as hearts_errors_pb
+from hearts.v1 import table_service_pb2 as api
+from hearts.v1 import table_service_pb2_grpc as api_grpc
+from prometheus_client import Counter, Gauge, Histogram
+
+from hearts_server import convert
+from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
+from hearts_server.service import TableApp
+
+__all__ = ["METRICS", "Metrics", "TableServicer"]
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+class Metrics:
+    """The server's Prometheus metrics (one set per process)."""
+
+    def __init__(self) -> None:
+        self.requests = Counter(
+            "hearts_requests", "RPCs handled, by method and status code", ["method", "code"]
+        )
+        self.latency = Histogram(
+            "hearts_request_seconds",
+            "RPC latency in seconds, by method (streams: time to the first message)",
+            ["method"],
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+        )
+        self.open_streams = Gauge("hearts_open_streams", "WatchTable streams open now")
+        self.active_tables = Gauge("hearts_active_tables", "Tables held by the store")
+
+
+METRICS = Metrics()
+
+_GRPC_CODES = {code: getattr(grpc.StatusCode, code.value) for code in Code}
+
+
+def _status_for(error: ServiceError) -> grpc.Status:
+    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN)
+    details = [any_pb2.Any()]
+    details[0].Pack(info)
+    if error.legal_cards is not None:
+        rejection = hearts_errors_pb.MoveRejection(
+            reason=error.reason,
+            legal_cards=[convert.card_to_pb(card) for card in error.legal_cards],
+            cards_to_pass=error.cards_to_pass,
+        )
+        packed = any_pb2.Any()
+        packed.Pack(rejection)
+        details.append(packed)
+    status = status_pb2.Status(
+        code=_GRPC_CODES[error.code].value[0], message=error.message, details=details
+    )
+    return rpc_status.to_status(status)
+
+
+def bearer_token(context: grpc.aio.ServicerContext) -> str | None:
+    """The token of ``authorization: Bearer <token>``, None when absent."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            scheme, _, token = str(value).partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise ServiceError("TOKEN_INVALID", "authorization must be 'Bearer <token>'")
+            return token.strip()
+    return None
+
+
+def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[..., Awaitable[R]]]:
+    def wrap(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+        @functools.wraps(handler)
+        async def run(self: TableServicer, request: Any, context: grpc.aio.ServicerContext) -> R:
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                return await handler(self, request, context)
+            except ServiceError as error:
+                code = error.code.value
+                await context.abort_with_status(_status_for(error))
+                raise  # unreachable: abort raises
+            except Exception as error:
+                if isinstance(error, grpc.aio.AbortError):
+                    raise
+                code = "INTERNAL"
+                log.exception("%s failed", method)
+                await context.abort_with_status(
+                    _status_for(ServiceError("INTERNAL", "internal error"))
+                )
+                raise
+            finally:
+                METRICS.requests.labels(method, code).inc()
+                METRICS.latency.labels(method).observe(time.perf_counter() - started)
+
+        return run
+
+    return wrap
+
+
+class TableServicer(api_grpc.TableServiceServicer):
+    """``hearts.v1.TableService`` over a :class:`~hearts_server.service.TableApp`."""
+
+    def __init__(self, app: TableApp, *, max_streams: int = 10_000) -> None:
+        self.app = app
+        self.max_streams = max_streams
+        self.open_streams = 0
+        self.shutting_down = False
+
+    @_unary("GetTable")
+    async def GetTable(  # noqa: N802 - gRPC method names
+        self, request: api.GetTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.GetTableResponse:
+        return await self.app.get_table(request.name, bearer_token(context))
+
+    @_unary("ListTables")
+    async def ListTables(  # noqa: N802
+        self, request: api.ListTablesRequest, context: grpc.aio.ServicerContext
+    ) -> api.ListTablesResponse:
+        return await self.app.list_tables(
+            request.page_size, request.page_token, request.has_free_seat
+        )
+
+    @_unary("CreateTable")
+    async def CreateTable(  # noqa: N802
+        self, request: api.CreateTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.CreateTableResponse:
+        return await self.app.create_table(request.table, request.request_id)
+
+    @_unary("DeleteTable")
+    async def DeleteTable(  # noqa: N802
+        self, request: api.DeleteTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.DeleteTableResponse:
+        return await self.app.delete_table(
+            request.name, bearer_token(context), request.etag, request.request_id
+        )
+
+    @_unary("JoinTable")
+    async def JoinTable(  # noqa: N802
+        self, request: api.JoinTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.JoinTableResponse:
+        seat = request.seat if request.HasField("seat") else None
+        return await self.app.join_table(
+            request.name, seat, request.player_display_name, request.etag, request.request_id
+        )
+
+    @_unary("LeaveTable")
+    async def LeaveTable(  # noqa: N802
+        self, request: api.LeaveTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.LeaveTableResponse:
+        return await self.app.leave_table(
+            request.name, bearer_token(context), request.etag, request.request_id
+        )
+
+    @_unary("PassCards")
+    async def PassCards(  # noqa: N802
+        self, request: api.PassCardsRequest, context: grpc.aio.ServicerContext
+    ) -> api.PassCardsResponse:
+        return await self.app.pass_cards(
+            request.name, bearer_token(context), request.cards, request.etag, request.request_id
+        )
+
+    @_unary("PlayCard")
+    async def PlayCard(  # noqa: N802
+        self, request: api.PlayCardRequest, context: grpc.aio.ServicerContext
+    ) -> api.PlayCardResponse:
+        if not request.HasField("card"):
+            raise ServiceError("INVALID_REQUEST", "card is required")
+        return await self.app.play_card(
+            request.name, bearer_token(context), request.card, request.etag, request.request_id
+        )
+
+    async def WatchTable(  # noqa: N802
+        self, request: api.WatchTableRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[api.WatchTableResponse]:
+        started = time.perf_counter()
+        code = "OK"
+        first = True
+        self.open_streams += 1
+        METRICS.open_streams.inc()
+        try:
+            if self.shutting_down:
+                raise ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
+            if self.open_streams > self.max_streams:
+                raise ServiceError("TOO_MANY_STREAMS", "this server has too many open streams")
+            after = request.after_sequence if request.HasField("after_sequence") else None
+            async for response in self.app.watch(request.name, bearer_token(context), after):
+                yield response
+                if first:
+                    first = False
+                    METRICS.latency.labels("WatchTable").observe(time.perf_counter() - started)
+        except ServiceError as error:
+            if error.reason == "STREAM_LAGGED" and self.shutting_down:
+                error = ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
+            code = error.code.value
+            await context.abort_with_status(_status_for(error))
+        except Exception as error:
+            if isinstance(error, grpc.aio.AbortError):
+                raise
+            code = "INTERNAL"
+            log.exception("WatchTable failed")
+            await context.abort_with_status(_status_for(ServiceError("INTERNAL", "internal error")))
+        finally:
+            self.open_streams -= 1
+            METRICS.open_streams.dec()
+            METRICS.requests.labels("WatchTable", code).inc()

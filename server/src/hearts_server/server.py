@@ -1,0 +1,149 @@
+"""Assembling and running the server: store, app, gRPC services, health, reflection, metrics.
+
+:class:`HeartsServer` is what both ``hearts-server`` and the tests start: a real grpc.aio server
+on a real port. On stop (SIGTERM in production) health turns NOT_SERVING first, so load
+balancers drain the replica, then in-flight calls get the grace period, and open streams end with
+UNAVAILABLE / SHUTTING_DOWN, which tells clients to reconnect (to another replica) and resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import multiprocessing
+import secrets
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from hearts.v1 import table_service_pb2 as api
+from hearts.v1 import table_service_pb2_grpc as api_grpc
+
+from hearts_server.config import Settings
+from hearts_server.rpc import METRICS, TableServicer
+from hearts_server.service import TableApp
+from hearts_server.store.base import Store
+from hearts_server.store.memory import MemoryStore
+from hearts_server.tokens import TokenCodec
+
+__all__ = ["HeartsServer", "make_store"]
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = api.DESCRIPTOR.services_by_name["TableService"].full_name
+
+
+def make_store(settings: Settings) -> Store:
+    """The Redis store when a URL is configured, else the embedded memory store."""
+    if settings.redis_url:
+        from hearts_server.store.redis import RedisStore  # noqa: PLC0415 - optional at start
+
+        return RedisStore.from_url(
+            settings.redis_url,
+            idle_ttl_seconds=settings.table_ttl_seconds,
+            finished_ttl_seconds=settings.finished_table_ttl_seconds,
+            max_events=settings.max_events,
+        )
+    return MemoryStore(
+        idle_ttl_seconds=settings.table_ttl_seconds,
+        finished_ttl_seconds=settings.finished_table_ttl_seconds,
+        max_events=settings.max_events,
+    )
+
+
+class HeartsServer:
+    """One server process's gRPC server and everything it owns."""
+
+    def __init__(self, settings: Settings, *, store: Store | None = None) -> None:
+        self.settings = settings
+        secret = settings.token_secret
+        if not secret:
+            secret = secrets.token_urlsafe(32)
+            log.warning(
+                "no token secret configured (HEARTS_TOKEN_SECRET): made a random one; "
+                "replicas cannot accept each other's seat tokens, and tokens die on restart"
+            )
+        self.store = store if store is not None else make_store(settings)
+        self._executor: concurrent.futures.Executor | None = None
+        if settings.bot_workers > 0:
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                max_workers=settings.bot_workers,
+                mp_context=multiprocessing.get_context("spawn"),
+            )
+        self.app = TableApp(
+            self.store,
+            TokenCodec(secret.encode(), ttl_seconds=settings.token_ttl_seconds),
+            bot_executor=self._executor,
+        )
+        self.servicer = TableServicer(self.app, max_streams=settings.max_streams)
+        self.health = health.aio.HealthServicer()
+        options = [
+            ("grpc.max_send_message_length", settings.max_message_bytes),
+            ("grpc.max_receive_message_length", settings.max_message_bytes),
+            ("grpc.max_concurrent_streams", 1000),
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ]
+        self.grpc_server = grpc.aio.server(
+            options=options, maximum_concurrent_rpcs=settings.max_concurrent_rpcs
+        )
+        api_grpc.add_TableServiceServicer_to_server(self.servicer, self.grpc_server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc_server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+             reflection.SERVICE_NAME),
+            self.grpc_server,
+        )  # fmt: skip
+        self.port = self.grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
+        if self.port == 0:
+            raise OSError(f"cannot listen on {settings.host}:{settings.port}")
+        self._gauge_task: asyncio.Task[None] | None = None
+
+    @property
+    def address(self) -> str:
+        """``host:port`` that clients can dial."""
+        return f"{self.settings.host}:{self.port}"
+
+    async def start(self) -> None:
+        """Start serving and report SERVING."""
+        await self.grpc_server.start()
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._gauge_task = asyncio.get_running_loop().create_task(self._sample_gauges())
+        log.info("serving hearts.v1 on %s", self.address)
+
+    async def _sample_gauges(self) -> None:
+        table_count = getattr(self.store, "table_count", None)
+        while True:
+            try:
+                if table_count is not None:
+                    count = table_count()
+                    if asyncio.iscoroutine(count):
+                        count = await count
+                    METRICS.active_tables.set(count)
+            except Exception:  # a metrics sample must never take the server down
+                log.debug("could not sample the table count", exc_info=True)
+            await asyncio.sleep(5)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain: NOT_SERVING, end streams with SHUTTING_DOWN, finish calls, close the store."""
+        grace = self.settings.grace_seconds if grace is None else grace
+        await self.health.enter_graceful_shutdown()
+        self.servicer.shutting_down = True
+        hub = getattr(self.store, "hub", None)
+        if hub is not None:
+            hub.close_all()
+        await self.grpc_server.stop(grace)
+        if self._gauge_task is not None:
+            self._gauge_task.cancel()
+        await self.app.aclose()
+        await self.store.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        log.info("stopped")
+
+    async def wait(self) -> None:
+        """Until the server terminates."""
+        await self.grpc_server.wait_for_termination()

@@ -1,0 +1,837 @@
+"""The application layer: tables, seats, moves and watching, independent of gRPC.
+
+Every mutation is read-decide-write: load the record (one store round trip, which also finds a
+remembered answer for a retried ``request_id``), decide with the pure engine, then commit the new
+record and its events with a compare-and-set on the version (one more round trip). A lost race
+re-reads and decides again, unless the client pinned an ``etag``: then it gets ABORTED. The
+process keeps no game state between calls, so any replica can serve any table.
+
+Bots: random and heuristic bots decide inside the request that gave them the turn, so their moves
+are part of the same atomic commit. Monte Carlo bots think in a worker process, off the event
+loop, and commit through the same compare-and-set, so a duplicate driver on another replica is
+harmless. Any request that finds a Monte Carlo bot overdue restarts its driver.
+
+Responses are ``hearts.v1`` messages built only from engine views (see :mod:`convert`); the
+transport (status codes, metadata) belongs to :mod:`rpc`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import concurrent.futures
+import dataclasses
+import functools
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TypeVar
+
+from google.protobuf.message import Message
+from hearts.v1 import table_event_pb2 as events_pb
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts_engine import (
+    DECK,
+    Action,
+    Card,
+    Deal,
+    Event,
+    IllegalActionError,
+    MalformedError,
+    PassCards,
+    Phase,
+    PlayCard,
+    Reason,
+    Rules,
+    State,
+    new_game,
+    seats_to_act,
+    seeded_deck,
+    step,
+    view,
+)
+from hearts_engine.bots import Bot, BotLevel, make_bot
+
+from hearts_server import convert
+from hearts_server.errors import Code, ServiceError, from_engine
+from hearts_server.record import Occupant, SeatRecord, TableRecord
+from hearts_server.store.base import (
+    CommitOutcome,
+    Loaded,
+    Store,
+    StoredEvent,
+    StoreUnavailableError,
+)
+from hearts_server.store.hub import SubscriptionLaggedError
+from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
+
+__all__ = ["Caller", "TableApp"]
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=Message)
+
+_MAX_NAME = 64
+_MAX_REQUEST_ID = 128
+_DEFAULT_PAGE = 50
+_MAX_PAGE = 1000
+_INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
+_SECURE = secrets.SystemRandom()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling, from a verified token: a seat, the creator, or a spectator."""
+
+    claims: Claims | None
+
+    @property
+    def seat(self) -> int | None:
+        """The caller's seat, if it holds a seat token."""
+        if self.claims is None or self.claims.seat == CREATOR:
+            return None
+        return self.claims.seat
+
+    @property
+    def key(self) -> str:
+        """The key the store remembers this caller's last request under."""
+        if self.claims is None:
+            return "anon"
+        return "creator" if self.claims.seat == CREATOR else f"seat:{self.claims.seat}"
+
+
+@dataclasses.dataclass(slots=True)
+class _Batch:
+    """Events produced by one decision, each with its audience (None: everyone)."""
+
+    now_ms: int
+    items: list[tuple[int | None, events_pb.TableEvent]] = dataclasses.field(default_factory=list)
+
+    def add(self, audience: int | None, event: events_pb.TableEvent) -> None:
+        self.items.append((audience, event))
+
+    def add_engine(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self.items.append((event.audience, convert.engine_event_to_pb(event, self.now_ms)))
+
+    def stored(self, first_sequence: int) -> list[StoredEvent]:
+        return [
+            StoredEvent(first_sequence + i, audience, event.SerializeToString())
+            for i, (audience, event) in enumerate(self.items)
+        ]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Decision:
+    """What a mutation decided: the new record, its events and how to answer."""
+
+    record: TableRecord
+    batch: _Batch
+    respond: Callable[[TableRecord, int], Message]
+    open_seats: bool | None = None
+
+
+def _decide_in_worker(level: str, seed: int, seat_view: object) -> Action:
+    """Run one bot decision (in a worker process: the argument and result are pickled)."""
+    bot = make_bot(BotLevel(level), seed=seed)
+    return bot.decide(seat_view)  # type: ignore[arg-type]
+
+
+def new_table_id(now_ms: int) -> str:
+    """A table id that sorts by creation time: 12 hex digits of milliseconds, 10 random."""
+    return f"{now_ms:012x}{secrets.token_hex(5)}"
+
+
+def parse_table_name(name: str) -> str:
+    """The table id of ``tables/{table}``; INVALID_ARGUMENT otherwise."""
+    prefix = "tables/"
+    table_id = name[len(prefix) :] if name.startswith(prefix) else ""
+    if not (0 < len(table_id) <= 64 and table_id.isalnum() and table_id.isascii()):
+        raise ServiceError("INVALID_TABLE_NAME", f"not a table name: {name!r} (want tables/ID)")
+    return table_id
+
+
+class TableApp:
+    """The Hearts table service, over any :class:`~hearts_server.store.base.Store`."""
+
+    def __init__(
+        self,
+        store: Store,
+        tokens: TokenCodec,
+        *,
+        bot_executor: concurrent.futures.Executor | None = None,
+        clock: Callable[[], float] = time.time,
+        max_retries: int = 16,
+        slow_bot_grace_seconds: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.tokens = tokens
+        self._executor = bot_executor
+        self._clock = clock
+        self._max_retries = max_retries
+        self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
+        self._drivers: dict[str, asyncio.Task[None]] = {}
+
+    # ------------------------------------------------------------------ identity
+
+    def caller(self, token: str | None, table_id: str | None = None) -> Caller:
+        """The caller behind ``token`` (None: a spectator); checks the token is for this table."""
+        if not token:
+            return Caller(None)
+        try:
+            claims = self.tokens.verify(token)
+        except TokenError as error:
+            raise ServiceError(error.reason, str(error)) from None
+        if table_id is not None and claims.table_id != table_id:
+            raise ServiceError("WRONG_TABLE", "the token belongs to another table")
+        return Caller(claims)
+
+    @staticmethod
+    def _check_epoch(record: TableRecord, caller: Caller) -> None:
+        claims = caller.claims
+        if claims is None:
+            return
+        if claims.seat == CREATOR:
+            current = record.creator_epoch
+        else:
+            seat = record.seats[claims.seat]
+            current = seat.epoch if seat.occupant == Occupant.HUMAN else -1
+        if claims.epoch != current:
+            raise ServiceError("TOKEN_REVOKED", "the token's seat was left; join again")
+
+    def _player(self, record: TableRecord, caller: Caller) -> int:
+        self._check_epoch(record, caller)
+        if caller.seat is None:
+            if caller.claims is None:
+                raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
+            raise ServiceError("NOT_A_PLAYER", "a creator token cannot play; join a seat")
+        return caller.seat
+
+    # ------------------------------------------------------------------ reading
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def _load(
+        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+    ) -> Loaded:
+        try:
+            loaded = await self.store.load(table_id, caller=caller, request_id=request_id)
+        except StoreUnavailableError:
+            raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+        if not loaded.exists and loaded.replay is None:
+            raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
+        return loaded
+
+    async def get_table(self, name: str, token: str | None) -> api.GetTableResponse:
+        """The caller's view of a table."""
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        loaded = await self._load(table_id)
+        record = TableRecord.from_json(loaded.data)
+        self._check_epoch(record, caller)
+        self._kick_overdue(record)
+        return api.GetTableResponse(view=convert.view_to_pb(record, loaded.version, caller.seat))
+
+    async def list_tables(
+        self, page_size: int, page_token: str, has_free_seat: bool
+    ) -> api.ListTablesResponse:
+        """One page of tables, newest first (AIP-158)."""
+        if page_size < 0:
+            raise ServiceError("INVALID_REQUEST", "page_size must not be negative")
+        size = min(page_size or _DEFAULT_PAGE, _MAX_PAGE)
+        before = _decode_page_token(page_token, has_free_seat) if page_token else None
+        response = api.ListTablesResponse()
+        more = True
+        while len(response.tables) < size and more:
+            try:
+                rows, more = await self.store.list_tables(
+                    open_only=has_free_seat, before_id=before, limit=size - len(response.tables)
+                )
+            except StoreUnavailableError:
+                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            for table_id, data in rows:
+                before = table_id
+                record = TableRecord.from_json(data)
+                if has_free_seat and not record.has_free_seat:
+                    continue  # the open-seat index is a hint; the record decides
+                # The listing shows each table's public state; its etag is not known here.
+                response.tables.append(convert.table_to_pb(record, 0))
+            if not rows:
+                break
+        if more and before is not None:
+            response.next_page_token = _encode_page_token(before, has_free_seat)
+        return response
+
+    # ------------------------------------------------------------------ the mutation loop
+
+    async def _mutate(
+        self,
+        table_id: str,
+        *,
+        caller_key: str,
+        request_id: str,
+        etag: str,
+        decide: Callable[[TableRecord, int], _Decision],
+        response_type: type[M],
+    ) -> M:
+        _check_request_id(request_id)
+        for _ in range(self._max_retries):
+            loaded = await self._load(table_id, caller=caller_key, request_id=request_id or None)
+            if loaded.replay is not None:
+                return _parse(response_type, loaded.replay)
+            if etag and etag != str(loaded.version):
+                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+            record = TableRecord.from_json(loaded.data)
+            decision = decide(record, loaded.version)
+            stored = decision.batch.stored(record.sequence + 1)
+            new_record = dataclasses.replace(
+                decision.record,
+                sequence=record.sequence + len(stored),
+                update_ms=decision.batch.now_ms,
+            )
+            response = decision.respond(new_record, loaded.version + 1)
+            try:
+                result = await self.store.commit(
+                    table_id,
+                    expected_version=loaded.version,
+                    data=new_record.to_json(),
+                    events=stored,
+                    caller=caller_key,
+                    request_id=request_id or None,
+                    response=response.SerializeToString() if request_id else None,
+                    open_seats=decision.open_seats,
+                    finished=new_record.phase_over,
+                )
+            except StoreUnavailableError:
+                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            if result.outcome == CommitOutcome.APPLIED:
+                self._maybe_drive(new_record)
+                return response  # type: ignore[return-value]
+            if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
+                return _parse(response_type, result.replay)
+            if etag:
+                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+        raise ServiceError("CONFLICT", "the table is too busy; try again")
+
+    # ------------------------------------------------------------------ creating and seating
+
+    async def create_table(self, table: pb.Table, request_id: str) -> api.CreateTableResponse:
+        """Create a table; seats given as bots start as bots, the rest are free."""
+        _check_request_id(request_id)
+        rules = _rules(table)
+        if not 0 <= table.dealer <= 3:
+            raise ServiceError("INVALID_REQUEST", "dealer must be a seat, 0 to 3")
+        if len(table.display_name) > 200:
+            raise ServiceError("INVALID_REQUEST", "display_name is at most 200 characters")
+        seats = [SeatRecord() for _ in range(4)]
+        for seat in table.seats:
+            if not 0 <= seat.seat <= 3:
+                raise ServiceError("INVALID_REQUEST", f"no seat {seat.seat}; seats are 0 to 3")
+            if seat.occupant == pb.SEAT_OCCUPANT_BOT:
+                level = convert.bot_level_from_pb(seat.bot_level)
+                name = seat.player_display_name or f"{level.value.title()} bot"
+                seats[seat.seat] = SeatRecord(Occupant.BOT, name[:_MAX_NAME], level)
+            elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
+                raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
+        now = self._now_ms()
+        table_id = new_table_id(now)
+        record = TableRecord(
+            table_id=table_id,
+            display_name=table.display_name or "Hearts table",
+            rules=rules,
+            first_dealer=table.dealer,
+            seats=tuple(seats),
+            create_ms=now,
+            update_ms=now,
+            sequence=0,
+            deck_seed=table.deck_seed if table.HasField("deck_seed") else None,
+            bot_seed=table.deck_seed if table.HasField("deck_seed") else secrets.randbits(62),
+        )
+        batch = _Batch(now)
+        record = self._start_if_full(record, batch)
+        stored = batch.stored(1)
+        record = dataclasses.replace(record, sequence=len(stored))
+        response = api.CreateTableResponse(
+            view=convert.view_to_pb(record, 1, None),
+            creator_token=self.tokens.issue(table_id, CREATOR, record.creator_epoch),
+            etag="1",
+        )
+        try:
+            result = await self.store.create(
+                table_id,
+                record.to_json(),
+                stored,
+                open_seats=record.has_free_seat,
+                request_id=request_id or None,
+                response=response.SerializeToString() if request_id else None,
+            )
+        except StoreUnavailableError:
+            raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+        if result.replay is not None:
+            return _parse(api.CreateTableResponse, result.replay)
+        if not result.created:  # pragma: no cover - 40 random bits collided
+            raise ServiceError("CONFLICT", "could not allocate a table id; try again")
+        self._maybe_drive(record)
+        return response
+
+    async def join_table(
+        self, name: str, seat: int | None, display_name: str, etag: str, request_id: str
+    ) -> api.JoinTableResponse:
+        """Take a seat (a given one or any free one); returns the seat token."""
+        table_id = parse_table_name(name)
+        display_name = display_name.strip()
+        if not display_name or len(display_name) > _MAX_NAME:
+            raise ServiceError(
+                "INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters"
+            )
+        if seat is not None and not 0 <= seat <= 3:
+            raise ServiceError("INVALID_REQUEST", f"no seat {seat}; seats are 0 to 3")
+
+        def decide(record: TableRecord, version: int) -> _Decision:
+            free = [i for i, s in enumerate(record.seats) if s.occupant == Occupant.EMPTY]
+            if seat is None:
+                if not free:
+                    raise ServiceError("TABLE_FULL", "every seat is taken")
+                chosen = free[0]
+            elif seat not in free:
+                raise ServiceError("SEAT_TAKEN", f"seat {seat} is taken")
+            else:
+                chosen = seat
+            batch = _Batch(self._now_ms())
+            seats = list(record.seats)
+            old = seats[chosen]
+            seats[chosen] = SeatRecord(Occupant.HUMAN, display_name, None, old.epoch)
+            joined = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            joined.player_joined.seat = chosen
+            joined.player_joined.player_display_name = display_name
+            batch.add(None, joined)
+            new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
+            token = self.tokens.issue(table_id, chosen, old.epoch)
+
+            def respond(final: TableRecord, new_version: int) -> Message:
+                return api.JoinTableResponse(
+                    seat_token=token,
+                    seat=chosen,
+                    view=convert.view_to_pb(final, new_version, chosen),
+                    etag=str(new_version),
+                )
+
+            return _Decision(new, batch, respond, open_seats=new.has_free_seat)
+
+        return await self._mutate(
+            table_id,
+            caller_key=f"join:{request_id}" if request_id else "join",
+            request_id=request_id,
+            etag=etag,
+            decide=decide,
+            response_type=api.JoinTableResponse,
+        )
+
+    async def leave_table(
+        self, name: str, token: str | None, etag: str, request_id: str
+    ) -> api.LeaveTableResponse:
+        """Give up a seat: before the game it becomes free, during it a bot takes over."""
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+
+        def decide(record: TableRecord, version: int) -> _Decision:
+            seat = self._player(record, caller)
+            batch = _Batch(self._now_ms())
+            seats = list(record.seats)
+            old = seats[seat]
+            left = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            left.player_left.seat = seat
+            left.player_left.player_display_name = old.name
+            if record.game is not None and record.game.phase != Phase.GAME_OVER:
+                level = BotLevel.HEURISTIC
+                seats[seat] = SeatRecord(Occupant.BOT, f"{old.name} (bot)", level, old.epoch + 1)
+                left.player_left.replacement_bot_level = convert.BOT_LEVELS[level]
+            else:
+                seats[seat] = SeatRecord(Occupant.EMPTY, "", None, old.epoch + 1)
+            batch.add(None, left)
+            new = dataclasses.replace(record, seats=tuple(seats))
+            if new.game is not None:
+                new = dataclasses.replace(new, game=self._advance(new, new.game, batch))
+
+            def respond(final: TableRecord, new_version: int) -> Message:
+                return api.LeaveTableResponse(
+                    view=convert.view_to_pb(final, new_version, None), etag=str(new_version)
+                )
+
+            return _Decision(new, batch, respond, open_seats=new.has_free_seat)
+
+        return await self._mutate(
+            table_id,
+            caller_key=caller.key,
+            request_id=request_id,
+            etag=etag,
+            decide=decide,
+            response_type=api.LeaveTableResponse,
+        )
+
+    async def delete_table(
+        self, name: str, token: str | None, etag: str, request_id: str
+    ) -> api.DeleteTableResponse:
+        """Delete a table; only its creator may."""
+        _check_request_id(request_id)
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        if caller.claims is None:
+            raise ServiceError("TOKEN_MISSING", "send the creator token as authorization: Bearer")
+        if caller.claims.seat != CREATOR:
+            raise ServiceError("NOT_TABLE_CREATOR", "only the table's creator may delete it")
+        for _ in range(self._max_retries):
+            try:
+                loaded = await self.store.load(table_id)
+            except StoreUnavailableError:
+                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            if not loaded.exists:
+                if request_id:
+                    return api.DeleteTableResponse()  # a retried delete: it is gone, as asked
+                raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
+            if etag and etag != str(loaded.version):
+                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+            record = TableRecord.from_json(loaded.data)
+            self._check_epoch(record, caller)
+            batch = _Batch(self._now_ms())
+            deleted = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            deleted.table_deleted.SetInParent()
+            batch.add(None, deleted)
+            try:
+                done = await self.store.delete(
+                    table_id,
+                    expected_version=loaded.version,
+                    events=batch.stored(record.sequence + 1),
+                )
+            except StoreUnavailableError:
+                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            if done:
+                return api.DeleteTableResponse()
+            if etag:
+                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+        raise ServiceError("CONFLICT", "the table is too busy; try again")
+
+    # ------------------------------------------------------------------ moves
+
+    async def pass_cards(
+        self, name: str, token: str | None, cards: Sequence[pb.Card], etag: str, request_id: str
+    ) -> api.PassCardsResponse:
+        """Submit the caller's three cards to pass."""
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        chosen = tuple(convert.card_from_pb(card) for card in cards)
+        return await self._mutate(
+            table_id,
+            caller_key=caller.key,
+            request_id=request_id,
+            etag=etag,
+            decide=functools.partial(self._decide_move, caller, "pass", chosen),
+            response_type=api.PassCardsResponse,
+        )
+
+    async def play_card(
+        self, name: str, token: str | None, card: pb.Card, etag: str, request_id: str
+    ) -> api.PlayCardResponse:
+        """Play one card to the current trick."""
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        chosen = (convert.card_from_pb(card),)
+        return await self._mutate(
+            table_id,
+            caller_key=caller.key,
+            request_id=request_id,
+            etag=etag,
+            decide=functools.partial(self._decide_move, caller, "play", chosen),
+            response_type=api.PlayCardResponse,
+        )
+
+    def _decide_move(
+        self,
+        caller: Caller,
+        kind: str,
+        cards: tuple[Card, ...],
+        record: TableRecord,
+        version: int,
+    ) -> _Decision:
+        seat = self._player(record, caller)
+        state = record.game
+        if state is None:
+            raise ServiceError(
+                str(Reason.WRONG_PHASE),
+                "the game starts when all four seats are taken",
+                code=Code.FAILED_PRECONDITION,
+            )
+        action: Action = PassCards(seat, cards) if kind == "pass" else PlayCard(seat, cards[0])
+        batch = _Batch(self._now_ms())
+        try:
+            state, events = step(state, action)
+        except (IllegalActionError, MalformedError) as error:
+            seat_view = view(state, seat)
+            raise from_engine(
+                error, legal_cards=seat_view.legal, cards_to_pass=seat_view.pass_count
+            ) from None
+        batch.add_engine(events)
+        state = self._advance(record, state, batch)
+        new = dataclasses.replace(record, game=state)
+        response_type = api.PassCardsResponse if kind == "pass" else api.PlayCardResponse
+
+        def respond(final: TableRecord, new_version: int) -> Message:
+            return response_type(
+                view=convert.view_to_pb(final, new_version, seat), etag=str(new_version)
+            )
+
+        return _Decision(new, batch, respond)
+
+    # ------------------------------------------------------------------ the game loop
+
+    def _start_if_full(self, record: TableRecord, batch: _Batch) -> TableRecord:
+        if record.game is not None or record.has_free_seat:
+            return record
+        game = new_game(record.rules, first_dealer=record.first_dealer)
+        return dataclasses.replace(record, game=self._advance(record, game, batch))
+
+    def _deck(self, record: TableRecord, round_index: int) -> tuple[Card, ...]:
+        if record.deck_seed is not None:
+            return seeded_deck(record.deck_seed, round_index)
+        deck = list(DECK)
+        _SECURE.shuffle(deck)
+        return tuple(deck)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def _bot(level: BotLevel, seed: int) -> Bot:
+        return make_bot(level, seed=seed)
+
+    def _advance(self, record: TableRecord, state: State, batch: _Batch) -> State:
+        """Deal new rounds and let inline bots act until a human (or a slow bot) owes a move."""
+        while True:
+            if state.phase == Phase.DEALING:
+                state, events = step(state, Deal(self._deck(record, state.round_index)))
+                batch.add_engine(events)
+                continue
+            acted = False
+            for seat in seats_to_act(state):
+                seat_record = record.seats[seat]
+                if seat_record.occupant != Occupant.BOT or seat_record.bot_level is None:
+                    continue
+                if state.phase == Phase.PLAYING and seat_record.bot_level not in _INLINE_LEVELS:
+                    continue
+                bot = self._bot(seat_record.bot_level, record.bot_seed + seat)
+                state, events = step(state, bot.decide(view(state, seat)))
+                batch.add_engine(events)
+                acted = True
+                break
+            if not acted:
+                break
+        if state.phase == Phase.PLAYING:
+            # Every decision that leaves the game in play ends by saying whose turn it is.
+            turn = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            turn.turn_changed.seat = state.turn
+            batch.add(None, turn)
+        return state
+
+    # ------------------------------------------------------------------ slow bots
+
+    def _slow_bot_due(self, record: TableRecord) -> int | None:
+        state = record.game
+        if state is None or state.phase != Phase.PLAYING:
+            return None
+        seat = record.seats[state.turn]
+        if seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS:
+            return state.turn
+        return None
+
+    def _maybe_drive(self, record: TableRecord) -> None:
+        if self._slow_bot_due(record) is None:
+            return
+        task = self._drivers.get(record.table_id)
+        if task is not None and not task.done():
+            return
+        self._drivers[record.table_id] = asyncio.get_running_loop().create_task(
+            self._drive(record.table_id), name=f"bot-driver-{record.table_id}"
+        )
+
+    async def _drive(self, table_id: str) -> None:
+        """Play Monte Carlo bot turns until a human owes a move; each move is a CAS commit."""
+        try:
+            for _ in range(64 * 52):  # bounded: a whole game of bot turns at most
+                loaded = await self.store.load(table_id)
+                if not loaded.exists:
+                    return
+                record = TableRecord.from_json(loaded.data)
+                seat = self._slow_bot_due(record)
+                if seat is None or record.game is None:
+                    return
+                level = record.seats[seat].bot_level
+                assert level is not None
+                seat_view = view(record.game, seat)
+                seed = record.bot_seed + seat
+                if self._executor is not None:
+                    action = await asyncio.get_running_loop().run_in_executor(
+                        self._executor, _decide_in_worker, level.value, seed, seat_view
+                    )
+                else:
+                    action = await asyncio.to_thread(
+                        _decide_in_worker, level.value, seed, seat_view
+                    )
+                await self._commit_bot_move(table_id, loaded.version, record, seat, action)
+        except (StoreUnavailableError, ServiceError) as error:
+            log.warning("bot driver for %s stopped: %s", table_id, error)
+        except Exception:
+            log.exception("bot driver for %s failed", table_id)
+        finally:
+            self._drivers.pop(table_id, None)
+
+    async def _commit_bot_move(
+        self, table_id: str, version: int, record: TableRecord, seat: int, action: Action
+    ) -> None:
+        state = record.game
+        assert state is not None
+        batch = _Batch(self._now_ms())
+        state, events = step(state, action)
+        batch.add_engine(events)
+        state = self._advance(record, state, batch)
+        stored = batch.stored(record.sequence + 1)
+        new = dataclasses.replace(
+            record, game=state, sequence=record.sequence + len(stored), update_ms=batch.now_ms
+        )
+        # A lost race is fine: the loop re-reads and decides again from the new state.
+        await self.store.commit(
+            table_id,
+            expected_version=version,
+            data=new.to_json(),
+            events=stored,
+            finished=new.phase_over,
+        )
+
+    def _kick_overdue(self, record: TableRecord) -> None:
+        if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
+            self._maybe_drive(record)
+
+    async def aclose(self) -> None:
+        """Stop bot drivers (at shutdown)."""
+        for task in list(self._drivers.values()):
+            task.cancel()
+        if self._drivers:
+            await asyncio.gather(*self._drivers.values(), return_exceptions=True)
+
+    # ------------------------------------------------------------------ watching
+
+    async def watch(
+        self, name: str, token: str | None, after_sequence: int | None
+    ) -> AsyncIterator[api.WatchTableResponse]:
+        """A snapshot of the caller's view, then every event it may see, in order.
+
+        With ``after_sequence`` the stream resumes: the events after it, or a new snapshot first
+        when those are no longer kept. Subscribing happens before reading, so no event falls in
+        the gap between the snapshot and the live feed.
+        """
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        seat = caller.seat
+        subscription = self.store.subscribe(table_id)
+        try:
+            loaded = await self._load(table_id)
+            record = TableRecord.from_json(loaded.data)
+            self._check_epoch(record, caller)
+            self._kick_overdue(record)
+            last = record.sequence
+            resumed = False
+            if after_sequence is not None and 0 <= after_sequence <= last:
+                missed = await self._read_since(table_id, after_sequence, last)
+                if missed is not None:
+                    resumed = True
+                    for event in missed:
+                        if event.audience is None or event.audience == seat:
+                            yield _event_response(event)
+            if not resumed:
+                yield api.WatchTableResponse(
+                    sequence=last,
+                    snapshot=convert.view_to_pb(record, loaded.version, seat),
+                )
+            async for batch in subscription:
+                for event in batch:
+                    if event.sequence <= last:
+                        continue
+                    if event.sequence > last + 1:
+                        # A batch went missing on the way (a reconnect): fetch the gap.
+                        gap = await self._read_since(table_id, last, event.sequence - 1)
+                        if gap is None:
+                            raise ServiceError("STREAM_LAGGED", "events were lost; resume")
+                        for missed_event in gap:
+                            if missed_event.audience is None or missed_event.audience == seat:
+                                yield _event_response(missed_event)
+                    last = event.sequence
+                    if event.audience is None or event.audience == seat:
+                        response = _event_response(event)
+                        yield response
+                        if response.event.HasField("table_deleted"):
+                            return
+        except SubscriptionLaggedError:
+            raise ServiceError(
+                "STREAM_LAGGED", "this stream fell behind; resume from the last sequence"
+            ) from None
+        finally:
+            await subscription.close()
+
+    async def _read_since(self, table_id: str, after: int, upto: int) -> list[StoredEvent] | None:
+        """Events ``after < sequence <= upto``, or None when some were trimmed away."""
+        events: list[StoredEvent] = []
+        cursor = after
+        while cursor < upto:
+            try:
+                page = await self.store.read_events(table_id, after=cursor, limit=1000)
+            except StoreUnavailableError:
+                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            if not page.events or page.events[0].sequence != cursor + 1:
+                return None
+            for event in page.events:
+                if event.sequence > upto:
+                    return events
+                events.append(event)
+                cursor = event.sequence
+        return events
+
+
+def _event_response(event: StoredEvent) -> api.WatchTableResponse:
+    response = api.WatchTableResponse(sequence=event.sequence)
+    response.event.ParseFromString(event.payload)
+    return response
+
+
+def _parse(response_type: type[M], raw: bytes) -> M:
+    message = response_type()
+    message.ParseFromString(raw)
+    return message
+
+
+def _check_request_id(request_id: str) -> None:
+    if len(request_id) > _MAX_REQUEST_ID:
+        raise ServiceError("INVALID_REQUEST", f"request_id is at most {_MAX_REQUEST_ID} characters")
+
+
+def _rules(table: pb.Table) -> Rules:
+    try:
+        return convert.rules_from_pb(table.rules)
+    except MalformedError as error:
+        raise from_engine(error) from None
+
+
+def _encode_page_token(before: str, open_only: bool) -> str:
+    return base64.urlsafe_b64encode(f"{int(open_only)}:{before}".encode()).decode()
+
+
+def _decode_page_token(token: str, open_only: bool) -> str:
+    try:
+        flag, before = base64.urlsafe_b64decode(token.encode()).decode().split(":", 1)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ServiceError(
+            "INVALID_PAGE_TOKEN", "the page_token is not one this server gave"
+        ) from None
+    if flag != str(int(open_only)) or not before.isalnum():
+        raise ServiceError("INVALID_PAGE_TOKEN", "page_token belongs to a different query")
+    return before

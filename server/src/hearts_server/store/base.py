@@ -1,0 +1,195 @@
+"""The storage interface: one table = one versioned record plus an ordered, capped event log.
+
+The application layer reaches storage only through :class:`Store`. Both implementations (memory
+and Redis) pass the same contract suite (``tests/server/test_store_contract.py``).
+
+Rules every implementation keeps:
+
+* :meth:`Store.commit` is an atomic compare-and-set on the table's version: the new record and its
+  events are written together or not at all, and the version then goes up by exactly one.
+* The caller numbers events (the record knows its last sequence); the store keeps them in order
+  and may trim the oldest beyond a cap. :meth:`Store.read_events` says where the log starts, so a
+  reader can tell a trimmed gap from no gap.
+* Every committed batch of events is also published to live subscribers (:meth:`Store.subscribe`),
+  in commit order per table, so watchers on any replica see it.
+* The last request of each caller key is remembered with its response, for idempotent retries.
+* Index entries for listing are hints: listing returns records, and the caller re-checks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+__all__ = [
+    "CommitOutcome",
+    "CommitResult",
+    "CreateResult",
+    "EventPage",
+    "Loaded",
+    "Store",
+    "StoreUnavailableError",
+    "StoredEvent",
+    "Subscription",
+]
+
+
+class StoreUnavailableError(Exception):
+    """The backing store cannot be reached; the caller should answer UNAVAILABLE."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of a table's log.
+
+    ``audience`` is the only seat that may see it, or ``None`` when it is public; ``payload`` is
+    opaque to the store (the server keeps a serialized ``hearts.v1.TableEvent`` there).
+    """
+
+    sequence: int
+    audience: int | None
+    payload: bytes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Loaded:
+    """A table's record as read, or ``version == 0`` and empty data when it does not exist.
+
+    ``replay`` is the stored response when ``request_id`` matched the caller's last request.
+    """
+
+    version: int
+    data: bytes
+    replay: bytes | None = None
+
+    @property
+    def exists(self) -> bool:
+        """Whether the table exists."""
+        return self.version > 0
+
+
+class CommitOutcome(enum.Enum):
+    """How a commit ended."""
+
+    APPLIED = "APPLIED"
+    CONFLICT = "CONFLICT"
+    """The version moved on (or the table vanished); re-read and decide again."""
+    REPLAYED = "REPLAYED"
+    """The caller's request id was already committed; ``replay`` is the first answer."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommitResult:
+    """The outcome of :meth:`Store.commit`."""
+
+    outcome: CommitOutcome
+    version: int
+    replay: bytes | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CreateResult:
+    """The outcome of :meth:`Store.create`: the table that owns the request, and a replay."""
+
+    created: bool
+    table_id: str
+    replay: bytes | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EventPage:
+    """Events after a sequence, and the first sequence the log still holds (0 if empty)."""
+
+    events: tuple[StoredEvent, ...]
+    first_sequence: int
+
+
+class Subscription(Protocol):
+    """Live batches of one table's events, in commit order. Close it when done."""
+
+    def __aiter__(self) -> AsyncIterator[tuple[StoredEvent, ...]]: ...
+
+    async def close(self) -> None: ...
+
+
+class Store(Protocol):
+    """Where tables live. All methods may raise :class:`StoreUnavailableError`."""
+
+    async def load(
+        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+    ) -> Loaded:
+        """The table's record; with ``caller`` and ``request_id``, also a remembered response."""
+        ...
+
+    async def create(
+        self,
+        table_id: str,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        open_seats: bool,
+        request_id: str | None = None,
+        response: bytes | None = None,
+    ) -> CreateResult:
+        """Create the table at version 1, unless ``request_id`` already created one.
+
+        With a ``request_id``, the store remembers (for the idle TTL) which table it created and
+        the ``response`` given, so a retried create returns the first table and answer
+        (``created`` false, ``replay`` the stored response) and creates nothing. A taken
+        ``table_id`` also creates nothing (``created`` false, ``replay`` None).
+        """
+        ...
+
+    async def commit(
+        self,
+        table_id: str,
+        *,
+        expected_version: int,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        caller: str | None = None,
+        request_id: str | None = None,
+        response: bytes | None = None,
+        open_seats: bool | None = None,
+        finished: bool = False,
+    ) -> CommitResult:
+        """Compare-and-set the record and append ``events``, atomically.
+
+        ``open_seats`` updates the listing hint when not ``None``. ``finished`` means the game is
+        over: the table then expires after the finished-table TTL instead of the idle TTL.
+        """
+        ...
+
+    async def delete(
+        self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
+    ) -> bool:
+        """Delete the table if still at ``expected_version``, publishing ``events`` first."""
+        ...
+
+    async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:
+        """Up to ``limit`` events with sequence greater than ``after``, oldest first."""
+        ...
+
+    async def list_tables(
+        self, *, open_only: bool, before_id: str | None, limit: int
+    ) -> tuple[list[tuple[str, bytes]], bool]:
+        """``(table_id, data)`` pairs in descending id order, ids below ``before_id``.
+
+        Table ids begin with their creation time, so this is newest first. The bool says whether
+        more may follow. ``open_only`` keeps tables whose last commit said they had a free seat.
+        """
+        ...
+
+    def subscribe(self, table_id: str) -> Subscription:
+        """Start receiving the table's committed event batches from now on."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise :class:`StoreUnavailableError` unless the store answers."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and background tasks."""
+        ...

@@ -1,0 +1,95 @@
+"""Every Redis key and channel name the store uses, built in this one module.
+
+All keys of one table carry the table id as a hash tag (``{...}``), so they land in one Cluster
+slot and a Lua script may touch them together. The listing indexes are global keys in other slots:
+nothing may ever need them in the same script as a table's keys.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "INDEX_ALL",
+    "INDEX_OPEN",
+    "NOTIFY_PATTERN",
+    "check_table_id",
+    "events",
+    "notify_channel",
+    "requests",
+    "table",
+    "table_id_of_channel",
+]
+
+_PREFIX = "hearts"
+
+INDEX_ALL = f"{_PREFIX}:index:all"
+"""Sorted set, score 0, member = table id: every table, ordered by id (newest last)."""
+
+INDEX_OPEN = f"{_PREFIX}:index:open"
+"""Sorted set like :data:`INDEX_ALL`, holding the tables whose last commit said a seat was free."""
+
+_NOTIFY = f"{_PREFIX}:notify:"
+NOTIFY_PATTERN = f"{_NOTIFY}*"
+"""The pattern every replica's listener subscribes to (one pub/sub connection per process)."""
+
+
+def check_table_id(table_id: str) -> str:
+    """Return ``table_id`` if it can be a hash tag; raise ``ValueError`` otherwise.
+
+    >>> check_table_id("0190a1b2c3-x7")
+    '0190a1b2c3-x7'
+    """
+    if not table_id or "{" in table_id or "}" in table_id:
+        raise ValueError(f"unusable table id {table_id!r}")
+    return table_id
+
+
+def table(table_id: str) -> str:
+    """Hash ``v`` (version), ``d`` (data), ``o`` (``1``/``0``: a seat was free at the last commit).
+
+    >>> table("abc")
+    'hearts:{abc}:t'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:t"
+
+
+def events(table_id: str) -> str:
+    """Stream of events with ids ``<sequence>-0`` and fields ``a`` (audience) and ``p`` (payload).
+
+    >>> events("abc")
+    'hearts:{abc}:e'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:e"
+
+
+def requests(table_id: str) -> str:
+    """Hash caller -> ``<len(request_id)>:<request_id><response>``, the caller's last request.
+
+    >>> requests("abc")
+    'hearts:{abc}:r'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:r"
+
+
+def notify_channel(table_id: str) -> str:
+    """The pub/sub channel a commit publishes the table's event batch on.
+
+    It carries the same hash tag, so sharded pub/sub (``SPUBLISH``) can use it unchanged later.
+
+    >>> notify_channel("abc")
+    'hearts:notify:{abc}'
+    """
+    return f"{_NOTIFY}{{{check_table_id(table_id)}}}"
+
+
+def table_id_of_channel(channel: bytes) -> str | None:
+    """The table id in a :func:`notify_channel` name, or ``None`` if it is not one.
+
+    >>> table_id_of_channel(b"hearts:notify:{abc}")
+    'abc'
+    >>> table_id_of_channel(b"hearts:notify:other") is None
+    True
+    """
+    text = channel.decode("utf-8", "replace")
+    if not (text.startswith(_NOTIFY + "{") and text.endswith("}")):
+        return None
+    return text[len(_NOTIFY) + 1 : -1] or None

@@ -1,0 +1,55 @@
+-- Compare-and-set a table's record, append events, remember the request, refresh the TTL and
+-- publish the batch: all or nothing, in one round trip.
+-- KEYS: table, events, requests
+-- ARGV: 1 expected_version, 2 data, 3 ttl_ms, 4 caller, 5 request_id,
+--       6 request mode ("0" none, "1" check, "2" check and remember), 7 response,
+--       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
+--       then (sequence, audience, payload) triples, sequences increasing and >= 1.
+-- Returns {1, new_version} applied, {0, version, open} conflict (version 0: no table),
+-- {2, version, response} replayed, {-1, version, error} events out of order (nothing written).
+local current = redis.call('HMGET', KEYS[1], 'v', 'o')
+if not current[1] then
+  return {0, 0, ''}
+end
+local version = tonumber(current[1])
+if ARGV[6] ~= '0' then
+  local remembered = redis.call('HGET', KEYS[3], ARGV[4])
+  if remembered then
+    local colon = string.find(remembered, ':', 1, true)
+    local n = tonumber(string.sub(remembered, 1, colon - 1))
+    if string.sub(remembered, colon + 1, colon + n) == ARGV[5] then
+      return {2, version, string.sub(remembered, colon + n + 1)}
+    end
+  end
+end
+if version ~= tonumber(ARGV[1]) then
+  return {0, version, current[2] or ''}
+end
+local first = 12
+if #ARGV >= first then
+  -- Scripts are not rolled back on error, so the one write that can fail (an id not above the
+  -- stream's top) goes first and is caught before anything else is written.
+  local added = redis.pcall('XADD', KEYS[2], ARGV[first] .. '-0',
+    'a', ARGV[first + 1], 'p', ARGV[first + 2])
+  if type(added) == 'table' and added.err then
+    return {-1, version, added.err}
+  end
+  for i = first + 3, #ARGV, 3 do
+    redis.call('XADD', KEYS[2], ARGV[i] .. '-0', 'a', ARGV[i + 1], 'p', ARGV[i + 2])
+  end
+  redis.call('XTRIM', KEYS[2], 'MAXLEN', ARGV[9])
+end
+redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2])
+if ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[1], 'o', ARGV[8])
+end
+if ARGV[6] == '2' then
+  redis.call('HSET', KEYS[3], ARGV[4], string.len(ARGV[5]) .. ':' .. ARGV[5] .. ARGV[7])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+if #ARGV >= first then
+  redis.call('PUBLISH', ARGV[10], ARGV[11])
+end
+return {1, version + 1}

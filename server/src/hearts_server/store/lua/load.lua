@@ -1,0 +1,20 @@
+-- Read a table's record and, optionally, the caller's remembered response, in one round trip.
+-- KEYS: table, requests
+-- ARGV: check ("1" to look up the caller's request), caller, request_id
+-- Returns {0} when the table is absent, {version, data} or {version, data, response}.
+local current = redis.call('HMGET', KEYS[1], 'v', 'd')
+if not current[1] then
+  return {0}
+end
+if ARGV[1] == '1' then
+  local remembered = redis.call('HGET', KEYS[2], ARGV[2])
+  if remembered then
+    -- "<len>:<request_id><response>": a length prefix, so ids and responses may hold any byte.
+    local colon = string.find(remembered, ':', 1, true)
+    local n = tonumber(string.sub(remembered, 1, colon - 1))
+    if string.sub(remembered, colon + 1, colon + n) == ARGV[3] then
+      return {tonumber(current[1]), current[2], string.sub(remembered, colon + n + 1)}
+    end
+  end
+end
+return {tonumber(current[1]), current[2]}

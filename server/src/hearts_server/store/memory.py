@@ -1,0 +1,194 @@
+"""The embedded in-memory store: the default when no Redis URL is configured.
+
+It keeps the same contract as the Redis store (compare-and-set, capped event log, expiry, one
+remembered request per caller, live fan-out) inside one process, so a single command starts a
+working server. It is not shared between processes: run Redis for more than one replica.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from hearts_server.store.base import (
+    CommitOutcome,
+    CommitResult,
+    CreateResult,
+    EventPage,
+    Loaded,
+    StoredEvent,
+)
+from hearts_server.store.hub import Hub, HubSubscription
+
+__all__ = ["MemoryStore"]
+
+
+@dataclasses.dataclass(slots=True)
+class _Table:
+    version: int
+    data: bytes
+    open_seats: bool
+    expires_at: float
+    events: deque[StoredEvent]
+    requests: dict[str, tuple[str, bytes]]
+
+
+class MemoryStore:
+    """A :class:`~hearts_server.store.base.Store` in this process's memory."""
+
+    def __init__(
+        self,
+        *,
+        idle_ttl_seconds: float = 3600.0,
+        finished_ttl_seconds: float = 600.0,
+        max_events: int = 5000,
+        hub: Hub | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._tables: dict[str, _Table] = {}
+        self._creates: dict[str, tuple[str, bytes, float]] = {}
+        self._idle_ttl = idle_ttl_seconds
+        self._finished_ttl = finished_ttl_seconds
+        self._max_events = max_events
+        self.hub = hub or Hub()
+        self._clock = clock
+
+    def _get(self, table_id: str) -> _Table | None:
+        table = self._tables.get(table_id)
+        if table is not None and table.expires_at <= self._clock():
+            del self._tables[table_id]
+            return None
+        return table
+
+    async def load(
+        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+    ) -> Loaded:
+        table = self._get(table_id)
+        if table is None:
+            return Loaded(0, b"")
+        replay = None
+        if caller is not None and request_id:
+            remembered = table.requests.get(caller)
+            if remembered is not None and remembered[0] == request_id:
+                replay = remembered[1]
+        return Loaded(table.version, table.data, replay)
+
+    async def create(
+        self,
+        table_id: str,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        open_seats: bool,
+        request_id: str | None = None,
+        response: bytes | None = None,
+    ) -> CreateResult:
+        if request_id:
+            earlier = self._creates.get(request_id)
+            if earlier is not None and earlier[2] > self._clock():
+                return CreateResult(False, earlier[0], earlier[1])
+        if self._get(table_id) is not None:
+            return CreateResult(False, table_id)
+        self._tables[table_id] = _Table(
+            1,
+            data,
+            open_seats,
+            self._clock() + self._idle_ttl,
+            deque(events, maxlen=self._max_events),
+            {},
+        )
+        if request_id and response is not None:
+            now = self._clock()
+            if len(self._creates) > 10_000:  # forget expired create requests now and then
+                self._creates = {k: v for k, v in self._creates.items() if v[2] > now}
+            self._creates[request_id] = (table_id, response, now + self._idle_ttl)
+        if events:
+            self.hub.publish(table_id, tuple(events))
+        return CreateResult(True, table_id)
+
+    async def commit(
+        self,
+        table_id: str,
+        *,
+        expected_version: int,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        caller: str | None = None,
+        request_id: str | None = None,
+        response: bytes | None = None,
+        open_seats: bool | None = None,
+        finished: bool = False,
+    ) -> CommitResult:
+        table = self._get(table_id)
+        if table is None:
+            return CommitResult(CommitOutcome.CONFLICT, 0)
+        if caller is not None and request_id:
+            remembered = table.requests.get(caller)
+            if remembered is not None and remembered[0] == request_id:
+                return CommitResult(CommitOutcome.REPLAYED, table.version, remembered[1])
+        if table.version != expected_version:
+            return CommitResult(CommitOutcome.CONFLICT, table.version)
+        table.version += 1
+        table.data = data
+        table.events.extend(events)
+        if caller is not None and request_id and response is not None:
+            table.requests[caller] = (request_id, response)
+        if open_seats is not None:
+            table.open_seats = open_seats
+        table.expires_at = self._clock() + (self._finished_ttl if finished else self._idle_ttl)
+        if events:
+            self.hub.publish(table_id, tuple(events))
+        return CommitResult(CommitOutcome.APPLIED, table.version)
+
+    async def delete(
+        self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
+    ) -> bool:
+        table = self._get(table_id)
+        if table is None or table.version != expected_version:
+            return False
+        if events:
+            self.hub.publish(table_id, tuple(events))
+        del self._tables[table_id]
+        return True
+
+    async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:
+        table = self._get(table_id)
+        if table is None or not table.events:
+            return EventPage((), 0)
+        first = table.events[0].sequence
+        # Sequences are dense within the log, so the start index is arithmetic.
+        start = max(0, after + 1 - first)
+        events = tuple(table.events[i] for i in range(start, min(len(table.events), start + limit)))
+        return EventPage(events, first)
+
+    async def list_tables(
+        self, *, open_only: bool, before_id: str | None, limit: int
+    ) -> tuple[list[tuple[str, bytes]], bool]:
+        now = self._clock()
+        ids = sorted(
+            (
+                table_id
+                for table_id, table in self._tables.items()
+                if table.expires_at > now
+                and (not open_only or table.open_seats)
+                and (before_id is None or table_id < before_id)
+            ),
+            reverse=True,
+        )
+        page = [(table_id, self._tables[table_id].data) for table_id in ids[:limit]]
+        return page, len(ids) > limit
+
+    def subscribe(self, table_id: str) -> HubSubscription:
+        return self.hub.subscribe(table_id)
+
+    async def ping(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        self.hub.close_all()
+
+    def table_count(self) -> int:
+        """Tables held now (for metrics)."""
+        return len(self._tables)

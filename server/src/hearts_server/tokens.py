@@ -1,0 +1,92 @@
+"""Seat and creator tokens: signed, self-contained, verifiable by any replica without Redis.
+
+A token is ``v1.<claims>.<signature>``: base64url JSON claims and an HMAC-SHA256 over them with the
+server's secret. Claims bind the token to one table and one seat (or to the table's creator), carry
+the seat's *epoch* (bumped when the seat is left, so old tokens stop working once the record is
+read) and an expiry. Replicas that share the secret accept each other's tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Callable
+
+__all__ = ["CREATOR", "Claims", "TokenCodec", "TokenError"]
+
+CREATOR = -1
+"""The seat number in a creator token's claims."""
+
+
+class TokenError(Exception):
+    """A token was refused; ``reason`` is TOKEN_INVALID or TOKEN_EXPIRED."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Claims:
+    """What a valid token says: the table, the seat (CREATOR for the creator), the seat epoch."""
+
+    table_id: str
+    seat: int
+    epoch: int
+    expires: int
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class TokenCodec:
+    """Issues and verifies tokens with one secret."""
+
+    def __init__(
+        self,
+        secret: bytes,
+        *,
+        ttl_seconds: int = 7 * 24 * 3600,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if len(secret) < 16:
+            raise ValueError("the token secret must be at least 16 bytes")
+        self._secret = secret
+        self._ttl = ttl_seconds
+        self._clock = clock
+
+    def _sign(self, body: str) -> str:
+        return _b64(hmac.new(self._secret, body.encode(), hashlib.sha256).digest())
+
+    def issue(self, table_id: str, seat: int, epoch: int) -> str:
+        """A token for ``seat`` (or CREATOR) of ``table_id`` at ``epoch``."""
+        claims = {"t": table_id, "s": seat, "e": epoch, "x": int(self._clock()) + self._ttl}
+        body = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        return f"v1.{body}.{self._sign(body)}"
+
+    def verify(self, token: str) -> Claims:
+        """The token's claims; raises :class:`TokenError` if forged, malformed or expired."""
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != "v1":
+            raise TokenError("TOKEN_INVALID", "the token is malformed")
+        body, signature = parts[1], parts[2]
+        if not hmac.compare_digest(self._sign(body), signature):
+            raise TokenError("TOKEN_INVALID", "the token's signature does not match")
+        try:
+            raw = json.loads(_unb64(body))
+            claims = Claims(str(raw["t"]), int(raw["s"]), int(raw["e"]), int(raw["x"]))
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise TokenError("TOKEN_INVALID", "the token's claims are malformed") from None
+        if claims.expires <= self._clock():
+            raise TokenError("TOKEN_EXPIRED", "the token has expired; join the table again")
+        return claims
