@@ -1,13 +1,13 @@
 """How strong and how fast the bots are: paired comparisons on seeded deals, and decision times.
 
-Run ``uv run python bench/bots.py`` (``--help`` for options). Everything is seeded: the same
-command prints the same points on any machine (times differ, of course).
+Run ``uv run python bench/bots.py`` (``--help`` lists the options). Everything is seeded: the
+same command prints the same points on any machine; only the times differ.
 
 A comparison puts the tested bot in one seat against three fixed opponents and plays every deal
-twice, once with the tested bot and once with the baseline bot in that same seat, same opponents,
-same deck. The difference of the two scores of a deal cancels most of the luck of the cards, so
-far fewer rounds give a tight confidence interval. Deals come in blocks of four rounds (pass
-left, across, right, hold) and the tested seat moves one place each block.
+twice, once with the tested bot and once with the baseline bot in that same seat, with the same
+opponents and the same deck. The difference between the two scores of a deal cancels most of the
+luck of the cards, so few rounds give a tight confidence interval. Deals come in blocks of four
+rounds (pass left, across, right, then hold), and the tested seat moves one place each block.
 """
 
 from __future__ import annotations
@@ -19,16 +19,50 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
-from hearts_engine import Deal, Phase, Rules, State, apply, new_game, seats_to_act, seeded_deck, view
+from hearts_engine import (
+    Deal,
+    Phase,
+    Rules,
+    SeatView,
+    State,
+    apply,
+    new_game,
+    seats_to_act,
+    seeded_deck,
+    view,
+)
 from hearts_engine.bots import DEFAULT_PLAYOUTS, Bot, make_bot
 
-RULES = Rules(target_score=10_000)  # never ends a block early; the bots ignore the totals
+RULES = Rules(target_score=10_000)  # a block never ends the game early; the bots ignore totals
 BLOCK = 4
 
 
+@dataclass(frozen=True)
+class Job:
+    """One block of deals to play twice: the tested bot's spec, then the baseline's."""
+
+    tested: str
+    baseline: str
+    opponent: str
+    seed: int
+    block: int
+    playouts: int
+
+
+def make(spec: str, seed: int, playouts: int) -> Bot:
+    """A bot from ``level`` or ``level:option=value,...`` (``monte_carlo:objective=difference``)."""
+    level, _, rest = spec.partition(":")
+    options: dict[str, object] = {"playouts": playouts} if level == "monte_carlo" else {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        options[key] = int(value) if value.isdigit() else value
+    return make_bot(level, seed=seed, **options)
+
+
 def play_block(bots: Sequence[Bot], seed: int, block: int) -> list[tuple[int, ...]]:
-    """Play rounds ``4 * block .. 4 * block + 3`` of deck seed ``seed``; points per round."""
+    """Play rounds ``4 * block`` to ``4 * block + 3`` of the seeded decks; points per round."""
     state: State = new_game(RULES)
     points: list[tuple[int, ...]] = []
     for offset in range(BLOCK):
@@ -40,42 +74,40 @@ def play_block(bots: Sequence[Bot], seed: int, block: int) -> list[tuple[int, ..
     return points
 
 
-def _bot(spec: str, seed: int, playouts: int) -> Bot:
-    """A bot from ``level`` or ``level:option=value,...`` (e.g. ``monte_carlo:playouts=400``)."""
-    level, _, rest = spec.partition(":")
-    options: dict[str, object] = {}
-    if level == "monte_carlo":
-        options["playouts"] = playouts
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        options[key] = int(value) if value.isdigit() else value
-    return make_bot(level, seed=seed, **options)
+def paired_block(job: Job) -> list[tuple[int, int]]:
+    """(tested bot's points, baseline bot's points) for each round of the block."""
+    seat = job.block % 4
+    scores = []
+    for spec in (job.tested, job.baseline):
+        bots = [make(job.opponent, job.seed + 1 + other, job.playouts) for other in range(4)]
+        bots[seat] = make(spec, job.seed, job.playouts)
+        scores.append([points[seat] for points in play_block(bots, job.seed, job.block)])
+    return list(zip(scores[0], scores[1], strict=True))
 
 
-def paired_block(job: tuple[str, str, str, int, int, int]) -> list[tuple[int, int]]:
-    """One block played twice: (tested bot's points, baseline bot's points) per round."""
-    tested, baseline, opponent, seed, block, playouts = job
-    seat = block % 4
-    results = []
-    for spec in (tested, baseline):
-        bots = [_bot(opponent, seed + 1 + s, playouts) for s in range(4)]
-        bots[seat] = _bot(spec, seed, playouts)
-        results.append([points[seat] for points in play_block(bots, seed, block)])
-    return list(zip(results[0], results[1], strict=True))
-
-
-def _interval(values: Sequence[float]) -> tuple[float, float]:
+def interval(values: Sequence[float]) -> tuple[float, float]:
+    """The mean and the half-width of its 95% confidence interval (normal approximation)."""
     mean = statistics.fmean(values)
-    half = 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return mean, half
+    if len(values) < 2:
+        return mean, math.nan
+    return mean, 1.96 * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def compare(
-    tested: str, baseline: str, opponent: str, rounds: int, seed: int, playouts: int, workers: int
+    tested: str,
+    baseline: str,
+    *,
+    opponent: str,
+    rounds: int,
+    seed: int,
+    playouts: int,
+    workers: int,
 ) -> None:
     """Print the paired comparison of ``tested`` against ``baseline`` over ``rounds`` rounds."""
-    blocks = math.ceil(rounds / BLOCK)
-    jobs = [(tested, baseline, opponent, seed, block, playouts) for block in range(blocks)]
+    jobs = [
+        Job(tested, baseline, opponent, seed, block, playouts)
+        for block in range(math.ceil(rounds / BLOCK))
+    ]
     started = time.perf_counter()
     pairs: list[tuple[int, int]] = []
     if workers > 1:
@@ -86,23 +118,25 @@ def compare(
         for job in jobs:
             pairs.extend(paired_block(job))
     elapsed = time.perf_counter() - started
-    a = [float(x) for x, _ in pairs]
-    b = [float(y) for _, y in pairs]
-    diff = [x - y for x, y in zip(a, b, strict=True)]
-    print(f"{tested} vs {baseline}, opponents 3x {opponent}, {len(pairs)} paired rounds")
-    for name, values in ((tested, a), (baseline, b), ("difference", diff)):
-        mean, half = _interval(values)
-        print(f"  {name:<12} {mean:6.2f} ± {half:4.2f} points per round (95% CI)")
-    wins = sum(d < 0 for d in diff)
-    losses = sum(d > 0 for d in diff)
-    print(f"  {tested} better on {wins} deals, worse on {losses}, same on {len(diff) - wins - losses}")
-    print(f"  ({elapsed:.1f} s)")
+    ours = [float(a) for a, _ in pairs]
+    theirs = [float(b) for _, b in pairs]
+    diff = [a - b for a, b in zip(ours, theirs, strict=True)]
+    print(f"  {tested} vs {baseline} in the same seat, opponents 3x {opponent}, {len(pairs)} deals")
+    for name, values in ((tested, ours), (baseline, theirs), ("difference", diff)):
+        mean, half = interval(values)
+        print(f"    {name:<12} {mean:6.2f} ± {half:4.2f} points per round (95% CI)")
+    better = sum(d < 0 for d in diff)
+    worse = sum(d > 0 for d in diff)
+    print(
+        f"    {tested} scored less on {better} deals, more on {worse}, "
+        f"the same on {len(diff) - better - worse} ({elapsed:.0f} s)"
+    )
 
 
-def _views_to_time(rounds: int, seed: int) -> list[object]:
-    """Views of every non-trivial play decision in ``rounds`` rounds of heuristic play."""
+def decision_views(rounds: int, seed: int) -> list[SeatView]:
+    """The views of every play with more than one legal card in ``rounds`` heuristic rounds."""
     bots = [make_bot("heuristic", seed=seed) for _ in range(4)]
-    views = []
+    views: list[SeatView] = []
     for block in range(math.ceil(rounds / BLOCK)):
         state: State = new_game(RULES)
         for offset in range(BLOCK):
@@ -116,49 +150,54 @@ def _views_to_time(rounds: int, seed: int) -> list[object]:
     return views
 
 
-def time_decisions(name: str, decide: Callable[[object], object], views: Sequence[object]) -> None:
-    """Print the mean and 99th percentile of ``decide`` over ``views``."""
-    times = []
+def _percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, math.ceil(fraction * len(sorted_values)) - 1)]
+
+
+def time_decisions(
+    name: str, choose: Callable[[SeatView], object], views: Sequence[SeatView]
+) -> None:
+    """Print the wall-clock and CPU time of ``choose`` over ``views``: mean, p99 and max."""
+    wall: list[float] = []
+    cpu: list[float] = []
     for seat_view in views:
-        started = time.perf_counter()
-        decide(seat_view)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    p99 = times[min(len(times) - 1, math.ceil(0.99 * len(times)) - 1)]
-    print(
-        f"  {name:<28} mean {statistics.fmean(times):7.3f} ms   p99 {p99:7.3f} ms   "
-        f"max {times[-1]:7.3f} ms   ({len(times)} decisions with a choice)"
-    )
+        wall_start, cpu_start = time.perf_counter(), time.thread_time()
+        choose(seat_view)
+        cpu.append((time.thread_time() - cpu_start) * 1000)
+        wall.append((time.perf_counter() - wall_start) * 1000)
+    for label, values in (("wall", sorted(wall)), ("cpu", sorted(cpu))):
+        print(
+            f"    {name:<26} {label:<4} mean {statistics.fmean(values):8.3f} ms   "
+            f"p99 {_percentile(values, 0.99):8.3f} ms   max {values[-1]:8.3f} ms"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2000, help="rounds, heuristic vs random")
-    parser.add_argument("--mc-rounds", type=int, default=400, help="rounds, Monte Carlo vs heuristic")
-    parser.add_argument("--timing-rounds", type=int, default=40, help="rounds whose decisions are timed")
-    parser.add_argument("--seed", type=int, default=2024, help="seed of the deals and the bots")
+    """Parse the options and print the three parts of the benchmark."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2000, help="deals, heuristic vs random")
+    parser.add_argument(
+        "--mc-rounds", type=int, default=400, help="deals, Monte Carlo vs heuristic"
+    )
+    parser.add_argument("--timing-rounds", type=int, default=40, help="rounds of timed decisions")
+    parser.add_argument("--seed", type=int, default=2024, help="seed of the decks and the bots")
     parser.add_argument("--playouts", type=int, default=DEFAULT_PLAYOUTS, help="Monte Carlo budget")
     parser.add_argument("--workers", type=int, default=2, help="processes for the comparisons")
     args = parser.parse_args(argv)
-    print(f"python {sys.version.split()[0]}, seed {args.seed}, Monte Carlo playouts {args.playouts}")
-    print()
-    print("(a) heuristic vs random")
-    compare("heuristic", "random", "heuristic", args.rounds, args.seed, args.playouts, args.workers)
-    compare("heuristic", "random", "random", args.rounds, args.seed, args.playouts, args.workers)
-    print()
-    print("(b) Monte Carlo vs heuristic")
-    compare(
-        "monte_carlo", "heuristic", "heuristic", args.mc_rounds, args.seed, args.playouts, args.workers
+    common = {"seed": args.seed, "playouts": args.playouts, "workers": args.workers}
+    print(
+        f"Python {sys.version.split()[0]}, seed {args.seed}, Monte Carlo {args.playouts} playouts"
     )
-    print()
-    print("(c) decision times, one process, decisions with more than one legal card")
-    views = _views_to_time(args.timing_rounds, args.seed)
-    heuristic = make_bot("heuristic", seed=args.seed)
+    print("\n(a) heuristic vs random")
+    compare("heuristic", "random", opponent="heuristic", rounds=args.rounds, **common)
+    compare("heuristic", "random", opponent="random", rounds=args.rounds, **common)
+    print("\n(b) Monte Carlo vs heuristic")
+    compare("monte_carlo", "heuristic", opponent="heuristic", rounds=args.mc_rounds, **common)
+    views = decision_views(args.timing_rounds, args.seed)
+    print(f"\n(c) decision times, one process, {len(views)} plays with more than one legal card")
+    time_decisions("heuristic", make_bot("heuristic", seed=args.seed).choose_play, views)
     monte_carlo = make_bot("monte_carlo", seed=args.seed, playouts=args.playouts)
-    time_decisions("heuristic", heuristic.choose_play, views)  # type: ignore[arg-type]
-    time_decisions(
-        f"monte_carlo ({args.playouts} playouts)", monte_carlo.choose_play, views  # type: ignore[arg-type]
-    )
+    time_decisions(f"monte_carlo ({args.playouts} playouts)", monte_carlo.choose_play, views)
 
 
 if __name__ == "__main__":

@@ -2,24 +2,29 @@
 
 A round is a deal, the passes and 13 tricks, played through each engine's public Python API
 with a seeded ``random.Random`` choosing uniformly among the legal moves, so both sides pay the
-same kind of driver cost (one Python-level choice per decision):
+same kind of driver cost (a Python-level choice per decision):
 
-* ours: ``Deal(deck)`` with the deck shuffled by ``rng.shuffle``; each seat passes
-  ``rng.sample(legal_passes(...), 3)``; each play is ``rng.choice(legal_plays(...))``.
 * OpenSpiel (``pyspiel``, game ``hearts`` with ``qs_breaks_hearts=False`` to match our default
-  rules): chance nodes take ``rng.choice`` over ``chance_outcomes()`` (the pass direction, then
-  the 52 cards one at a time); player nodes take ``rng.choice(legal_actions())`` (three single-card
-  pass actions per seat, then the plays).
+  rules; one OpenSpiel game is one round): chance nodes take ``rng.choice`` over
+  ``chance_outcomes()`` (the pass direction, then the 52 cards one at a time); player nodes take
+  ``rng.choice(legal_actions())`` (three single-card pass actions per seat, then the plays).
+* ours: the round starts from a state waiting for the deal of round 0, 1, 2 or 3 (pass left,
+  across, right, or hold), drawn with ``rng.choice`` like OpenSpiel's pass-direction chance node;
+  ``Deal(deck)`` with the deck shuffled by ``rng.shuffle``; each seat that owes a pass passes
+  ``rng.sample(legal_passes(...), 3)``; each play is ``rng.choice(legal_plays(...))`` for the
+  seat ``seats_to_act`` names, applied with ``apply``.
 
-The two are measured in alternating repetitions (the order flips each repetition, so slow drift of
-the machine hits both alike) and the median and spread of each are reported.
+The two are timed in alternating repetitions (the order flips each repetition, so slow drift of
+the machine hits both alike) and the median and spread of each are reported. Rates are per second
+of this process's CPU time, which other load on the machine disturbs less than wall time.
 
 Run it with OpenSpiel available (``uv run --with`` installs it into a throwaway environment)::
 
     uv run --with open_spiel==2.0.2 python bench/engine_speed.py
 
-Without OpenSpiel it reports our figure only. If :mod:`hearts_engine.bots` exists it also times
-bot decisions over a seeded set of decision points.
+Without OpenSpiel it reports our figure only. If :mod:`hearts_engine.bots` is importable it also
+times bot play decisions (heuristic, and Monte Carlo at its default budget) over a seeded set of
+decision points.
 """
 
 from __future__ import annotations
@@ -31,16 +36,15 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hearts_engine import (
     DECK,
     Deal,
     PassCards,
-    Phase,
+    PassDirection,
     PlayCard,
-    Rules,
     State,
     apply,
     legal_passes,
@@ -60,17 +64,39 @@ INSTALL_HINT = (
 # --------------------------------------------------------------------------- the two drivers
 
 
-def our_round(rng: random.Random, start: State) -> State:
-    """Play one random round from ``start`` (a state waiting for a deal); return the end state."""
+def our_round(rng: random.Random, starts: Sequence[State]) -> State:
+    """Play one random round from one of ``starts`` (states waiting for a deal); the end state."""
+    state = rng.choice(starts)  # the pass direction, like OpenSpiel's first chance node
     deck = list(DECK)
     rng.shuffle(deck)
-    state = apply(start, Deal(tuple(deck)))
+    state = apply(state, Deal(tuple(deck)))
     for seat in seats_to_act(state):
-        state = apply(state, PassCards(seat, tuple(rng.sample(legal_passes(state, seat), 3))))
+        if hand := legal_passes(state, seat):  # empty in a hold round: play starts at once
+            state = apply(state, PassCards(seat, tuple(rng.sample(hand, 3))))
     while to_act := seats_to_act(state):
         seat = to_act[0]
         state = apply(state, PlayCard(seat, rng.choice(legal_plays(state, seat))))
     return state
+
+
+def round_starts() -> list[State]:
+    """States waiting for the deal of rounds 0..3: pass left, across, right, hold.
+
+    OpenSpiel draws each game's pass direction at random (a chance node), so our rounds start
+    from one of these, drawn the same way.
+    """
+    rng = random.Random(0)
+    starts = [new_game()]
+    while len(starts) < 4:
+        starts.append(our_round(rng, starts[-1:]))
+    directions = [start.pass_direction for start in starts]
+    assert directions == [
+        PassDirection.LEFT,
+        PassDirection.ACROSS,
+        PassDirection.RIGHT,
+        PassDirection.HOLD,
+    ]
+    return starts
 
 
 def openspiel_round(rng: random.Random, game: Any) -> Any:
@@ -85,18 +111,24 @@ def openspiel_round(rng: random.Random, game: Any) -> Any:
     return state
 
 
-def check_drivers(start: State, game: Any | None) -> None:
+def check_drivers(starts: Sequence[State], game: Any | None) -> None:
     """Make sure each driver plays a whole round before timing it."""
-    end = our_round(random.Random(0), start)
-    assert end.phase in (Phase.DEALING, Phase.GAME_OVER) and end.rounds, "round did not finish"
-    assert sum(end.rounds[-1].points) in (26, 78), end.rounds[-1].points
+    rng = random.Random(0)
+    for start in starts:
+        end = our_round(rng, [start])
+        assert len(end.rounds) == len(start.rounds) + 1, "the round did not finish"
+        assert sum(end.rounds[-1].points) in (26, 78), end.rounds[-1].points
     if game is not None:
         assert openspiel_round(random.Random(0), game).is_terminal()
 
 
 def rounds_per_second(play: Callable[[], object], seconds: float) -> float:
-    """Play rounds for about ``seconds``; the number played per second."""
-    clock = time.perf_counter
+    """Play rounds for about ``seconds`` of this process's CPU time; rounds per CPU second.
+
+    The benchmark is single-threaded, so on an idle machine CPU time and wall time agree; on a
+    busy one CPU time leaves out the time the process waited for a core.
+    """
+    clock = time.process_time
     count = 0
     begin = clock()
     deadline = begin + seconds
@@ -123,13 +155,16 @@ def machine() -> str:
     except OSError:
         pass
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{cpu}, {os.cpu_count()} cores ({usable} usable), {platform.system()} {platform.release()}"
+    return (
+        f"{cpu}, {os.cpu_count()} cores ({usable} usable), {platform.system()} {platform.release()}"
+    )
 
 
 def summary(rates: list[float]) -> str:
     median = statistics.median(rates)
     spread = (max(rates) - min(rates)) / median * 100
-    return f"median {median:8,.0f}  min {min(rates):8,.0f}  max {max(rates):8,.0f}  spread {spread:4.1f}%"
+    low, high = min(rates), max(rates)
+    return f"median {median:8,.0f}  min {low:8,.0f}  max {high:8,.0f}  spread {spread:4.1f}%"
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -141,52 +176,49 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def decision_points(count: int, seed: int) -> list[tuple[State, int]]:
-    """Seeded (state, seat) pairs where the seat owes a card, spread over the round."""
+    """Seeded (state, seat) pairs where the seat owes a card: one per random round, at a random
+    point of its play (the pass direction cycles as in a game)."""
     rng = random.Random(seed)
-    start = new_game(Rules())
+    starts = round_starts()
     points: list[tuple[State, int]] = []
     while len(points) < count:
         deck = list(DECK)
         rng.shuffle(deck)
-        state = apply(start, Deal(tuple(deck)))
+        state = apply(starts[len(points) % 4], Deal(tuple(deck)))
         for seat in seats_to_act(state):
-            state = apply(state, PassCards(seat, tuple(rng.sample(legal_passes(state, seat), 3))))
-        stop = rng.randrange(52)  # one decision point per round, at a random trick position
-        for _ in range(stop):
-            seat = state.turn
+            if hand := legal_passes(state, seat):
+                state = apply(state, PassCards(seat, tuple(rng.sample(hand, 3))))
+        for _ in range(rng.randrange(52)):
+            seat = seats_to_act(state)[0]
             state = apply(state, PlayCard(seat, rng.choice(legal_plays(state, seat))))
-        points.append((state, state.turn))
+        points.append((state, seats_to_act(state)[0]))
     return points
 
 
 def bench_bots(count: int, seed: int) -> None:
+    """Time bot play decisions (the view is built outside the timing) at their defaults."""
     try:
-        from hearts_engine import bots  # noqa: PLC0415 -- optional: written separately
+        from hearts_engine.bots import DEFAULT_PLAYOUTS, make_bot  # noqa: PLC0415 -- optional
     except ImportError as error:
-        print(f"bots: skipped, hearts_engine.bots is not importable ({error})")
+        print(f"bots: skipped, hearts_engine.bots is not importable yet ({error})")
         return
-    try:
-        from hearts_engine.views import view  # noqa: PLC0415
+    from hearts_engine import view  # noqa: PLC0415
 
-        choose: Callable[..., object] = bots.choose_play  # type: ignore[attr-defined]
-        levels = {level.name: level for level in bots.BotLevel}  # type: ignore[attr-defined]
-    except AttributeError as error:
-        print(f"bots: skipped, hearts_engine.bots has no API this bench knows ({error})")
-        return
-    points = decision_points(count, seed)
-    for name in ("HEURISTIC", "MONTE_CARLO"):
-        if name not in levels:
-            continue
-        rng = random.Random(seed)
+    views = [view(state, seat) for state, seat in decision_points(count, seed)]
+    for level, label in (
+        ("heuristic", "heuristic"),
+        ("monte_carlo", f"Monte Carlo ({DEFAULT_PLAYOUTS} playouts)"),
+    ):
+        bot = make_bot(level, seed=seed)
         times = []
-        for state, seat in points:
-            seat_view = view(state, seat)
-            begin = time.perf_counter()
-            choose(seat_view, levels[name], rng)
-            times.append(time.perf_counter() - begin)
+        for seat_view in views:
+            begin = time.process_time()
+            bot.choose_play(seat_view)
+            times.append(time.process_time() - begin)
+        mean_ms = statistics.fmean(times) * 1e3
+        p99_ms = percentile(times, 0.99) * 1e3
         print(
-            f"bot {name.lower():12s} {len(times)} decisions: mean {statistics.fmean(times) * 1e3:8.3f} ms"
-            f"  p99 {percentile(times, 0.99) * 1e3:8.3f} ms"
+            f"bot {label}: {len(times)} play decisions, mean {mean_ms:.3f} ms, p99 {p99_ms:.3f} ms"
         )
 
 
@@ -205,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Python {sys.version.split()[0]} ({platform.python_implementation()})")
     print(f"machine: {machine()}")
 
-    start = new_game()
+    starts = round_starts()
     game = None
     if not args.no_openspiel:
         try:
@@ -220,11 +252,11 @@ def main(argv: list[str] | None = None) -> None:
 
                 version = dist_version("open_spiel")
             print(f"OpenSpiel {version}: {game}")
-    check_drivers(start, game)
+    check_drivers(starts, game)
 
     ours_rng = random.Random(args.seed)
     theirs_rng = random.Random(args.seed)
-    engines: dict[str, Callable[[], object]] = {"ours": lambda: our_round(ours_rng, start)}
+    engines: dict[str, Callable[[], object]] = {"ours": lambda: our_round(ours_rng, starts)}
     if game is not None:
         engines["OpenSpiel"] = lambda: openspiel_round(theirs_rng, game)
     for play in engines.values():  # warm up: let the interpreter specialise the hot loops

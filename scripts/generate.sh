@@ -2,24 +2,30 @@
 # Regenerates every client's code from proto/. Idempotent: run it after any change to proto/ and
 # commit the result; tests/proto/test_generated_code_is_current.py fails when they disagree.
 #
-# Usage: uv run scripts/generate.sh [--out-root DIR]
-#   --out-root DIR  write the tree under DIR instead of the repository (the test uses this);
+# Usage: uv run scripts/generate.sh [--out-root DIR] [--lang LANG]...
+#   --out-root DIR  write the tree under DIR instead of the repository (the tests use this);
 #                   files land at the same relative paths, e.g. DIR/clients/python/src/hearts/v1.
+#   --lang LANG     only this language (python, typescript, go, kotlin); repeatable. Default: all.
 #
-# Each language is one section (a generate_<language> function) called at the bottom; add
-# TypeScript, Go or Kotlin as further sections.
+# Python is generated here; each other language has its own script (scripts/generate-LANG.sh,
+# with the same --out-root option), because each needs its own toolchain (npm, Go, Maven).
 set -euo pipefail
 
 # shellcheck source=scripts/_proto_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_proto_env.sh"
 
 OUT_ROOT="${REPO_ROOT}"
+LANGS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out-root) OUT_ROOT="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
-        *) echo "usage: $0 [--out-root DIR]" >&2; exit 2 ;;
+        --lang) LANGS+=("$2"); shift 2 ;;
+        *) echo "usage: $0 [--out-root DIR] [--lang python|typescript|go|kotlin]..." >&2; exit 2 ;;
     esac
 done
+if [[ ${#LANGS[@]} -eq 0 ]]; then
+    LANGS=(python typescript go kotlin)
+fi
 
 WORK_DIR="$(mktemp -d)"
 trap 'rm -rf "${WORK_DIR}"' EXIT
@@ -67,5 +73,15 @@ generate_python() {
     replace_dir "${out}/hearts" "${OUT_ROOT}/clients/python/src/hearts"
 }
 
-generate_python
-echo "generated: clients/python/src/hearts/v1 (under ${OUT_ROOT})"
+for lang in "${LANGS[@]}"; do
+    case "${lang}" in
+        python)
+            generate_python
+            echo "generated: clients/python/src/hearts/v1 (under ${OUT_ROOT})"
+            ;;
+        typescript|go|kotlin)
+            bash "${REPO_ROOT}/scripts/generate-${lang}.sh" --out-root "${OUT_ROOT}"
+            ;;
+        *) echo "unknown language: ${lang}" >&2; exit 2 ;;
+    esac
+done

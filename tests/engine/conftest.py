@@ -163,11 +163,13 @@ def game_steps(
         state = after
 
 
-def play_game(seed: int, rules: Rules | None = None, **kwargs: object) -> State:
-    """The final state of a whole seeded random game."""
-    state = new_game(rules)
-    for _, _, state, _ in game_steps(seed, rules, **kwargs):  # type: ignore[arg-type]
-        pass
+def play_game(
+    seed: int, rules: Rules | None = None, *, first_dealer: int = 0, policy: Policy = random_policy
+) -> State:
+    """The final state of a whole seeded game."""
+    state = new_game(rules, first_dealer=first_dealer)
+    for _, _, after, _ in game_steps(seed, rules, first_dealer=first_dealer, policy=policy):
+        state = after
     return state
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from hearts_engine import (
     DECK,
     JACK_OF_DIAMONDS,

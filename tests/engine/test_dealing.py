@@ -10,9 +10,9 @@ from conftest import (
     game_steps,
     hand_text,
     lowest_policy,
+    play_game,
     play_round,
 )
-
 from hearts_engine import (
     DECK,
     SEATS,
@@ -23,7 +23,9 @@ from hearts_engine import (
     cards_of,
     deal_hands,
     format_cards,
+    legal_plays,
     new_game,
+    seats_to_act,
     seeded_deck,
 )
 
@@ -85,6 +87,13 @@ def test_first_dealer_is_seat_zero_by_default() -> None:
     assert new_game().first_dealer == 0
 
 
+def test_nobody_acts_before_the_deal() -> None:
+    state = new_game()
+    assert state.phase == Phase.DEALING
+    assert seats_to_act(state) == ()
+    assert all(legal_plays(state, seat) == () for seat in SEATS)
+
+
 @pytest.mark.parametrize("first_dealer", SEATS)
 def test_dealer_moves_one_seat_clockwise_each_round(first_dealer: int) -> None:
     dealers = []
@@ -99,10 +108,7 @@ def test_dealer_moves_one_seat_clockwise_each_round(first_dealer: int) -> None:
 
 
 def test_round_records_name_the_dealer() -> None:
-    final = None
-    for _, _, final, _ in game_steps(3, Rules(), first_dealer=1):
-        pass
-    assert final is not None
+    final = play_game(3, Rules(), first_dealer=1)
     assert [record.dealer for record in final.rounds] == [
         (1 + i) % 4 for i in range(len(final.rounds))
     ]

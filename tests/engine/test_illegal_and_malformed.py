@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import pytest
 from conftest import HOLD, cards, deal, pass_all, play, play_game, start_round
-
 from hearts_engine import (
     DECK,
     Deal,
@@ -136,14 +135,14 @@ MALFORMED: list[tuple[str, Callable[[], State], object, MalformedReason]] = [
     ("pass_text_not_sequence", passing, PassCards(0, "2C 5C 9C"),
      MalformedReason.INVALID_ACTION),
     ("pass_none", passing, PassCards(0, None), MalformedReason.INVALID_ACTION),
-    ("deck_of_51", lambda: new_game(), Deal(DECK[:51]), MalformedReason.INVALID_DECK),
-    ("deck_of_53", lambda: new_game(), Deal((*DECK, DECK[0])), MalformedReason.INVALID_DECK),
-    ("deck_with_duplicate", lambda: new_game(), Deal((DECK[0], *DECK[:51])),
+    ("deck_of_51", new_game, Deal(DECK[:51]), MalformedReason.INVALID_DECK),
+    ("deck_of_53", new_game, Deal((*DECK, DECK[0])), MalformedReason.INVALID_DECK),
+    ("deck_with_duplicate", new_game, Deal((DECK[0], *DECK[:51])),
      MalformedReason.INVALID_DECK),
-    ("deck_not_a_sequence", lambda: new_game(), Deal(None), MalformedReason.INVALID_DECK),
-    ("deck_as_text", lambda: new_game(), Deal(" ".join(map(str, DECK))),
+    ("deck_not_a_sequence", new_game, Deal(None), MalformedReason.INVALID_DECK),
+    ("deck_as_text", new_game, Deal(" ".join(map(str, DECK))),
      MalformedReason.INVALID_DECK),
-    ("deck_with_non_card", lambda: new_game(), Deal(("XX", *DECK[1:])),
+    ("deck_with_non_card", new_game, Deal(("XX", *DECK[1:])),
      MalformedReason.INVALID_CARD),
     ("deck_of_51_during_play", playing, Deal(DECK[:51]), MalformedReason.INVALID_DECK),
     ("unknown_action_none", playing, None, MalformedReason.INVALID_ACTION),

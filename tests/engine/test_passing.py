@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from conftest import card_set, cards, deal, hand_text, pass_all, start_round
-
 from hearts_engine import (
     DECK,
     SEATS,
@@ -190,4 +189,3 @@ def test_without_passing_no_round_passes() -> None:
         state = deal(HANDS, rules=rules, round_index=round_index)
         assert state.phase == Phase.PLAYING, round_index
         assert state.pass_direction == PassDirection.HOLD
-

@@ -11,7 +11,6 @@ import dataclasses
 
 import pytest
 from conftest import HOLD, card_set, cards, deal, play
-
 from hearts_engine import (
     IllegalActionError,
     PlayCard,
@@ -240,3 +239,12 @@ def test_two_of_clubs_holder_leads_whoever_dealt() -> None:
         state = deal(SPLIT, first_dealer=first_dealer)
         assert state.turn == 0, first_dealer
         assert card_set(SPLIT[0]) == set(state.hand(0))
+
+
+def test_hold_round_of_the_default_rules_plays_by_the_same_rules() -> None:
+    # Round index 3 is the fourth round of a cycle: no passing under the German defaults either.
+    state = deal(SPLIT, rules=Rules(), round_index=3)
+    assert state.dealer == 3
+    assert legal_plays(state, 0) == cards("2C")
+    state = play(state, "2C 3C 4C 8C")
+    assert format_cards(legal_plays(state, 3)) == "QC KC AC QD KD AD KS AS"

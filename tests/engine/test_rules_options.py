@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
 from hearts_engine import MalformedError, MalformedReason, MoonScoring, PassDirection, Rules
 
 

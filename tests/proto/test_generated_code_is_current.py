@@ -23,7 +23,14 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_generated_python_code_is_current(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHON": sys.executable}
     subprocess.run(
-        ["bash", str(REPO_ROOT / "scripts" / "generate.sh"), "--out-root", str(tmp_path)],
+        [
+            "bash",
+            str(REPO_ROOT / "scripts" / "generate.sh"),
+            "--out-root",
+            str(tmp_path),
+            "--lang",
+            "python",
+        ],
         check=True,
         env=env,
         capture_output=True,

@@ -12,7 +12,9 @@ Design notes.
   hearts), once, in :func:`_legal_mask`. A play is checked against that mask, and a refused play
   is explained by :func:`_play_rejection`, which walks the same clauses to name the reason.
 * There is no unchecked path: :func:`apply` and :func:`step` validate every action. Events are
-  built only by :func:`step`; :func:`apply` skips them, which keeps playouts fast.
+  built only by :func:`step`; :func:`apply` skips them, which keeps playouts fast. Bots that play
+  many rounds out can use :mod:`hearts_engine.playout`, which runs the same clauses, trick and
+  scoring functions on mutable values and still checks every chosen card.
 * Passing is simultaneous and secret: each seat submits its three cards in any order; the
   exchange happens when the fourth pass arrives.
 """
@@ -21,10 +23,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import NamedTuple
+from itertools import compress
+from operator import itemgetter, not_
+from typing import NamedTuple, Protocol
 
 from hearts_engine.cards import (
     _SUIT_TABLES,
+    DECK,
     HEARTS_MASK,
     JACK_OF_DIAMONDS,
     QUEEN_OF_SPADES,
@@ -81,6 +86,13 @@ _2C_BIT = 1 << TWO_OF_CLUBS
 _JD_BIT = 1 << JACK_OF_DIAMONDS
 _CLUBS = SUIT_MASKS[0]
 _POINT_CARDS = HEARTS_MASK | _QS_BIT
+# Per-card tables: a subscript is quicker than the arithmetic, and shares the ints and tuples.
+_BITS = tuple(1 << card for card in range(52))
+_SUIT_MASK_OF = tuple(SUIT_MASKS[card // 13] for card in range(52))
+_ALONE = tuple((card,) for card in DECK)  # to extend a trick by one card
+# isinstance is quicker with a tuple of types than with a union
+_DECK_CONTAINERS = (tuple, list)
+_PASS_CONTAINERS = (tuple, list, frozenset, set)
 _FULL = (1 << 52) - 1
 
 
@@ -196,7 +208,12 @@ class GameResult(NamedTuple):
 
 
 _ZERO4 = (0, 0, 0, 0)
-_PLAYING = Phase.PLAYING  # a module constant: enum attribute look-ups cost more than the compare
+# Module constants: an enum attribute look-up costs more than the compare. States only ever hold
+# Phase members, so the hot paths compare phases by identity.
+_DEALING = Phase.DEALING
+_PASSING = Phase.PASSING
+_PLAYING = Phase.PLAYING
+_GAME_OVER = Phase.GAME_OVER
 # Building a State through tuple.__new__ skips the generated __new__'s Python frame; the argument
 # order is the field order above.
 _new_state = tuple.__new__
@@ -219,16 +236,16 @@ def new_game(rules: Rules | None = None, *, first_dealer: int = 0) -> State:
 
 
 def _seat(seat: object) -> int:
-    if seat.__class__ is not int or not 0 <= seat <= 3:  # type: ignore[operator]
+    if seat.__class__ is not int or not 0 <= seat <= 3:
         if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat <= 3:
             return int(seat)
         raise MalformedError(MalformedReason.INVALID_SEAT, f"not a seat: {seat!r}")
-    return seat  # type: ignore[return-value]
+    return seat
 
 
 def _card(card: object) -> Card:
     if card.__class__ is Card:
-        return card  # type: ignore[return-value]
+        return card
     if isinstance(card, str):
         return Card.parse(card)
     raise MalformedError(MalformedReason.INVALID_CARD, f"not a card: {card!r}")
@@ -252,25 +269,49 @@ def deal_hands(deck: Sequence[Card], dealer: int) -> tuple[int, int, int, int]:
     return (hands[0], hands[1], hands[2], hands[3])
 
 
+# Per dealer, per seat, the 13 deck positions deal_hands gives that seat, read off by dealing the
+# ordered DECK (card i is at position i). _deal gathers a validated deck's hands with these at C
+# speed; its cards are distinct, so adding their bits is the same as or-ing them.
+_HAND_POSITIONS = tuple(
+    tuple(itemgetter(*(p for p in range(52) if mask >> p & 1)) for mask in deal_hands(DECK, dealer))
+    for dealer in SEATS
+)
+
+
 # --------------------------------------------------------------------------- legal moves
 
 
-def _legal_mask(state: State, seat: int) -> int:
+class _Position(Protocol):
+    """What :func:`_legal_mask` reads: a :class:`State`, or the mutable stand-in for one that
+    :mod:`hearts_engine.playout` updates in place."""
+
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def hands(self) -> Sequence[int]: ...
+    @property
+    def trick(self) -> tuple[Card, ...]: ...
+    @property
+    def tricks(self) -> Sequence[Trick]: ...
+    @property
+    def hearts_broken(self) -> bool: ...
+
+
+def _legal_mask(state: _Position, seat: int) -> int:
     """The mask of cards ``seat`` may play now; the caller has checked phase and turn."""
     hand = state.hands[seat]
     trick = state.trick
-    rules = state.rules
-    first_trick = not state.tricks
     if trick:
-        follow = hand & SUIT_MASKS[trick[0] // 13]
-        if follow:
+        follow = hand & _SUIT_MASK_OF[trick[0]]
+        if follow:  # the common case: answered before reading the rules
             return follow
-        if first_trick and rules.no_points_on_first_trick:
+        if not state.tricks and state.rules.no_points_on_first_trick:
             safe = hand & ~_POINT_CARDS
             if safe:
                 return safe
         return hand
-    if first_trick:
+    rules = state.rules
+    if not state.tricks:
         return hand & _CLUBS if rules.can_lead_any_club else _2C_BIT
     if rules.must_break_hearts and not state.hearts_broken:
         no_hearts = hand & ~HEARTS_MASK
@@ -316,10 +357,11 @@ _memo: tuple[State | None, int] = (None, 0)
 
 def seats_to_act(state: State) -> tuple[int, ...]:
     """The seats that owe an action: every seat yet to pass, the seat to play, or none."""
-    if state.phase == Phase.PLAYING:
+    phase = state.phase
+    if phase is _PLAYING:
         return (state.turn,)
-    if state.phase == Phase.PASSING:
-        return tuple(seat for seat in SEATS if not state.passed[seat])
+    if phase is _PASSING:
+        return tuple(compress(SEATS, map(not_, state.passed)))  # the seats whose mask is still 0
     return ()
 
 
@@ -344,7 +386,7 @@ def legal_plays(state: State, seat: int) -> tuple[Card, ...]:
 def legal_passes(state: State, seat: int) -> tuple[Card, ...]:
     """The cards ``seat`` may choose its three passes from (its hand), or empty."""
     seat = _seat(seat)
-    if state.phase != Phase.PASSING or state.passed[seat]:
+    if state.phase is not _PASSING or state.passed[seat]:
         return ()
     return cards_of(state.hands[seat])
 
@@ -364,7 +406,7 @@ def is_legal(state: State, action: Action) -> bool:
 def apply(state: State, action: Action) -> State:
     """The state after ``action``; raises if the action is malformed or illegal."""
     if action.__class__ is PlayCard:  # the hot path of every playout: one call less
-        return _play(state, action[0], action[1], None)  # type: ignore[arg-type]
+        return _play(state, action[0], action[1], None)
     return _step(state, action, None)
 
 
@@ -386,7 +428,7 @@ def _step(state: State, action: Action, events: list[Event] | None) -> State:
 
 
 def _check_deck(deck: object) -> tuple[Card, ...]:
-    if not isinstance(deck, tuple | list) or len(deck) != 52:
+    if not isinstance(deck, _DECK_CONTAINERS) or len(deck) != 52:
         raise MalformedError(MalformedReason.INVALID_DECK, "a deck is a sequence of 52 cards")
     # The common case, all Card already, is checked at C speed.
     cards = tuple(deck) if set(map(type, deck)) == {Card} else tuple(_card(c) for c in deck)
@@ -397,10 +439,16 @@ def _check_deck(deck: object) -> tuple[Card, ...]:
 
 def _deal(state: State, deck: object, events: list[Event] | None) -> State:
     cards = _check_deck(deck)  # malformed before illegal, as for passes and plays
-    if state.phase != Phase.DEALING:
+    if state.phase is not _DEALING:
         _raise_phase(state, "deal")
     dealer = state.dealer
-    hands = deal_hands(cards, dealer)
+    g0, g1, g2, g3 = _HAND_POSITIONS[dealer]  # deal_hands(cards, dealer), at C speed
+    hands = (
+        sum(map(_BITS.__getitem__, g0(cards))),
+        sum(map(_BITS.__getitem__, g1(cards))),
+        sum(map(_BITS.__getitem__, g2(cards))),
+        sum(map(_BITS.__getitem__, g3(cards))),
+    )
     direction = state.pass_direction
     if direction == PassDirection.HOLD:
         phase, turn = Phase.PLAYING, _holder(hands, TWO_OF_CLUBS)
@@ -434,49 +482,57 @@ def _raise_phase(state: State, what: str) -> None:
 
 def _pass(state: State, seat: object, cards: object, events: list[Event] | None) -> State:
     seat = _seat(seat)
-    if not isinstance(cards, tuple | list | frozenset | set):
+    if not isinstance(cards, _PASS_CONTAINERS):
         raise MalformedError(MalformedReason.INVALID_ACTION, "pass a sequence of cards")
-    parsed = tuple(_card(card) for card in cards)
-    if state.phase != Phase.PASSING:
+    parsed = tuple(map(_card, cards))
+    (
+        rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick, tricks,
+        broken, taken, totals, rounds,
+    ) = state  # fmt: skip
+    if phase is not _PASSING:
         _raise_phase(state, "pass")
-    if state.passed[seat]:
+    if passed[seat]:
         raise IllegalActionError(Reason.ALREADY_PASSED, f"seat {seat} has already passed")
     if len(parsed) != PASS_COUNT:
         raise IllegalActionError(
             Reason.WRONG_PASS_COUNT, f"pass exactly {PASS_COUNT} cards, not {len(parsed)}"
         )
-    mask = 0
-    for card in parsed:
-        if mask & 1 << card:
-            raise IllegalActionError(Reason.DUPLICATE_CARD, f"{card} is named twice")
-        mask |= 1 << card
-    hand = state.hands[seat]
+    first, second, third = parsed
+    mask = 1 << first | 1 << second | 1 << third
+    if mask.bit_count() != PASS_COUNT:  # the card named a second time, in the order given
+        duplicate = second if second == first else third
+        raise IllegalActionError(Reason.DUPLICATE_CARD, f"{duplicate} is named twice")
+    hand = hands[seat]
     if mask & ~hand:
         missing = cards_of(mask & ~hand)[0]
         raise IllegalActionError(Reason.CARD_NOT_IN_HAND, f"seat {seat} does not hold {missing}")
-    passed = list(state.passed)
-    passed[seat] = mask
-    direction = state.pass_direction
+    new_passed = list(passed)
+    new_passed[seat] = mask
+    p0, p1, p2, p3 = new_passed
+    passed = (p0, p1, p2, p3)
+    direction = rules.pass_direction(round_index)
     if events is not None:
         events.append(SeatPassed(seat))
         events.append(CardsPassed(seat, (seat + direction) & 3, cards_of(mask)))
-    if not all(passed):
-        return state._replace(passed=tuple(passed))
+    if not (p0 and p1 and p2 and p3):
+        return _new_state(State, (
+            rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick,
+            tricks, broken, taken, totals, rounds,
+        ))  # fmt: skip
     # The fourth pass: every seat gives its three cards and takes the three passed to it.
-    hands = [0, 0, 0, 0]
+    new_hands = [0, 0, 0, 0]
     for giver in SEATS:
         taker = (giver + direction) & 3
-        hands[taker] = state.hands[taker] & ~passed[taker] | passed[giver]
-    hands_t = (hands[0], hands[1], hands[2], hands[3])
+        new_hands[taker] = hands[taker] & ~passed[taker] | passed[giver]
+    hands = (new_hands[0], new_hands[1], new_hands[2], new_hands[3])
     if events is not None:
         for taker in SEATS:
             giver = (taker - direction) & 3
             events.append(CardsReceived(taker, giver, cards_of(passed[giver])))
-    turn = _holder(hands_t, TWO_OF_CLUBS)
+    turn = _holder(hands, TWO_OF_CLUBS)
     return _new_state(State, (
-        state.rules, Phase.PLAYING, state.round_index, state.first_dealer, state.deck, hands_t,
-        (passed[0], passed[1], passed[2], passed[3]), turn, turn, (), (), False, _ZERO4,
-        state.totals, state.rounds,
+        rules, _PLAYING, round_index, first_dealer, deck, hands, passed, turn, turn, (), (),
+        False, _ZERO4, totals, rounds,
     ))  # fmt: skip
 
 
@@ -488,13 +544,15 @@ def _play(state: State, seat: int, card: Card, events: list[Event] | None) -> St
         rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick, tricks,
         broken, taken, totals, rounds,
     ) = state  # fmt: skip
-    if seat != turn or phase is not _PLAYING or seat.__class__ is not int:
+    # Identity, not equality: CPython shares the small ints, so a plain int seat that is the turn
+    # is the same object. Anything else (a bool, an int subclass, not a seat) takes this branch.
+    if seat is not turn or phase is not _PLAYING:
         seat = _seat(seat)  # not a seat, or a seat given as an int subclass (converted here)
         if phase is not _PLAYING:
             _raise_phase(state, "play")
         if seat != turn:
             raise IllegalActionError(Reason.NOT_YOUR_TURN, f"it is seat {turn}'s turn")
-    bit = 1 << card
+    bit = _BITS[card]
     memo_state, legal = _memo
     if memo_state is not state:
         legal = _legal_mask(state, seat)
@@ -515,18 +573,13 @@ def _play(state: State, seat: int, card: Card, events: list[Event] | None) -> St
         broken = True
         if events is not None:
             events.append(HeartsBroken(seat, card))
-    trick += (card,)
+    trick += _ALONE[card]
     if len(trick) < 4:
         return _new_state(State, (
             rules, _PLAYING, round_index, first_dealer, deck, hands, passed, (seat + 1) & 3,
             leader, trick, tricks, broken, taken, totals, rounds,
         ))  # fmt: skip
-    # The trick is complete: the highest card of the led suit takes it. Cards are numbered in
-    # rank order within a suit, so that card is the top bit of the trick's led-suit cards.
-    c0, c1, c2, c3 = trick
-    trick_mask = (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
-    high = (trick_mask & SUIT_MASKS[c0 // 13]).bit_length() - 1
-    winner = (leader + trick.index(high)) & 3
+    winner, trick_mask = _take(trick, leader)
     t0, t1, t2, t3 = taken
     if winner == 0:
         taken = (t0 | trick_mask, t1, t2, t3)
@@ -547,6 +600,18 @@ def _play(state: State, seat: int, card: Card, events: list[Event] | None) -> St
             tricks, broken, taken, totals, rounds,
         ))  # fmt: skip
     return _score_round(state, tricks, taken, events)
+
+
+def _take(trick: tuple[Card, ...], leader: int) -> tuple[int, int]:
+    """The seat that takes a complete trick led by ``leader``, and the trick's cards as a mask.
+
+    The highest card of the led suit takes it. Cards are numbered in rank order within a suit, so
+    that card is the top bit of the trick's led-suit cards.
+    """
+    c0, c1, c2, c3 = trick
+    trick_mask = _BITS[c0] | _BITS[c1] | _BITS[c2] | _BITS[c3]
+    high = (trick_mask & _SUIT_MASK_OF[c0]).bit_length() - 1
+    return (leader + trick.index(high)) & 3, trick_mask
 
 
 def _mask_points(mask: int, rules: Rules) -> int:
@@ -583,18 +648,19 @@ def round_points(
     for seat in SEATS:
         if taken[seat] & _POINT_CARDS == _POINT_CARDS:
             shooter = seat
-    points = [0, 0, 0, 0]
-    for seat in SEATS:
-        if shooter is None:
-            points[seat] = (taken[seat] & HEARTS_MASK).bit_count() + (
-                13 if taken[seat] & _QS_BIT else 0
-            )
-        elif rules.moon_scoring == MoonScoring.ADD_TO_OTHERS:
-            points[seat] = 0 if seat == shooter else 26
-        else:
-            points[seat] = -26 if seat == shooter else 0
-        if rules.jack_of_diamonds_bonus and taken[seat] & _JD_BIT:
-            points[seat] -= 10
+    if shooter is None:
+        points = [
+            (taken[seat] & HEARTS_MASK).bit_count() + (13 if taken[seat] & _QS_BIT else 0)
+            for seat in SEATS
+        ]
+    elif rules.moon_scoring == MoonScoring.ADD_TO_OTHERS:
+        points = [0 if seat == shooter else 26 for seat in SEATS]
+    else:
+        points = [-26 if seat == shooter else 0 for seat in SEATS]
+    if rules.jack_of_diamonds_bonus:
+        for seat in SEATS:
+            if taken[seat] & _JD_BIT:
+                points[seat] -= 10
     if rules.avoid_all_tricks_bonus and shooter is None:
         winners = {trick.winner for trick in tricks}
         for seat in SEATS:
@@ -616,20 +682,15 @@ def _score_round(
         state.totals[2] + points[2],
         state.totals[3] + points[3],
     )
-    record = RoundRecord(
-        state.round_index,
-        state.dealer,
-        state.deck,
-        tuple(cards_of(mask) for mask in state.passed),
-        tricks,
-        points,
-        shooter,
-    )
+    record = _new_state(RoundRecord, (
+        state.round_index, state.dealer, state.deck, tuple(map(cards_of, state.passed)), tricks,
+        points, shooter,
+    ))  # fmt: skip
     over = max(totals) >= state.rules.target_score
     if events is not None:
         events.append(RoundScored(state.round_index, points, totals, shooter))
     nxt = _new_state(State, (
-        state.rules, Phase.GAME_OVER if over else Phase.DEALING,
+        state.rules, _GAME_OVER if over else _DEALING,
         state.round_index if over else state.round_index + 1, state.first_dealer, (), _ZERO4,
         _ZERO4, -1, -1, (), (), False, _ZERO4, totals, (*state.rounds, record),
     ))  # fmt: skip

@@ -96,7 +96,9 @@ def _four_masks(values: Any) -> tuple[int, int, int, int]:
 
 def state_from_dict(data: dict[str, Any]) -> State:
     """The inverse of :func:`state_to_dict`; refuses unknown schema versions."""
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+    if not isinstance(data, dict):
+        raise MalformedError(MalformedReason.INVALID_STATE, "a state is an object")
+    if data.get("schema") != SCHEMA_VERSION:
         raise MalformedError(
             MalformedReason.INVALID_STATE, f"unsupported state schema {data.get('schema')!r}"
         )

@@ -64,6 +64,8 @@ class SeatView:
     totals: tuple[int, ...]
     round_scores: tuple[tuple[int, ...], ...]
     """Each finished round's points per seat."""
+    moon_shooters: tuple[int | None, ...]
+    """Each finished round's moon shooter, or None."""
     legal: tuple[Card, ...]
     """The cards this seat may play now, or may pass from; empty if it owes nothing."""
     pass_count: int
@@ -128,6 +130,7 @@ def _view(state: State, seat: int | None) -> SeatView:
         hand_sizes=tuple(mask.bit_count() for mask in state.hands),
         totals=state.totals,
         round_scores=tuple(record.points for record in state.rounds),
+        moon_shooters=tuple(record.moon_shooter for record in state.rounds),
         legal=legal,
         pass_count=pass_count,
         result=result(state),

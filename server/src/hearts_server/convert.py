@@ -306,10 +306,12 @@ def view_to_pb(
     message.round_points.extend(seat_view.round_points)
     message.tricks_won.extend(seat_view.tricks_won)
     totals = [0, 0, 0, 0]
-    for index, points in enumerate(seat_view.round_scores):
+    for index, (points, shooter) in enumerate(
+        zip(seat_view.round_scores, seat_view.moon_shooters, strict=True)
+    ):
         for s in range(4):
             totals[s] += points[s]
-        message.score_history.append(_round_score(index, points, totals, None))
+        message.score_history.append(_round_score(index, points, totals, shooter))
     message.legal_cards.extend(_cards(seat_view.legal))
     message.cards_to_pass = seat_view.pass_count
     if seat_view.history:

@@ -57,8 +57,10 @@ METRICS = Metrics()
 _GRPC_CODES = {code: getattr(grpc.StatusCode, code.value) for code in Code}
 
 
-def _status_for(error: ServiceError) -> grpc.Status:
+def _status_for(error: ServiceError, table: str = "") -> grpc.Status:
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN)
+    if table:
+        info.metadata["table"] = table
     details = [any_pb2.Any()]
     details[0].Pack(info)
     if error.legal_cards is not None:
@@ -97,7 +99,7 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
                 return await handler(self, request, context)
             except ServiceError as error:
                 code = error.code.value
-                await context.abort_with_status(_status_for(error))
+                await context.abort_with_status(_status_for(error, getattr(request, "name", "")))
                 raise  # unreachable: abort raises
             except Exception as error:
                 if isinstance(error, grpc.aio.AbortError):
@@ -212,7 +214,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             if error.reason == "STREAM_LAGGED" and self.shutting_down:
                 error = ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
             code = error.code.value
-            await context.abort_with_status(_status_for(error))
+            await context.abort_with_status(_status_for(error, request.name))
         except Exception as error:
             if isinstance(error, grpc.aio.AbortError):
                 raise

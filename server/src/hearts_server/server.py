@@ -108,6 +108,9 @@ class HeartsServer:
 
     async def start(self) -> None:
         """Start serving and report SERVING."""
+        start_store = getattr(self.store, "start", None)
+        if start_store is not None:
+            await start_store()  # the Redis store's pub/sub listener and index sweeper
         await self.grpc_server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

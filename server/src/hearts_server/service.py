@@ -253,13 +253,12 @@ class TableApp:
                 )
             except StoreUnavailableError:
                 raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
-            for table_id, data in rows:
+            for table_id, version, data in rows:
                 before = table_id
                 record = TableRecord.from_json(data)
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
-                # The listing shows each table's public state; its etag is not known here.
-                response.tables.append(convert.table_to_pb(record, 0))
+                response.tables.append(convert.table_to_pb(record, version))
             if not rows:
                 break
         if more and before is not None:
@@ -446,12 +445,16 @@ class TableApp:
             left = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
             left.player_left.seat = seat
             left.player_left.player_display_name = old.name
-            if record.game is not None and record.game.phase != Phase.GAME_OVER:
+            if record.game is None:
+                seats[seat] = SeatRecord(Occupant.EMPTY, "", None, old.epoch + 1)
+            elif record.game.phase != Phase.GAME_OVER:
                 level = BotLevel.HEURISTIC
                 seats[seat] = SeatRecord(Occupant.BOT, f"{old.name} (bot)", level, old.epoch + 1)
                 left.player_left.replacement_bot_level = convert.BOT_LEVELS[level]
             else:
-                seats[seat] = SeatRecord(Occupant.EMPTY, "", None, old.epoch + 1)
+                # A finished game keeps its players' names; leaving only revokes the token, so
+                # nobody can join a game that will never restart.
+                seats[seat] = dataclasses.replace(old, epoch=old.epoch + 1)
             batch.add(None, left)
             new = dataclasses.replace(record, seats=tuple(seats))
             if new.game is not None:
@@ -564,6 +567,7 @@ class TableApp:
                 str(Reason.WRONG_PHASE),
                 "the game starts when all four seats are taken",
                 code=Code.FAILED_PRECONDITION,
+                legal_cards=(),
             )
         action: Action = PassCards(seat, cards) if kind == "pass" else PlayCard(seat, cards[0])
         batch = _Batch(self._now_ms())

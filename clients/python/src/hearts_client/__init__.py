@@ -1,1 +1,75 @@
-"""Python client for the Hearts TableService (hearts.v1); the generated code lives in hearts.v1."""
+"""Python client for the Hearts TableService (``hearts.v1``).
+
+:class:`HeartsClient` (asyncio) and :class:`SyncHeartsClient` (blocking) call the service with
+Pythonic arguments: cards in notation (``"QS"``, ``"10H"``), rules as a dict, bots as
+``{1: "heuristic"}``. They keep seat tokens, retry safely with one request_id per call, resume
+watch streams, and raise :class:`HeartsError` subclasses that carry the server's stable reason.
+The generated messages and stubs live in ``hearts.v1``; the ``hearts`` command is
+:mod:`hearts_client.cli`.
+"""
+
+from hearts_client.cards import (
+    SUIT_SYMBOLS,
+    CardLike,
+    InvalidCardError,
+    card,
+    card_label,
+    card_str,
+    cards,
+    format_cards,
+    sort_cards,
+)
+from hearts_client.client import (
+    BotLevelLike,
+    CreatedTable,
+    HeartsClient,
+    JoinedTable,
+    RulesLike,
+    TablePage,
+    bot_level,
+    make_rules,
+    table_name,
+)
+from hearts_client.errors import (
+    ERROR_DOMAIN,
+    AuthError,
+    ConflictError,
+    HeartsError,
+    IllegalMoveError,
+    InvalidRequestError,
+    NotFoundError,
+    SeatTakenError,
+    UnavailableError,
+)
+from hearts_client.sync import SyncHeartsClient
+
+__all__ = [
+    "ERROR_DOMAIN",
+    "SUIT_SYMBOLS",
+    "AuthError",
+    "BotLevelLike",
+    "CardLike",
+    "ConflictError",
+    "CreatedTable",
+    "HeartsClient",
+    "HeartsError",
+    "IllegalMoveError",
+    "InvalidCardError",
+    "InvalidRequestError",
+    "JoinedTable",
+    "NotFoundError",
+    "RulesLike",
+    "SeatTakenError",
+    "SyncHeartsClient",
+    "TablePage",
+    "UnavailableError",
+    "bot_level",
+    "card",
+    "card_label",
+    "card_str",
+    "cards",
+    "format_cards",
+    "make_rules",
+    "sort_cards",
+    "table_name",
+]

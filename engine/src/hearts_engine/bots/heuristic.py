@@ -57,12 +57,18 @@ def play_card(
     if not legal & (legal - 1):
         return _low(legal)
     if trick:
-        return _follow(hand, legal, trick, played, block, shooter_winning)
+        return _follow(hand, legal, trick, played, block=block, shooter_winning=shooter_winning)
     return _lead(hand, legal, played, block)
 
 
 def _follow(
-    hand: int, legal: int, trick: tuple[int, ...], played: int, block: bool, shooter_winning: bool
+    hand: int,
+    legal: int,
+    trick: tuple[int, ...],
+    played: int,
+    *,
+    block: bool,
+    shooter_winning: bool,
 ) -> int:
     led = trick[0] // 13
     high = trick[0]
@@ -149,12 +155,12 @@ def _lead(hand: int, legal: int, played: int, block: bool) -> int:
 def pass_cards(hand: int) -> tuple[int, int, int]:
     """The three card indices the heuristic passes from ``hand`` (a mask of 13 cards or more).
 
-    Dangerous high spades go first when the hand is short of low spades to guard them; then
-    greedily the most dangerous card, where high hearts are dangerous, low spades and low hearts
-    are safe, and a club or diamond that empties (voids) a short suit earns a bonus.
+    Dangerous high spades go first when the hand holds fewer than three low spades to guard
+    them; then greedily the most dangerous card, where high hearts are dangerous, low spades and
+    low hearts are safe, and a club or diamond that empties (voids) a short suit earns a bonus.
     """
     chosen: list[int] = []
-    if (hand & _BELOW_QS).bit_count() < 4:
+    if (hand & _BELOW_QS).bit_count() < 3:
         for card in (_QS, 51, 50):
             if hand >> card & 1:
                 chosen.append(card)
@@ -172,7 +178,7 @@ def pass_cards(hand: int) -> tuple[int, int, int]:
             elif suit == _SPADES:
                 key = rank - 2 if card > _QS else -20  # low spades guard the queen
             else:
-                key = rank + (8 - 2 * length if length <= slots else 0)
+                key = rank + (12 - 3 * length if length <= slots else 0)
             if key > best_key:
                 best, best_key = card, key
         chosen.append(best)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import enum
 import math
+import statistics
 import time
 
 from hearts_engine.bots.base import Bot, BotLevel, decision_rng
 from hearts_engine.bots.heuristic import choose_heuristic_pass, choose_heuristic_play, play_card
-from hearts_engine.bots.sampling import infer, sample_hands
+from hearts_engine.bots.sampling import Knowledge, infer, sample_hands
 from hearts_engine.cards import DECK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card
 from hearts_engine.game import Phase, PlayCard, State, apply, legal_plays
 from hearts_engine.views import SeatView, determinize
@@ -36,6 +37,7 @@ DEFAULT_PLAYOUTS = 240
 """Playouts per decision by default: a mean decision well under 100 ms on one 2020s CPU core."""
 
 _PLAYING = Phase.PLAYING
+_PRUNE_MARGIN = 0.25  # points: a candidate this close to the best is never dropped early
 
 
 class Objective(enum.StrEnum):
@@ -96,6 +98,63 @@ def candidates(seat_view: SeatView, played: int) -> list[Card]:
     return chosen
 
 
+class _Search:
+    """The playout values of each candidate card, deal by deal, for one decision."""
+
+    def __init__(
+        self,
+        seat_view: SeatView,
+        knowledge: Knowledge,
+        options: list[Card],
+        objective: Objective,
+        seed: int,
+    ) -> None:
+        self.seat_view = seat_view
+        self.knowledge = knowledge
+        self.options = options
+        self.difference = objective == Objective.DIFFERENCE
+        self.rng = decision_rng(seed, seat_view, "monte-carlo")
+        self.use_voids = True
+        self.values: list[list[float]] = [[] for _ in options]
+
+    def _deal(self) -> State:
+        try:
+            hands = sample_hands(self.knowledge, self.rng, use_voids=self.use_voids)
+        except ValueError:
+            self.use_voids = False  # unreachable after legal play; never crash a table over it
+            hands = sample_hands(self.knowledge, self.rng, use_voids=False)
+        return determinize(self.seat_view, hands)
+
+    def run(self, alive: list[int], *, deals: int, until: float | None = None) -> None:
+        """Play every candidate in ``alive`` out on ``deals`` new deals (or until ``until``)."""
+        seat = self.knowledge.seat
+        played = self.knowledge.played
+        for _ in range(deals):
+            world = self._deal()
+            for index in alive:
+                card = self.options[index]
+                points = playout(apply(world, PlayCard(seat, card)), played | 1 << card)
+                value = float(points[seat])
+                if self.difference:
+                    value -= (sum(points) - points[seat]) / 3
+                self.values[index].append(value)
+            if until is not None and time.perf_counter() >= until:
+                break
+
+    def survivors(self, alive: list[int]) -> list[int]:
+        """The candidates not clearly worse than the best: paired difference beyond 2 SE."""
+        deals = len(self.values[alive[0]])
+        best = min(alive, key=lambda i: math.fsum(self.values[i]))
+        kept = []
+        for index in alive:
+            diffs = [a - b for a, b in zip(self.values[index], self.values[best], strict=True)]
+            mean = math.fsum(diffs) / deals
+            spread = statistics.pstdev(diffs) if deals > 1 else 0.0
+            if mean - 2 * spread / math.sqrt(deals) <= _PRUNE_MARGIN:
+                kept.append(index)
+        return kept
+
+
 class MonteCarloBot(Bot):
     """Samples hidden hands and plays each candidate out with the heuristic; see the module."""
 
@@ -140,31 +199,25 @@ class MonteCarloBot(Bot):
         options = candidates(seat_view, knowledge.played)
         if len(options) == 1:
             return options[0]
-        rng = decision_rng(self.seed, seat_view, "monte-carlo")
-        deadline = None
-        if self.time_budget_ms is not None:
-            deadline = time.perf_counter() + self.time_budget_ms / 1000
-            deals = 1 << 30
+        search = _Search(seat_view, knowledge, options, self.objective, self.seed)
+        # Two stages: half the budget on every candidate, then the rest on the candidates that
+        # are not clearly worse than the best so far (all of them tried on the same deals).
+        everyone = list(range(len(options)))
+        if self.time_budget_ms is None:
+            first = max(2, math.ceil(self.playouts / (2 * len(options))))
+            search.run(everyone, deals=first)
+            alive = search.survivors(everyone)
+            if len(alive) > 1:
+                rest = self.playouts - first * len(options)
+                search.run(alive, deals=max(0, rest // len(alive)))
         else:
-            deals = math.ceil(self.playouts / len(options))
-        difference = self.objective == Objective.DIFFERENCE
-        use_voids = True
-        totals = [0.0] * len(options)
-        for _ in range(deals):
-            try:
-                hands = sample_hands(knowledge, rng, use_voids=use_voids)
-            except ValueError:
-                use_voids = False  # unreachable after legal play; never crash a table over it
-                hands = sample_hands(knowledge, rng, use_voids=False)
-            world = determinize(seat_view, hands)
-            for index, card in enumerate(options):
-                points = playout(apply(world, PlayCard(seat, card)), knowledge.played | 1 << card)
-                value = float(points[seat])
-                if difference:
-                    value -= (sum(points) - points[seat]) / 3
-                totals[index] += value
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
+            start = time.perf_counter()
+            half = self.time_budget_ms / 2000
+            search.run(everyone, deals=1 << 30, until=start + half)
+            alive = search.survivors(everyone)
+            if len(alive) > 1:
+                search.run(alive, deals=1 << 30, until=start + 2 * half)
+        totals = [math.fsum(search.values[i]) if i in alive else math.inf for i in everyone]
         # Ties go to the heuristic's card, then to the lowest card; within the chosen set of
         # interchangeable cards, the heuristic's own card if it is one of them.
         preferred = choose_heuristic_play(seat_view)

@@ -133,15 +133,15 @@ def sample_hands(
     caps = [knowledge.need[s] for s in others]
     by_pattern: list[list[int]] = [[] for _ in range(8)]
     unknown = knowledge.unknown
-    for card in cards_of(unknown):
+    for hidden in cards_of(unknown):
         pattern = 0
         if use_voids:
             for i, other in enumerate(others):
-                if knowledge.allowed[other] >> card & 1:
+                if knowledge.allowed[other] >> hidden & 1:
                     pattern |= 1 << i
         else:
             pattern = 7
-        by_pattern[pattern].append(card)
+        by_pattern[pattern].append(hidden)
     counts = [len(cards) for cards in by_pattern]
     if counts[0] or sum(caps) != unknown.bit_count() or not _feasible(counts, caps):
         raise ValueError("no deal of the hidden cards fits what the seat knows")

@@ -174,8 +174,8 @@ class Store(Protocol):
 
     async def list_tables(
         self, *, open_only: bool, before_id: str | None, limit: int
-    ) -> tuple[list[tuple[str, bytes]], bool]:
-        """``(table_id, data)`` pairs in descending id order, ids below ``before_id``.
+    ) -> tuple[list[tuple[str, int, bytes]], bool]:
+        """``(table_id, version, data)`` in descending id order, ids below ``before_id``.
 
         Table ids begin with their creation time, so this is newest first. The bool says whether
         more may follow. ``open_only`` keeps tables whose last commit said they had a free seat.

@@ -12,6 +12,7 @@ __all__ = [
     "INDEX_OPEN",
     "NOTIFY_PATTERN",
     "check_table_id",
+    "create_request",
     "events",
     "notify_channel",
     "requests",
@@ -68,6 +69,17 @@ def requests(table_id: str) -> str:
     'hearts:{abc}:r'
     """
     return f"{_PREFIX}:{{{check_table_id(table_id)}}}:r"
+
+
+def create_request(request_id: str) -> str:
+    """String ``<len(table_id)>:<table_id><response>``: the table a create request made.
+
+    It has no hash tag on purpose: only single-key commands touch it, so any slot will do.
+
+    >>> create_request("req-1")
+    'hearts:create:req-1'
+    """
+    return f"{_PREFIX}:create:{request_id}"
 
 
 def notify_channel(table_id: str) -> str:

@@ -165,7 +165,7 @@ class MemoryStore:
 
     async def list_tables(
         self, *, open_only: bool, before_id: str | None, limit: int
-    ) -> tuple[list[tuple[str, bytes]], bool]:
+    ) -> tuple[list[tuple[str, int, bytes]], bool]:
         now = self._clock()
         ids = sorted(
             (
@@ -177,7 +177,10 @@ class MemoryStore:
             ),
             reverse=True,
         )
-        page = [(table_id, self._tables[table_id].data) for table_id in ids[:limit]]
+        page = [
+            (table_id, self._tables[table_id].version, self._tables[table_id].data)
+            for table_id in ids[:limit]
+        ]
         return page, len(ids) > limit
 
     def subscribe(self, table_id: str) -> HubSubscription:

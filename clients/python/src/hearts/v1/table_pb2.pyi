@@ -531,10 +531,12 @@ class Table(_message.Message):
     other phase (passing is simultaneous).
     """
     deck_seed: _builtins.int
-    """The seed that orders every deck of the game, for reproducible games. On
-    CreateTable it is optional (the server picks one when unset). In
-    responses it is set only once the game is over, so that nobody can
-    recompute the hands while playing.
+    """The seed that orders every deck of the game, for reproducible games
+    (the same seed deals the same decks everywhere). On CreateTable it is
+    optional: without it the server shuffles every deck with the operating
+    system's secure randomness and no seed exists. In responses it is set
+    only once the game is over, so that nobody can recompute the hands while
+    playing.
     """
     @_builtins.property
     def rules(self) -> Global___Rules:
@@ -914,7 +916,10 @@ class TableView(_message.Message):
 
     @_builtins.property
     def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
-        """The cards the caller may play now; empty unless it is the caller's turn."""
+        """The cards the caller may play now or, while passing, the cards it may
+        choose its `cards_to_pass` from (its hand); empty when the caller owes no
+        move.
+        """
 
     @_builtins.property
     def game_history(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoundHistory]:

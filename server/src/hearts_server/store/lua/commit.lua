@@ -6,7 +6,8 @@
 --       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
 --       then (sequence, audience, payload) triples, sequences increasing and >= 1.
 -- Returns {1, new_version} applied, {0, version, open} conflict (version 0: no table),
--- {2, version, response} replayed, {-1, version, error} events out of order (nothing written).
+-- {2, version, response, open} replayed, {-1, version, error} events out of order (nothing
+-- written). "open" is the record's current flag, so the caller can repair a listing hint it sent.
 local current = redis.call('HMGET', KEYS[1], 'v', 'o')
 if not current[1] then
   return {0, 0, ''}
@@ -18,7 +19,7 @@ if ARGV[6] ~= '0' then
     local colon = string.find(remembered, ':', 1, true)
     local n = tonumber(string.sub(remembered, 1, colon - 1))
     if string.sub(remembered, colon + 1, colon + n) == ARGV[5] then
-      return {2, version, string.sub(remembered, colon + n + 1)}
+      return {2, version, string.sub(remembered, colon + n + 1), current[2] or ''}
     end
   end
 end

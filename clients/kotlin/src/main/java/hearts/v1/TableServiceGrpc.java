@@ -1,0 +1,1144 @@
+package hearts.v1;
+
+import static io.grpc.MethodDescriptor.generateFullMethodName;
+
+/**
+ * <pre>
+ * TableService hosts Hearts tables and the games played at them.
+ * </pre>
+ */
+@io.grpc.stub.annotations.GrpcGenerated
+public final class TableServiceGrpc {
+
+  private TableServiceGrpc() {}
+
+  public static final java.lang.String SERVICE_NAME = "hearts.v1.TableService";
+
+  // Static method descriptors that strictly reflect the proto.
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest,
+      hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetTable",
+      requestType = hearts.v1.TableServiceOuterClass.GetTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.GetTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest,
+      hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest, hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod;
+    if ((getGetTableMethod = TableServiceGrpc.getGetTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getGetTableMethod = TableServiceGrpc.getGetTableMethod) == null) {
+          TableServiceGrpc.getGetTableMethod = getGetTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.GetTableRequest, hearts.v1.TableServiceOuterClass.GetTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.GetTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.GetTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("GetTable"))
+              .build();
+        }
+      }
+    }
+    return getGetTableMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest,
+      hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListTables",
+      requestType = hearts.v1.TableServiceOuterClass.ListTablesRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.ListTablesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest,
+      hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest, hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod;
+    if ((getListTablesMethod = TableServiceGrpc.getListTablesMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getListTablesMethod = TableServiceGrpc.getListTablesMethod) == null) {
+          TableServiceGrpc.getListTablesMethod = getListTablesMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.ListTablesRequest, hearts.v1.TableServiceOuterClass.ListTablesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListTables"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.ListTablesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.ListTablesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("ListTables"))
+              .build();
+        }
+      }
+    }
+    return getListTablesMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest,
+      hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CreateTable",
+      requestType = hearts.v1.TableServiceOuterClass.CreateTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.CreateTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest,
+      hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest, hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod;
+    if ((getCreateTableMethod = TableServiceGrpc.getCreateTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getCreateTableMethod = TableServiceGrpc.getCreateTableMethod) == null) {
+          TableServiceGrpc.getCreateTableMethod = getCreateTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.CreateTableRequest, hearts.v1.TableServiceOuterClass.CreateTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CreateTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.CreateTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.CreateTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("CreateTable"))
+              .build();
+        }
+      }
+    }
+    return getCreateTableMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest,
+      hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteTable",
+      requestType = hearts.v1.TableServiceOuterClass.DeleteTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.DeleteTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest,
+      hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest, hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod;
+    if ((getDeleteTableMethod = TableServiceGrpc.getDeleteTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getDeleteTableMethod = TableServiceGrpc.getDeleteTableMethod) == null) {
+          TableServiceGrpc.getDeleteTableMethod = getDeleteTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.DeleteTableRequest, hearts.v1.TableServiceOuterClass.DeleteTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.DeleteTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.DeleteTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("DeleteTable"))
+              .build();
+        }
+      }
+    }
+    return getDeleteTableMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest,
+      hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "JoinTable",
+      requestType = hearts.v1.TableServiceOuterClass.JoinTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.JoinTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest,
+      hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest, hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod;
+    if ((getJoinTableMethod = TableServiceGrpc.getJoinTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getJoinTableMethod = TableServiceGrpc.getJoinTableMethod) == null) {
+          TableServiceGrpc.getJoinTableMethod = getJoinTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.JoinTableRequest, hearts.v1.TableServiceOuterClass.JoinTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "JoinTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.JoinTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.JoinTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("JoinTable"))
+              .build();
+        }
+      }
+    }
+    return getJoinTableMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest,
+      hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "LeaveTable",
+      requestType = hearts.v1.TableServiceOuterClass.LeaveTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.LeaveTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest,
+      hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest, hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod;
+    if ((getLeaveTableMethod = TableServiceGrpc.getLeaveTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getLeaveTableMethod = TableServiceGrpc.getLeaveTableMethod) == null) {
+          TableServiceGrpc.getLeaveTableMethod = getLeaveTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.LeaveTableRequest, hearts.v1.TableServiceOuterClass.LeaveTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "LeaveTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.LeaveTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.LeaveTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("LeaveTable"))
+              .build();
+        }
+      }
+    }
+    return getLeaveTableMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest,
+      hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "PassCards",
+      requestType = hearts.v1.TableServiceOuterClass.PassCardsRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.PassCardsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest,
+      hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest, hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod;
+    if ((getPassCardsMethod = TableServiceGrpc.getPassCardsMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getPassCardsMethod = TableServiceGrpc.getPassCardsMethod) == null) {
+          TableServiceGrpc.getPassCardsMethod = getPassCardsMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.PassCardsRequest, hearts.v1.TableServiceOuterClass.PassCardsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PassCards"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.PassCardsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.PassCardsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("PassCards"))
+              .build();
+        }
+      }
+    }
+    return getPassCardsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest,
+      hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "PlayCard",
+      requestType = hearts.v1.TableServiceOuterClass.PlayCardRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.PlayCardResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest,
+      hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest, hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod;
+    if ((getPlayCardMethod = TableServiceGrpc.getPlayCardMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getPlayCardMethod = TableServiceGrpc.getPlayCardMethod) == null) {
+          TableServiceGrpc.getPlayCardMethod = getPlayCardMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.PlayCardRequest, hearts.v1.TableServiceOuterClass.PlayCardResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PlayCard"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.PlayCardRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.PlayCardResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("PlayCard"))
+              .build();
+        }
+      }
+    }
+    return getPlayCardMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest,
+      hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "WatchTable",
+      requestType = hearts.v1.TableServiceOuterClass.WatchTableRequest.class,
+      responseType = hearts.v1.TableServiceOuterClass.WatchTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest,
+      hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest, hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod;
+    if ((getWatchTableMethod = TableServiceGrpc.getWatchTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getWatchTableMethod = TableServiceGrpc.getWatchTableMethod) == null) {
+          TableServiceGrpc.getWatchTableMethod = getWatchTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.WatchTableRequest, hearts.v1.TableServiceOuterClass.WatchTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "WatchTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.WatchTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.TableServiceOuterClass.WatchTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("WatchTable"))
+              .build();
+        }
+      }
+    }
+    return getWatchTableMethod;
+  }
+
+  /**
+   * Creates a new async stub that supports all call types for the service
+   */
+  public static TableServiceStub newStub(io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<TableServiceStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<TableServiceStub>() {
+        @java.lang.Override
+        public TableServiceStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new TableServiceStub(channel, callOptions);
+        }
+      };
+    return TableServiceStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports all types of calls on the service
+   */
+  public static TableServiceBlockingV2Stub newBlockingV2Stub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<TableServiceBlockingV2Stub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<TableServiceBlockingV2Stub>() {
+        @java.lang.Override
+        public TableServiceBlockingV2Stub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new TableServiceBlockingV2Stub(channel, callOptions);
+        }
+      };
+    return TableServiceBlockingV2Stub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports unary and streaming output calls on the service
+   */
+  public static TableServiceBlockingStub newBlockingStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<TableServiceBlockingStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<TableServiceBlockingStub>() {
+        @java.lang.Override
+        public TableServiceBlockingStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new TableServiceBlockingStub(channel, callOptions);
+        }
+      };
+    return TableServiceBlockingStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new ListenableFuture-style stub that supports unary calls on the service
+   */
+  public static TableServiceFutureStub newFutureStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<TableServiceFutureStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<TableServiceFutureStub>() {
+        @java.lang.Override
+        public TableServiceFutureStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new TableServiceFutureStub(channel, callOptions);
+        }
+      };
+    return TableServiceFutureStub.newStub(factory, channel);
+  }
+
+  /**
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public interface AsyncService {
+
+    /**
+     * <pre>
+     * GetTable returns a table as the caller may see it.
+     * </pre>
+     */
+    default void getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * </pre>
+     */
+    default void listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListTablesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CreateTable creates a table with its rules and bot seats, and returns the
+     * creator token that alone may delete it.
+     * </pre>
+     */
+    default void createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCreateTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteTable deletes a table; only the caller holding its creator token
+     * may delete it.
+     * </pre>
+     */
+    default void deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * JoinTable seats the caller at a given or any empty seat and returns the
+     * seat token for later moves.
+     * </pre>
+     */
+    default void joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getJoinTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * LeaveTable gives up the caller's seat; the seat token stops working.
+     * </pre>
+     */
+    default void leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getLeaveTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PassCards chooses the three cards the caller's seat passes this round.
+     * </pre>
+     */
+    default void passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPassCardsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PlayCard plays one card from the caller's hand to the current trick.
+     * </pre>
+     */
+    default void playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPlayCardMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * WatchTable streams the caller's view of a table and then every event the
+     * caller may see, until the table is deleted or the caller hangs up.
+     * </pre>
+     */
+    default void watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchTableMethod(), responseObserver);
+    }
+  }
+
+  /**
+   * Base class for the server implementation of the service TableService.
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public static abstract class TableServiceImplBase
+      implements io.grpc.BindableService, AsyncService {
+
+    @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
+      return TableServiceGrpc.bindService(this);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do asynchronous rpc calls to service TableService.
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public static final class TableServiceStub
+      extends io.grpc.stub.AbstractAsyncStub<TableServiceStub> {
+    private TableServiceStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected TableServiceStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new TableServiceStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetTable returns a table as the caller may see it.
+     * </pre>
+     */
+    public void getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * </pre>
+     */
+    public void listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListTablesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CreateTable creates a table with its rules and bot seats, and returns the
+     * creator token that alone may delete it.
+     * </pre>
+     */
+    public void createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCreateTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteTable deletes a table; only the caller holding its creator token
+     * may delete it.
+     * </pre>
+     */
+    public void deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * JoinTable seats the caller at a given or any empty seat and returns the
+     * seat token for later moves.
+     * </pre>
+     */
+    public void joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getJoinTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * LeaveTable gives up the caller's seat; the seat token stops working.
+     * </pre>
+     */
+    public void leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getLeaveTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PassCards chooses the three cards the caller's seat passes this round.
+     * </pre>
+     */
+    public void passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPassCardsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * PlayCard plays one card from the caller's hand to the current trick.
+     * </pre>
+     */
+    public void playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPlayCardMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * WatchTable streams the caller's view of a table and then every event the
+     * caller may see, until the table is deleted or the caller hangs up.
+     * </pre>
+     */
+    public void watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getWatchTableMethod(), getCallOptions()), request, responseObserver);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do synchronous rpc calls to service TableService.
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public static final class TableServiceBlockingV2Stub
+      extends io.grpc.stub.AbstractBlockingStub<TableServiceBlockingV2Stub> {
+    private TableServiceBlockingV2Stub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected TableServiceBlockingV2Stub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new TableServiceBlockingV2Stub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetTable returns a table as the caller may see it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.GetTableResponse getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.ListTablesResponse listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListTablesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CreateTable creates a table with its rules and bot seats, and returns the
+     * creator token that alone may delete it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.CreateTableResponse createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCreateTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteTable deletes a table; only the caller holding its creator token
+     * may delete it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.DeleteTableResponse deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * JoinTable seats the caller at a given or any empty seat and returns the
+     * seat token for later moves.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.JoinTableResponse joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getJoinTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * LeaveTable gives up the caller's seat; the seat token stops working.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.LeaveTableResponse leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getLeaveTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PassCards chooses the three cards the caller's seat passes this round.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.PassCardsResponse passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPassCardsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PlayCard plays one card from the caller's hand to the current trick.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.PlayCardResponse playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPlayCardMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * WatchTable streams the caller's view of a table and then every event the
+     * caller may see, until the table is deleted or the caller hangs up.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, hearts.v1.TableServiceOuterClass.WatchTableResponse>
+        watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getWatchTableMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do limited synchronous rpc calls to service TableService.
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public static final class TableServiceBlockingStub
+      extends io.grpc.stub.AbstractBlockingStub<TableServiceBlockingStub> {
+    private TableServiceBlockingStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected TableServiceBlockingStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new TableServiceBlockingStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetTable returns a table as the caller may see it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.GetTableResponse getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.ListTablesResponse listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListTablesMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CreateTable creates a table with its rules and bot seats, and returns the
+     * creator token that alone may delete it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.CreateTableResponse createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCreateTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteTable deletes a table; only the caller holding its creator token
+     * may delete it.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.DeleteTableResponse deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * JoinTable seats the caller at a given or any empty seat and returns the
+     * seat token for later moves.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.JoinTableResponse joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getJoinTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * LeaveTable gives up the caller's seat; the seat token stops working.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.LeaveTableResponse leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getLeaveTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PassCards chooses the three cards the caller's seat passes this round.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.PassCardsResponse passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPassCardsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * PlayCard plays one card from the caller's hand to the current trick.
+     * </pre>
+     */
+    public hearts.v1.TableServiceOuterClass.PlayCardResponse playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPlayCardMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * WatchTable streams the caller's view of a table and then every event the
+     * caller may see, until the table is deleted or the caller hangs up.
+     * </pre>
+     */
+    public java.util.Iterator<hearts.v1.TableServiceOuterClass.WatchTableResponse> watchTable(
+        hearts.v1.TableServiceOuterClass.WatchTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getWatchTableMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do ListenableFuture-style rpc calls to service TableService.
+   * <pre>
+   * TableService hosts Hearts tables and the games played at them.
+   * </pre>
+   */
+  public static final class TableServiceFutureStub
+      extends io.grpc.stub.AbstractFutureStub<TableServiceFutureStub> {
+    private TableServiceFutureStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected TableServiceFutureStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new TableServiceFutureStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetTable returns a table as the caller may see it.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.GetTableResponse> getTable(
+        hearts.v1.TableServiceOuterClass.GetTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetTableMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.ListTablesResponse> listTables(
+        hearts.v1.TableServiceOuterClass.ListTablesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListTablesMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * CreateTable creates a table with its rules and bot seats, and returns the
+     * creator token that alone may delete it.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.CreateTableResponse> createTable(
+        hearts.v1.TableServiceOuterClass.CreateTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCreateTableMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteTable deletes a table; only the caller holding its creator token
+     * may delete it.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.DeleteTableResponse> deleteTable(
+        hearts.v1.TableServiceOuterClass.DeleteTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteTableMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * JoinTable seats the caller at a given or any empty seat and returns the
+     * seat token for later moves.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.JoinTableResponse> joinTable(
+        hearts.v1.TableServiceOuterClass.JoinTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getJoinTableMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * LeaveTable gives up the caller's seat; the seat token stops working.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.LeaveTableResponse> leaveTable(
+        hearts.v1.TableServiceOuterClass.LeaveTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getLeaveTableMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * PassCards chooses the three cards the caller's seat passes this round.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.PassCardsResponse> passCards(
+        hearts.v1.TableServiceOuterClass.PassCardsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPassCardsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * PlayCard plays one card from the caller's hand to the current trick.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.PlayCardResponse> playCard(
+        hearts.v1.TableServiceOuterClass.PlayCardRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPlayCardMethod(), getCallOptions()), request);
+    }
+  }
+
+  private static final int METHODID_GET_TABLE = 0;
+  private static final int METHODID_LIST_TABLES = 1;
+  private static final int METHODID_CREATE_TABLE = 2;
+  private static final int METHODID_DELETE_TABLE = 3;
+  private static final int METHODID_JOIN_TABLE = 4;
+  private static final int METHODID_LEAVE_TABLE = 5;
+  private static final int METHODID_PASS_CARDS = 6;
+  private static final int METHODID_PLAY_CARD = 7;
+  private static final int METHODID_WATCH_TABLE = 8;
+
+  private static final class MethodHandlers<Req, Resp> implements
+      io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ServerStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ClientStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.BidiStreamingMethod<Req, Resp> {
+    private final AsyncService serviceImpl;
+    private final int methodId;
+
+    MethodHandlers(AsyncService serviceImpl, int methodId) {
+      this.serviceImpl = serviceImpl;
+      this.methodId = methodId;
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        case METHODID_GET_TABLE:
+          serviceImpl.getTable((hearts.v1.TableServiceOuterClass.GetTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse>) responseObserver);
+          break;
+        case METHODID_LIST_TABLES:
+          serviceImpl.listTables((hearts.v1.TableServiceOuterClass.ListTablesRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse>) responseObserver);
+          break;
+        case METHODID_CREATE_TABLE:
+          serviceImpl.createTable((hearts.v1.TableServiceOuterClass.CreateTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_TABLE:
+          serviceImpl.deleteTable((hearts.v1.TableServiceOuterClass.DeleteTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse>) responseObserver);
+          break;
+        case METHODID_JOIN_TABLE:
+          serviceImpl.joinTable((hearts.v1.TableServiceOuterClass.JoinTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse>) responseObserver);
+          break;
+        case METHODID_LEAVE_TABLE:
+          serviceImpl.leaveTable((hearts.v1.TableServiceOuterClass.LeaveTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse>) responseObserver);
+          break;
+        case METHODID_PASS_CARDS:
+          serviceImpl.passCards((hearts.v1.TableServiceOuterClass.PassCardsRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse>) responseObserver);
+          break;
+        case METHODID_PLAY_CARD:
+          serviceImpl.playCard((hearts.v1.TableServiceOuterClass.PlayCardRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse>) responseObserver);
+          break;
+        case METHODID_WATCH_TABLE:
+          serviceImpl.watchTable((hearts.v1.TableServiceOuterClass.WatchTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse>) responseObserver);
+          break;
+        default:
+          throw new AssertionError();
+      }
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public io.grpc.stub.StreamObserver<Req> invoke(
+        io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        default:
+          throw new AssertionError();
+      }
+    }
+  }
+
+  public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
+    return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
+        .addMethod(
+          getGetTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.GetTableRequest,
+              hearts.v1.TableServiceOuterClass.GetTableResponse>(
+                service, METHODID_GET_TABLE)))
+        .addMethod(
+          getListTablesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.ListTablesRequest,
+              hearts.v1.TableServiceOuterClass.ListTablesResponse>(
+                service, METHODID_LIST_TABLES)))
+        .addMethod(
+          getCreateTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.CreateTableRequest,
+              hearts.v1.TableServiceOuterClass.CreateTableResponse>(
+                service, METHODID_CREATE_TABLE)))
+        .addMethod(
+          getDeleteTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.DeleteTableRequest,
+              hearts.v1.TableServiceOuterClass.DeleteTableResponse>(
+                service, METHODID_DELETE_TABLE)))
+        .addMethod(
+          getJoinTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.JoinTableRequest,
+              hearts.v1.TableServiceOuterClass.JoinTableResponse>(
+                service, METHODID_JOIN_TABLE)))
+        .addMethod(
+          getLeaveTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.LeaveTableRequest,
+              hearts.v1.TableServiceOuterClass.LeaveTableResponse>(
+                service, METHODID_LEAVE_TABLE)))
+        .addMethod(
+          getPassCardsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.PassCardsRequest,
+              hearts.v1.TableServiceOuterClass.PassCardsResponse>(
+                service, METHODID_PASS_CARDS)))
+        .addMethod(
+          getPlayCardMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.PlayCardRequest,
+              hearts.v1.TableServiceOuterClass.PlayCardResponse>(
+                service, METHODID_PLAY_CARD)))
+        .addMethod(
+          getWatchTableMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              hearts.v1.TableServiceOuterClass.WatchTableRequest,
+              hearts.v1.TableServiceOuterClass.WatchTableResponse>(
+                service, METHODID_WATCH_TABLE)))
+        .build();
+  }
+
+  private static abstract class TableServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoFileDescriptorSupplier, io.grpc.protobuf.ProtoServiceDescriptorSupplier {
+    TableServiceBaseDescriptorSupplier() {}
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
+      return hearts.v1.TableServiceOuterClass.getDescriptor();
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.ServiceDescriptor getServiceDescriptor() {
+      return getFileDescriptor().findServiceByName("TableService");
+    }
+  }
+
+  private static final class TableServiceFileDescriptorSupplier
+      extends TableServiceBaseDescriptorSupplier {
+    TableServiceFileDescriptorSupplier() {}
+  }
+
+  private static final class TableServiceMethodDescriptorSupplier
+      extends TableServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoMethodDescriptorSupplier {
+    private final java.lang.String methodName;
+
+    TableServiceMethodDescriptorSupplier(java.lang.String methodName) {
+      this.methodName = methodName;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.MethodDescriptor getMethodDescriptor() {
+      return getServiceDescriptor().findMethodByName(methodName);
+    }
+  }
+
+  private static volatile io.grpc.ServiceDescriptor serviceDescriptor;
+
+  public static io.grpc.ServiceDescriptor getServiceDescriptor() {
+    io.grpc.ServiceDescriptor result = serviceDescriptor;
+    if (result == null) {
+      synchronized (TableServiceGrpc.class) {
+        result = serviceDescriptor;
+        if (result == null) {
+          serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
+              .setSchemaDescriptor(new TableServiceFileDescriptorSupplier())
+              .addMethod(getGetTableMethod())
+              .addMethod(getListTablesMethod())
+              .addMethod(getCreateTableMethod())
+              .addMethod(getDeleteTableMethod())
+              .addMethod(getJoinTableMethod())
+              .addMethod(getLeaveTableMethod())
+              .addMethod(getPassCardsMethod())
+              .addMethod(getPlayCardMethod())
+              .addMethod(getWatchTableMethod())
+              .build();
+        }
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,443 @@
+"""The ``hearts`` command: play Hearts in a terminal against three bots, or list a server's tables.
+
+It reads plain lines from stdin and writes plain lines to stdout (no curses, no terminal
+control), so a script or a test can drive a whole game through a pipe. The watch stream drives
+the game: every event is printed as it comes, and the player is asked for cards only when the
+stream says the game waits for them (``TurnChanged`` to their seat, or a new hand to pass from),
+so what is printed is always in the order it happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TextIO
+
+from hearts.v1 import table_event_pb2 as events_pb
+from hearts.v1 import table_pb2 as pb
+
+from hearts_client.cards import (
+    SUIT_SYMBOLS,
+    InvalidCardError,
+    card_label,
+    card_str,
+    cards,
+    sort_cards,
+)
+from hearts_client.client import HeartsClient
+from hearts_client.errors import HeartsError, IllegalMoveError, UnavailableError
+
+__all__ = ["build_parser", "main"]
+
+DEFAULT_SERVER = "127.0.0.1:50051"
+BOT_LEVELS = ("random", "heuristic", "monte_carlo")
+
+# Seats relative to the player, clockwise: the next seat is "left" (West, seen from South).
+_POSITIONS = ("You", "West", "North", "East")
+_DIRECTIONS = {
+    pb.PASS_DIRECTION_LEFT: ("left", 1),
+    pb.PASS_DIRECTION_ACROSS: ("across", 2),
+    pb.PASS_DIRECTION_RIGHT: ("right", 3),
+}
+_HELP = (
+    "Type cards in notation, rank then suit: QS, TD (or 10D), 2C, AH.\n"
+    "  Passing: three cards, like 'QS KS AH'. Playing: one card, like '7H'.\n"
+    "  'auto' lets the computer play the rest of the game for you; 'quit' leaves."
+)
+
+EXIT_OK = 0
+EXIT_QUIT = 1
+EXIT_ERROR = 2
+
+
+class _QuitError(Exception):
+    """The player typed quit, or stdin ended."""
+
+
+class _Game:
+    """One player's game at one table, printed to ``out`` and asked on ``inp``."""
+
+    def __init__(
+        self,
+        client: HeartsClient,
+        name: str,
+        seat: int,
+        inp: TextIO,
+        out: TextIO,
+        *,
+        auto: bool,
+        symbols: bool,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.seat = seat
+        self.inp = inp
+        self.out = out
+        self.auto = auto
+        self.symbols = symbols
+        self.rounds = 0
+        isatty = getattr(inp, "isatty", None)
+        self.echo = not (isatty is not None and isatty())
+
+    # ------------------------------------------------------------------ text
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def who(self, seat: int) -> str:
+        return _POSITIONS[(seat - self.seat) % 4]
+
+    def label(self, card: pb.Card) -> str:
+        return card_label(card, symbols=self.symbols)
+
+    def labels(self, some: Sequence[pb.Card]) -> str:
+        return " ".join(self.label(c) for c in some) or "-"
+
+    def suit_mark(self, suit: pb.Suit.ValueType) -> str:
+        return SUIT_SYMBOLS[suit] if self.symbols else "?CDHS"[suit]
+
+    def show_hand(self, hand: Sequence[pb.Card]) -> None:
+        self.say("Your hand:")
+        ordered = sort_cards(hand)
+        for suit in (pb.SUIT_CLUBS, pb.SUIT_DIAMONDS, pb.SUIT_HEARTS, pb.SUIT_SPADES):
+            ranks = [card_str(c)[0] for c in ordered if c.suit == suit]
+            self.say(f"  {self.suit_mark(suit)}  {' '.join(ranks) or '-'}")
+
+    def show_trick(self, view: pb.TableView) -> None:
+        trick = view.current_trick
+        if not trick.cards:
+            self.say(f"Trick {trick.number or 1}: you lead.")
+            return
+        played = ", ".join(f"{self.who(p.seat)} {self.label(p.card)}" for p in trick.cards)
+        self.say(f"Trick {trick.number}, led by {self.who(trick.leader)}: {played}")
+
+    def show_scores(self, title: str, rows: Sequence[tuple[str, Sequence[int]]]) -> None:
+        names = [self.who(seat) for seat in range(4)]
+        width = max(len(label) for label, _ in rows)
+        self.say(title)
+        self.say(" " * (width + 2) + "".join(f"{n:>7}" for n in names))
+        for label, values in rows:
+            self.say(f"  {label:<{width}}" + "".join(f"{v:>7}" for v in values))
+
+    def show_final(self, totals: Sequence[int], winners: Sequence[int]) -> None:
+        self.say()
+        self.say(f"Game over after {self.rounds or 'all'} rounds.")
+        self.say("Final totals: " + ", ".join(f"{self.who(s)} {totals[s]}" for s in range(4)))
+        names = [self.who(s) for s in winners]
+        if names == ["You"]:
+            self.say("Winner: You. Well played!")
+        else:
+            self.say(("Winners: " if len(names) > 1 else "Winner: ") + ", ".join(names))
+
+    def show_round(self, number: int, dealer: int, direction: pb.PassDirection.ValueType) -> None:
+        self.rounds = number
+        self.say()
+        self.say(f"=== Round {number} (dealer: {self.who(dealer)}) ===")
+        passing = _DIRECTIONS.get(direction)
+        if passing is None:
+            self.say("No passing this round.")
+        else:
+            word, offset = passing
+            self.say(f"Pass three cards {word}, to {self.who((self.seat + offset) % 4)}.")
+
+    def show_event(self, event: events_pb.TableEvent) -> None:
+        kind = event.WhichOneof("event")
+        if kind == "round_started":
+            started = event.round_started
+            self.show_round(started.round_number, started.dealer, started.pass_direction)
+        elif kind == "cards_passed":
+            passed = event.cards_passed
+            self.say(f"You pass {self.labels(passed.cards)} to {self.who(passed.to_seat)}.")
+        elif kind == "cards_received":
+            got = event.cards_received
+            self.say(f"You receive {self.labels(got.cards)} from {self.who(got.from_seat)}.")
+        elif kind == "card_played":
+            played = event.card_played
+            verb = "play" if played.seat == self.seat else "plays"
+            self.say(f"  {self.who(played.seat)} {verb} {self.label(played.card)}")
+        elif kind == "hearts_broken":
+            self.say("  Hearts are broken.")
+        elif kind == "trick_won":
+            trick = event.trick_won.trick
+            winner = self.who(trick.winner)
+            verb = "take" if trick.winner == self.seat else "takes"
+            points = f"{trick.points} point{'s' if trick.points != 1 else ''}"
+            self.say(f"  -> {winner} {verb} trick {trick.number} ({points}).")
+        elif kind == "round_scored":
+            score = event.round_scored.score
+            self.say()
+            if score.HasField("moon_shooter"):
+                self.say(f"{self.who(score.moon_shooter)} shot the moon!")
+            self.show_scores(
+                f"Scores after round {score.round_number}:",
+                [("this round", score.points), ("total", score.total_scores)],
+            )
+        elif kind == "player_joined":
+            joined = event.player_joined
+            self.say(f"{joined.player_display_name} sits down as {self.who(joined.seat)}.")
+        elif kind == "player_left":
+            left = event.player_left
+            self.say(f"{left.player_display_name} ({self.who(left.seat)}) left the table.")
+
+    # ------------------------------------------------------------------ asking
+
+    async def ask(self, prompt: str) -> str:
+        """One line from the player; raises _QuitError at end of input or on 'quit'."""
+        while True:
+            print(prompt, end="", file=self.out, flush=True)
+            line = await asyncio.to_thread(self.inp.readline)
+            if not line:
+                self.say()
+                raise _QuitError("end of input")
+            text = line.strip()
+            if self.echo:
+                # Piped input is not echoed by a terminal: write it, so the transcript reads well.
+                self.say(text)
+            if text.lower() in ("quit", "exit", "q"):
+                raise _QuitError("quit")
+            if text.lower() in ("help", "?", "h"):
+                self.say(_HELP)
+                continue
+            if text:
+                return text
+
+    async def act(self, view: pb.TableView, *, passing_only: bool = False) -> None:
+        """Ask for (or choose) the player's move if the view says the game waits for one."""
+        phase = view.table.phase
+        if phase == pb.PHASE_PASSING and view.cards_to_pass > 0:
+            await self.pass_cards(view)
+        elif (
+            not passing_only
+            and phase == pb.PHASE_PLAYING
+            and view.table.HasField("turn_seat")
+            and view.table.turn_seat == self.seat
+            and view.legal_cards
+        ):
+            await self.play_card(view)
+
+    async def pass_cards(self, view: pb.TableView) -> None:
+        self.say()
+        self.show_hand(view.hand)
+        while True:
+            if self.auto:
+                # Pass the three highest cards: simple, and rarely a bad idea.
+                chosen = sorted(view.hand, key=lambda c: (c.rank, c.suit))[-3:]
+            else:
+                text = await self.ask(f"Cards to pass ({view.cards_to_pass}, like 'QS KS AH'): ")
+                if text.lower() == "auto":
+                    self.auto = True
+                    continue
+                try:
+                    chosen = cards(text)
+                except InvalidCardError as error:
+                    self.say(f"  {error}")
+                    continue
+            try:
+                await self.client.pass_cards(self.name, chosen)
+                return
+            except IllegalMoveError as error:
+                self.say(f"  Not allowed: {error}")
+                if self.auto:
+                    raise
+
+    async def play_card(self, view: pb.TableView) -> None:
+        self.say()
+        self.show_trick(view)
+        self.show_hand(view.hand)
+        self.say(f"Legal: {self.labels(sort_cards(view.legal_cards))}")
+        while True:
+            if self.auto:
+                chosen: pb.Card | str = view.legal_cards[0]
+            else:
+                text = await self.ask("Your card: ")
+                if text.lower() == "auto":
+                    self.auto = True
+                    continue
+                chosen = text
+            try:
+                await self.client.play_card(self.name, chosen)
+                return
+            except InvalidCardError as error:
+                self.say(f"  {error}")
+            except IllegalMoveError as error:
+                self.say(f"  Not allowed: {error}")
+                if error.legal_cards:
+                    self.say(f"  Legal: {self.labels(sort_cards(error.legal_cards))}")
+                if self.auto:
+                    raise
+
+    # ------------------------------------------------------------------ the game
+
+    async def run(self, view: pb.TableView) -> int:
+        """Play from ``view`` (the join's) until the game ends; the exit code."""
+        table = view.table
+        if table.phase in (pb.PHASE_PASSING, pb.PHASE_PLAYING):
+            self.show_round(table.round_number, table.dealer, table.pass_direction)
+        await self.act(view)
+        stream = self.client.watch(self.name, after_sequence=view.sequence)
+        async with contextlib.aclosing(stream):
+            async for update in stream:
+                if update.HasField("snapshot"):
+                    # The server could not replay what we missed: start again from its state.
+                    view = update.snapshot
+                    if view.table.phase == pb.PHASE_GAME_OVER:
+                        self.show_final(view.table.total_scores, view.table.result.winners)
+                        return EXIT_OK
+                    await self.act(view)
+                    continue
+                event = update.event
+                self.show_event(event)
+                kind = event.WhichOneof("event")
+                if kind == "game_over":
+                    over = event.game_over
+                    self.show_final(over.total_scores, over.result.winners)
+                    return EXIT_OK
+                if kind == "table_deleted":
+                    self.say("The table was deleted.")
+                    return EXIT_QUIT
+                if kind == "turn_changed" and event.turn_changed.seat == self.seat:
+                    # TurnChanged ends every batch of moves, so the table now waits for us.
+                    await self.act(await self.client.get_table(self.name))
+                elif kind == "hand_dealt":
+                    await self.act(await self.client.get_table(self.name), passing_only=True)
+        self.say("The server ended the game's stream.")
+        return EXIT_ERROR
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def _symbols_ok(out: TextIO) -> bool:
+    encoding = getattr(out, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        "".join(SUIT_SYMBOLS.values()).encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
+    level = args.bots
+    async with HeartsClient(args.server) as client:
+        rules: dict[str, object] = {}
+        if args.target_score is not None:
+            rules["target_score"] = args.target_score
+        if args.no_passing:
+            rules["pass_cards"] = False
+        created = await client.create_table(
+            f"{args.name} vs bots",
+            rules=rules,
+            bots={1: level, 2: level, 3: level},
+            deck_seed=args.seed,
+        )
+        joined = await client.join_table(created.name, args.name, seat=0)
+        table = joined.view.table
+        print(
+            f"Table {created.name}: you ({args.name}) play against three {level} bots.\n"
+            f"The game ends when someone reaches {table.rules.target_score} points; "
+            f"the lowest total wins. Type 'help' for help.",
+            file=out,
+            flush=True,
+        )
+        game = _Game(
+            client,
+            created.name,
+            joined.seat,
+            inp,
+            out,
+            auto=args.auto,
+            symbols=not args.ascii and _symbols_ok(out),
+        )
+        try:
+            return await game.run(joined.view)
+        except _QuitError:
+            print("Leaving the table.", file=out, flush=True)
+            with contextlib.suppress(HeartsError):
+                await client.delete_table(created.name)
+            return EXIT_QUIT
+
+
+async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
+    phases = {
+        pb.PHASE_WAITING_FOR_PLAYERS: "waiting",
+        pb.PHASE_PASSING: "passing",
+        pb.PHASE_PLAYING: "playing",
+        pb.PHASE_GAME_OVER: "over",
+    }
+    count = 0
+    async with HeartsClient(args.server) as client:
+        async for table in client.iter_tables(has_free_seat=args.open):
+            seats = ", ".join(
+                seat.player_display_name or "(free)" for seat in sorted(table.seats, key=_seat_no)
+            )
+            phase = phases.get(table.phase, "?")
+            print(f"{table.name}  {table.display_name!r}  {phase}  [{seats}]", file=out)
+            count += 1
+            if args.limit and count >= args.limit:
+                break
+    if not count:
+        print("No tables.", file=out)
+    return EXIT_OK
+
+
+def _seat_no(seat: pb.Seat) -> int:
+    return seat.seat
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``hearts`` argument parser."""
+    parser = argparse.ArgumentParser(prog="hearts", description="Play Hearts on a Hearts server.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    server_help = f"the server's host:port (env HEARTS_SERVER; default {DEFAULT_SERVER})"
+    server = os.environ.get("HEARTS_SERVER", DEFAULT_SERVER)
+
+    play = commands.add_parser("play", help="play a game against three bots")
+    play.add_argument("--server", default=server, help=server_help)
+    play.add_argument("--name", default="Player", help="your name at the table")
+    play.add_argument("--bots", choices=BOT_LEVELS, default="heuristic", help="the bots' level")
+    play.add_argument("--seed", type=int, help="deck seed, for a reproducible game")
+    play.add_argument("--target-score", type=int, help="end the game at this total (default 100)")
+    play.add_argument("--no-passing", action="store_true", help="play without passing cards")
+    play.add_argument("--auto", action="store_true", help="play the first legal card for me")
+    play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")
+    play.set_defaults(run=_play)
+
+    tables = commands.add_parser("tables", help="list the server's tables")
+    tables.add_argument("--server", default=server, help=server_help)
+    tables.add_argument("--open", action="store_true", help="only tables with a free seat")
+    tables.add_argument("--limit", type=int, default=50, help="list at most this many (0: all)")
+    tables.set_defaults(run=_tables)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Run the ``hearts`` command; returns the exit code (0: done, 1: quit, 2: error)."""
+    args = build_parser().parse_args(argv)
+    inp = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+    run: Callable[[argparse.Namespace, TextIO, TextIO], Coroutine[Any, Any, int]] = args.run
+    try:
+        return asyncio.run(run(args, inp, out))
+    except UnavailableError as error:
+        print(f"hearts: cannot reach the server at {args.server}: {error}", file=sys.stderr)
+    except HeartsError as error:
+        print(f"hearts: the server refused: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(file=out)
+        return EXIT_QUIT
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

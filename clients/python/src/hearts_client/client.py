@@ -1,0 +1,513 @@
+"""The asyncio client for ``hearts.v1.TableService``.
+
+:class:`HeartsClient` hides the plumbing of the API: it keeps the seat token a join returned and
+sends it as ``authorization: Bearer`` metadata on later calls to that table, gives every mutation
+one ``request_id`` that all retries of that call reuse (so a retry after a lost answer never acts
+twice, AIP-155), retries UNAVAILABLE and DEADLINE_EXCEEDED with backoff, turns failures into
+:class:`~hearts_client.errors.HeartsError` subclasses, and resumes a watch stream from the last
+sequence it delivered. It must never retry a call that could act twice: only calls that carry a
+request_id, or read, are retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, NamedTuple, Self, TypeAlias
+
+import grpc
+from google.protobuf import json_format
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts.v1 import table_service_pb2_grpc as api_grpc
+
+from hearts_client.cards import CardLike, card, cards
+from hearts_client.errors import error_from_rpc
+
+__all__ = [
+    "BotLevelLike",
+    "CreatedTable",
+    "HeartsClient",
+    "JoinedTable",
+    "RulesLike",
+    "TablePage",
+    "bot_level",
+    "make_rules",
+    "table_name",
+]
+
+RulesLike: TypeAlias = pb.Rules | Mapping[str, object]
+"""Rules as a ``hearts.v1.Rules`` message or a dict of its fields (``{"target_score": 50}``)."""
+
+BotLevelLike: TypeAlias = str | int
+"""A bot level: ``"random"``, ``"heuristic"``, ``"monte_carlo"``, or a ``hearts.v1.BotLevel``."""
+
+_RETRIED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+# Channel reconnects start fast, so a retry soon after a server restart finds it up again
+# (gRPC's own default waits a second before the first reconnect).
+_CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 5000),
+)
+
+
+class CreatedTable(NamedTuple):
+    """What :meth:`HeartsClient.create_table` returns; unpacks as ``view, creator_token``."""
+
+    view: pb.TableView
+    """A spectator's view of the new table."""
+    creator_token: str
+    """The secret that alone may delete the table; the server never shows it again."""
+
+    @property
+    def name(self) -> str:
+        """The table's resource name, ``tables/{table}``."""
+        return self.view.table.name
+
+
+class JoinedTable(NamedTuple):
+    """What :meth:`HeartsClient.join_table` returns."""
+
+    seat: int
+    """The seat taken, 0 to 3."""
+    view: pb.TableView
+    """The table as the new player sees it (the hand, once all four seats are taken)."""
+    seat_token: str
+    """The seat's secret token; the client keeps it for later calls on this table."""
+
+
+class TablePage(NamedTuple):
+    """One page of :meth:`HeartsClient.list_tables`."""
+
+    tables: list[pb.Table]
+    """The tables of the page, newest first."""
+    next_page_token: str
+    """The token for the next page; empty on the last page."""
+
+
+def table_name(name: str) -> str:
+    """The resource name for a table name or bare id.
+
+    >>> table_name("abc123"), table_name("tables/abc123")
+    ('tables/abc123', 'tables/abc123')
+    """
+    return name if name.startswith("tables/") else f"tables/{name}"
+
+
+def bot_level(level: BotLevelLike) -> pb.BotLevel.ValueType:
+    """The ``hearts.v1.BotLevel`` value of a level name or value.
+
+    >>> bot_level("monte-carlo") == pb.BOT_LEVEL_MONTE_CARLO
+    True
+    """
+    if isinstance(level, int):
+        if level not in pb.BotLevel.values():
+            raise ValueError(f"unknown bot level {level}")
+        return pb.BotLevel.ValueType(level)
+    key = level.strip().upper().replace("-", "_")
+    key = key if key.startswith("BOT_LEVEL_") else f"BOT_LEVEL_{key}"
+    if key not in pb.BotLevel.DESCRIPTOR.values_by_name or key == "BOT_LEVEL_UNSPECIFIED":
+        raise ValueError(f"unknown bot level {level!r} (random, heuristic or monte_carlo)")
+    return pb.BotLevel.Value(key)
+
+
+def make_rules(value: RulesLike) -> pb.Rules:
+    """A ``hearts.v1.Rules`` from a message or a dict of its fields; unset fields stay unset.
+
+    ``moon_scoring`` may be written short: ``"subtract_from_shooter"``.
+
+    >>> r = make_rules({"target_score": 50, "moon_scoring": "subtract_from_shooter"})
+    >>> r.target_score, r.moon_scoring == pb.MOON_SCORING_SUBTRACT_FROM_SHOOTER
+    (50, True)
+    >>> r.HasField("pass_cards")
+    False
+    """
+    if isinstance(value, pb.Rules):
+        copy = pb.Rules()
+        copy.CopyFrom(value)
+        return copy
+    fields = dict(value)
+    moon = fields.get("moon_scoring")
+    if isinstance(moon, str):
+        moon = moon.strip().upper()
+        fields["moon_scoring"] = (
+            moon if moon.startswith("MOON_SCORING_") else f"MOON_SCORING_{moon}"
+        )
+    try:
+        return json_format.ParseDict(fields, pb.Rules())
+    except json_format.ParseError as error:
+        raise ValueError(f"bad rules {dict(value)!r}: {error}") from None
+
+
+class HeartsClient:
+    """An asyncio client for one Hearts server, over one grpc.aio channel.
+
+    Use it as an async context manager (the channel opens on first use and closes on exit)::
+
+        async with HeartsClient("127.0.0.1:50051") as client:
+            created = await client.create_table("Evening game", bots={1: "heuristic"})
+            joined = await client.join_table(created.name, "Ada")
+
+    Args:
+        target: the server's ``host:port``.
+        token: a token to send on every call that has no table-specific one (a seat token from
+            another process, say). Seat tokens from :meth:`join_table` and creator tokens from
+            :meth:`create_table` are kept per table and take precedence.
+        timeout: the deadline of each attempt of a unary call, in seconds (streams have none).
+        max_retries: how many times a call is retried after UNAVAILABLE or DEADLINE_EXCEEDED (and
+            a mutation after ABORTED / ``CONFLICT``), and how many consecutive failed reconnects
+            a watch tolerates.
+        credentials: channel credentials for TLS; None dials without TLS.
+        interceptors: grpc.aio client interceptors, applied to every call.
+        options: extra gRPC channel options.
+        backoff: the first retry's delay in seconds; each later one doubles, up to 5 s, jittered.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10,
+        max_retries: int = 3,
+        credentials: grpc.ChannelCredentials | None = None,
+        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+        options: Sequence[tuple[str, Any]] = (),
+        backoff: float = 0.2,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+        self.target = target
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._token = token
+        self._credentials = credentials
+        self._interceptors = list(interceptors)
+        self._options = [*_CHANNEL_OPTIONS, *options]
+        self._backoff = backoff
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: Any = None
+        self._seat_tokens: dict[str, str] = {}
+        self._creator_tokens: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Self:
+        self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _open(self) -> Any:
+        if self._stub is None:
+            if self._credentials is None:
+                self._channel = grpc.aio.insecure_channel(
+                    self.target, options=self._options, interceptors=self._interceptors
+                )
+            else:
+                self._channel = grpc.aio.secure_channel(
+                    self.target,
+                    self._credentials,
+                    options=self._options,
+                    interceptors=self._interceptors,
+                )
+            self._stub = api_grpc.TableServiceStub(self._channel)
+        return self._stub
+
+    async def close(self) -> None:
+        """Close the channel; open streams end. The client may be used again afterwards."""
+        channel, self._channel, self._stub = self._channel, None, None
+        if channel is not None:
+            await channel.close()
+
+    # ------------------------------------------------------------------ tokens
+
+    def seat_token(self, name: str) -> str | None:
+        """The seat token this client holds for a table, if it joined it."""
+        return self._seat_tokens.get(table_name(name))
+
+    def set_seat_token(self, name: str, token: str | None) -> None:
+        """Use ``token`` for calls on a table from now on (None forgets it).
+
+        This resumes a seat from another process: keep the ``seat_token`` of :meth:`join_table`
+        and hand it to a new client.
+        """
+        if token is None:
+            self._seat_tokens.pop(table_name(name), None)
+        else:
+            self._seat_tokens[table_name(name)] = token
+
+    def creator_token(self, name: str) -> str | None:
+        """The creator token of a table this client created, if it still holds it."""
+        return self._creator_tokens.get(table_name(name))
+
+    def _metadata(self, token: str | None) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
+    def _token_for(self, name: str) -> str | None:
+        return self._seat_tokens.get(name, self._token)
+
+    # ------------------------------------------------------------------ calling
+
+    def _delay(self, attempt: int) -> float:
+        delay: float = min(5.0, self._backoff * 2 ** (attempt - 1))
+        return delay * random.uniform(0.5, 1.0)
+
+    async def _call(self, method: str, request: Any, *, token: str | None) -> Any:
+        """Call a unary method, retrying what is safe to retry; raise HeartsError on failure.
+
+        A mutation's request carries its request_id already: every attempt sends the very same
+        request, so the server answers a retry of an applied call from its memory.
+        """
+        stub = self._open()
+        metadata = self._metadata(token)
+        mutation = bool(getattr(request, "request_id", ""))
+        attempt = 0
+        while True:
+            try:
+                return await getattr(stub, method)(request, timeout=self.timeout, metadata=metadata)
+            except grpc.RpcError as rpc_error:
+                error = error_from_rpc(rpc_error)
+                retry = error.code in _RETRIED or (mutation and error.reason == "CONFLICT")
+                if not retry or attempt >= self.max_retries:
+                    raise error from rpc_error
+            attempt += 1
+            await asyncio.sleep(self._delay(attempt))
+
+    @staticmethod
+    def _request_id(request_id: str | None) -> str:
+        return request_id or str(uuid.uuid4())
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_table(self, name: str) -> pb.TableView:
+        """The table as this client may see it: with its hand if it holds the seat token."""
+        name = table_name(name)
+        response: api.GetTableResponse = await self._call(
+            "GetTable", api.GetTableRequest(name=name), token=self._token_for(name)
+        )
+        return response.view
+
+    async def list_tables(
+        self, *, has_free_seat: bool = False, page_size: int = 0, page_token: str = ""
+    ) -> TablePage:
+        """One page of tables, newest first; ``page_size`` 0 is the server's default (50)."""
+        response: api.ListTablesResponse = await self._call(
+            "ListTables",
+            api.ListTablesRequest(
+                page_size=page_size, page_token=page_token, has_free_seat=has_free_seat
+            ),
+            token=None,
+        )
+        return TablePage(list(response.tables), response.next_page_token)
+
+    async def iter_tables(
+        self, *, has_free_seat: bool = False, page_size: int = 0
+    ) -> AsyncGenerator[pb.Table, None]:
+        """Every table, page after page, newest first."""
+        token = ""
+        while True:
+            page = await self.list_tables(
+                has_free_seat=has_free_seat, page_size=page_size, page_token=token
+            )
+            for table in page.tables:
+                yield table
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
+
+    # ------------------------------------------------------------------ creating and seating
+
+    async def create_table(
+        self,
+        display_name: str = "",
+        *,
+        rules: RulesLike | None = None,
+        bots: Mapping[int, BotLevelLike] | None = None,
+        deck_seed: int | None = None,
+        dealer: int = 0,
+        request_id: str | None = None,
+    ) -> CreatedTable:
+        """Create a table; the seats in ``bots`` (``{1: "heuristic"}``) start as bots.
+
+        Unset rules take the server's defaults. With ``deck_seed`` every deal of the game is
+        reproducible. The creator token is kept for :meth:`delete_table`.
+        """
+        table = pb.Table(display_name=display_name, dealer=dealer)
+        if rules is not None:
+            table.rules.CopyFrom(make_rules(rules))
+        for seat, level in sorted((bots or {}).items()):
+            table.seats.append(
+                pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=bot_level(level))
+            )
+        if deck_seed is not None:
+            table.deck_seed = deck_seed
+        request = api.CreateTableRequest(table=table, request_id=self._request_id(request_id))
+        response: api.CreateTableResponse = await self._call("CreateTable", request, token=None)
+        self._creator_tokens[response.view.table.name] = response.creator_token
+        return CreatedTable(response.view, response.creator_token)
+
+    async def join_table(
+        self,
+        name: str,
+        player_name: str,
+        *,
+        seat: int | None = None,
+        etag: str = "",
+        request_id: str | None = None,
+    ) -> JoinedTable:
+        """Take ``seat`` (None: any free seat); the seat token is kept for later calls."""
+        name = table_name(name)
+        request = api.JoinTableRequest(
+            name=name,
+            player_display_name=player_name,
+            etag=etag,
+            request_id=self._request_id(request_id),
+        )
+        if seat is not None:
+            request.seat = seat
+        response: api.JoinTableResponse = await self._call("JoinTable", request, token=None)
+        self._seat_tokens[name] = response.seat_token
+        return JoinedTable(response.seat, response.view, response.seat_token)
+
+    async def leave_table(
+        self, name: str, *, etag: str = "", request_id: str | None = None
+    ) -> pb.TableView:
+        """Give up this client's seat (a bot takes it over mid-game); forgets the seat token."""
+        name = table_name(name)
+        request = api.LeaveTableRequest(
+            name=name, etag=etag, request_id=self._request_id(request_id)
+        )
+        response: api.LeaveTableResponse = await self._call(
+            "LeaveTable", request, token=self._token_for(name)
+        )
+        self._seat_tokens.pop(name, None)
+        return response.view
+
+    async def delete_table(
+        self,
+        name: str,
+        *,
+        creator_token: str | None = None,
+        etag: str = "",
+        request_id: str | None = None,
+    ) -> None:
+        """Delete a table with its creator token (by default the one kept from create_table)."""
+        name = table_name(name)
+        token = creator_token or self._creator_tokens.get(name) or self._token
+        request = api.DeleteTableRequest(
+            name=name, etag=etag, request_id=self._request_id(request_id)
+        )
+        await self._call("DeleteTable", request, token=token)
+        self._creator_tokens.pop(name, None)
+        self._seat_tokens.pop(name, None)
+
+    # ------------------------------------------------------------------ moves
+
+    async def pass_cards(
+        self,
+        name: str,
+        to_pass: str | Iterable[CardLike],
+        *,
+        etag: str = "",
+        request_id: str | None = None,
+    ) -> pb.TableView:
+        """Pass three cards, given as ``"QS KS AH"``, notations or ``Card`` messages.
+
+        Raises :class:`~hearts_client.errors.IllegalMoveError` with the reason
+        (``WRONG_PASS_COUNT``, ``CARD_NOT_IN_HAND``...) when the pass is refused.
+        """
+        name = table_name(name)
+        request = api.PassCardsRequest(
+            name=name, cards=cards(to_pass), etag=etag, request_id=self._request_id(request_id)
+        )
+        response: api.PassCardsResponse = await self._call(
+            "PassCards", request, token=self._token_for(name)
+        )
+        return response.view
+
+    async def play_card(
+        self,
+        name: str,
+        to_play: CardLike,
+        *,
+        etag: str = "",
+        request_id: str | None = None,
+    ) -> pb.TableView:
+        """Play one card, given as ``"QS"``, ``"10H"`` or a ``Card`` message.
+
+        Returns the view after the play and any bot moves it set off. Raises
+        :class:`~hearts_client.errors.IllegalMoveError` (``MUST_FOLLOW_SUIT``, ...) with
+        ``legal_cards`` when the play is refused.
+        """
+        name = table_name(name)
+        request = api.PlayCardRequest(
+            name=name, card=card(to_play), etag=etag, request_id=self._request_id(request_id)
+        )
+        response: api.PlayCardResponse = await self._call(
+            "PlayCard", request, token=self._token_for(name)
+        )
+        return response.view
+
+    # ------------------------------------------------------------------ watching
+
+    async def watch(
+        self,
+        name: str,
+        *,
+        after_sequence: int | None = None,
+        max_reconnects: int | None = None,
+    ) -> AsyncGenerator[api.WatchTableResponse, None]:
+        """The table's stream: a snapshot (unless resuming), then every event this client may see.
+
+        Each item is a ``hearts.v1.WatchTableResponse`` with a ``sequence`` and either a
+        ``snapshot`` (a ``TableView``) or an ``event``. When the stream drops (UNAVAILABLE, for
+        instance a server restart or a lagging stream), the client reconnects with backoff and
+        resumes after the last sequence it delivered, skipping anything it already delivered;
+        it gives up after ``max_reconnects`` (default: ``max_retries``) failed attempts in a
+        row. A new snapshot may arrive when the server no longer holds the missed events:
+        treat it as the new state. The iteration ends after a ``table_deleted`` event.
+
+        Close the iterator when done (``contextlib.aclosing``) to end the call promptly.
+        """
+        name = table_name(name)
+        limit = self.max_retries if max_reconnects is None else max_reconnects
+        last = after_sequence
+        failures = 0
+        while True:
+            stub = self._open()
+            request = api.WatchTableRequest(name=name)
+            if last is not None:
+                request.after_sequence = last
+            call = stub.WatchTable(request, metadata=self._metadata(self._token_for(name)))
+            try:
+                async for response in call:
+                    failures = 0
+                    if response.HasField("event"):
+                        if last is not None and response.sequence <= last:
+                            continue  # already delivered before the reconnect
+                        last = response.sequence
+                        yield response
+                        if response.event.HasField("table_deleted"):
+                            return
+                    else:
+                        last = response.sequence
+                        yield response
+                return
+            except grpc.RpcError as rpc_error:
+                error = error_from_rpc(rpc_error)
+                if error.code not in _RETRIED or failures >= limit:
+                    raise error from rpc_error
+            finally:
+                call.cancel()
+            failures += 1
+            await asyncio.sleep(self._delay(failures))

@@ -1,0 +1,611 @@
+"""The Redis store: tables shared by every replica, one round trip per command on the hot path.
+
+Each write is one Lua script (compare-and-set, append to the capped stream, remember the request,
+refresh the TTL, publish the batch), sent with EVALSHA in a pipeline together with the listing
+hint, which lives in another Cluster slot and so cannot be inside the script. Key names come from
+:mod:`hearts_server.store.keys`; ``docs/redis.md`` describes the layout and the fan-out.
+
+Live delivery: every commit PUBLISHes its batch; each process holds ONE pub/sub connection
+(pattern ``hearts:notify:*``) whose listener hands batches to the local :class:`Hub`. The process
+therefore uses a fixed number of connections (the pool plus one), never one per watcher.
+
+Gap-free watching relies on one rule: a watcher subscribes first, then reads (``load`` or
+``read_events``). While the listener is not connected, reads wait for it, so every batch committed
+after a read returns reaches the subscription. When the listener loses its connection, every local
+subscription is cut (:class:`SubscriptionLaggedError`) and resumes from its last sequence.
+
+This module must never block on a dead Redis: sockets time out and connection failures become
+:class:`StoreUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import struct
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
+from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ReadOnlyError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.maint_notifications import MaintNotificationsConfig
+
+from hearts_server.store import keys
+from hearts_server.store.base import (
+    CommitOutcome,
+    CommitResult,
+    CreateResult,
+    EventPage,
+    Loaded,
+    StoredEvent,
+    StoreUnavailableError,
+)
+from hearts_server.store.hub import Hub, HubSubscription
+
+__all__ = ["RedisStore", "decode_batch", "encode_batch"]
+
+_log = logging.getLogger(__name__)
+
+# Listener reconnect backoff: quick first retry (a dropped socket), capped so a long outage costs
+# one connection attempt per cap interval per process.
+_BACKOFF_FIRST = 0.05
+_BACKOFF_CAP = 2.0
+
+# --- The published batch: version byte, then per event (sequence, audience, length) + payload. ---
+
+_BATCH_FORMAT = 1
+_EVENT_HEADER = struct.Struct(">QBI")
+_PUBLIC = 0xFF
+
+
+def encode_batch(events: Sequence[StoredEvent]) -> bytes:
+    """The pub/sub message for a batch; replicas of different versions read the leading byte.
+
+    >>> batch = [StoredEvent(7, None, b"x"), StoredEvent(8, 2, b"")]
+    >>> decode_batch(encode_batch(batch)) == tuple(batch)
+    True
+    """
+    parts = [bytes((_BATCH_FORMAT,))]
+    for event in events:
+        audience = _PUBLIC if event.audience is None else event.audience
+        parts.append(_EVENT_HEADER.pack(event.sequence, audience, len(event.payload)))
+        parts.append(event.payload)
+    return b"".join(parts)
+
+
+def decode_batch(data: bytes) -> tuple[StoredEvent, ...]:
+    """The events of an :func:`encode_batch` message; ``ValueError`` if it is not one."""
+    if not data or data[0] != _BATCH_FORMAT:
+        raise ValueError("unknown batch format")
+    events = []
+    offset = 1
+    try:
+        while offset < len(data):
+            sequence, audience, length = _EVENT_HEADER.unpack_from(data, offset)
+            offset += _EVENT_HEADER.size
+            if offset + length > len(data):
+                raise ValueError("truncated batch")
+            payload = data[offset : offset + length]
+            offset += length
+            events.append(StoredEvent(sequence, None if audience == _PUBLIC else audience, payload))
+    except struct.error as exc:
+        raise ValueError("truncated batch") from exc
+    return tuple(events)
+
+
+# --- Scripts ---
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Script:
+    source: bytes
+    sha: str
+
+    @classmethod
+    def read(cls, name: str) -> _Script:
+        source = (Path(__file__).with_name("lua") / f"{name}.lua").read_bytes()
+        return cls(source, hashlib.sha1(source).hexdigest())
+
+
+_LOAD = _Script.read("load")
+_CREATE = _Script.read("create")
+_COMMIT = _Script.read("commit")
+_DELETE = _Script.read("delete")
+_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE)
+
+_APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
+
+_Command = tuple[bytes | str | int, ...]
+"""One Redis command as its arguments, for :meth:`RedisStore._run`."""
+
+
+@contextlib.contextmanager
+def _unavailable() -> Iterator[None]:
+    """Turn "Redis cannot answer now" errors into StoreUnavailableError."""
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError, ReadOnlyError) as exc:
+        raise StoreUnavailableError(str(exc) or type(exc).__name__) from exc
+
+
+def _event_args(events: Sequence[StoredEvent]) -> list[bytes | int | str]:
+    """Flatten events for a script; sequences must be positive and increasing (stream ids)."""
+    args: list[bytes | int | str] = []
+    last = 0
+    for event in events:
+        if event.sequence <= last:
+            raise ValueError(f"event sequences must be >= 1 and increasing, got {event.sequence}")
+        last = event.sequence
+        args += [event.sequence, "" if event.audience is None else event.audience, event.payload]
+    return args
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+class RedisStore:
+    """A :class:`~hearts_server.store.base.Store` in Redis, shared by all replicas."""
+
+    def __init__(
+        self,
+        client: Redis,
+        listener_pool: ConnectionPool,
+        *,
+        idle_ttl_seconds: float,
+        finished_ttl_seconds: float,
+        max_events: int,
+        hub: Hub | None,
+        timeout: float,
+        sweep_interval_seconds: float,
+    ) -> None:
+        """Use :meth:`from_url`; this takes the already built client and listener pool."""
+        if max_events < 1:
+            raise ValueError("max_events must be at least 1")
+        self._redis = client
+        self._listener_pool = listener_pool
+        self._idle_ttl_ms = _ms(idle_ttl_seconds)
+        self._finished_ttl_ms = _ms(finished_ttl_seconds)
+        self._max_events = max_events
+        self.hub = hub if hub is not None else Hub()
+        self._timeout = timeout
+        self._sweep_interval = sweep_interval_seconds
+        self._live = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sweep_cursor: str | None = None
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        idle_ttl_seconds: float = 3600,
+        finished_ttl_seconds: float = 600,
+        max_events: int = 5000,
+        hub: Hub | None = None,
+        pool_size: int = 16,
+        socket_timeout: float = 5.0,
+        sweep_interval_seconds: float = 60.0,
+    ) -> RedisStore:
+        """A store on ``url`` with ``pool_size`` connections plus one pub/sub connection.
+
+        Nothing connects until the first command. ``socket_timeout`` bounds every wait on Redis
+        (connect, reply, a free pool connection), so a dead Redis fails fast.
+        """
+        common: dict[str, Any] = {
+            "socket_timeout": socket_timeout,
+            "socket_connect_timeout": socket_timeout,
+            # Retrying here could run a write twice; the caller decides (CAS makes that safe).
+            "retry": Retry(NoBackoff(), 0),
+            # With maintenance notifications on ("auto"), redis-py skips its check for pooled
+            # connections the server closed, so the first command after a Redis restart would
+            # fail on each of them. They are a managed-Redis feature this store does not use.
+            "maint_notifications_config": MaintNotificationsConfig(enabled=False),
+        }
+        pool = BlockingConnectionPool.from_url(
+            url, max_connections=pool_size, timeout=socket_timeout, client_name="hearts", **common
+        )
+        # RESP2 on the listener: there, messages are plain replies that read_response returns in
+        # order (RESP3 would route them to push handlers instead).
+        listener_pool = ConnectionPool.from_url(
+            url, max_connections=1, client_name="hearts-listener", protocol=2, **common
+        )
+        return cls(
+            Redis.from_pool(pool),
+            listener_pool,
+            idle_ttl_seconds=idle_ttl_seconds,
+            finished_ttl_seconds=finished_ttl_seconds,
+            max_events=max_events,
+            hub=hub,
+            timeout=socket_timeout,
+            sweep_interval_seconds=sweep_interval_seconds,
+        )
+
+    # --- Round trips ---
+
+    async def _run(self, *commands: _Command) -> list[Any]:
+        """Send ``commands`` as one pipeline (one round trip) and return their replies.
+
+        A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
+        pipeline once more; redis-py's Script objects would instead add a SCRIPT EXISTS round trip
+        to every pipeline. Replies are parsed as redis-py parses each command.
+        """
+        for attempt in range(2):
+            pipe = self._redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            with _unavailable():
+                results: list[Any] = await pipe.execute(raise_on_error=False)
+            if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
+                await self._load_scripts()
+                continue
+            for result in results:
+                if isinstance(result, Exception):
+                    with _unavailable():
+                        raise result
+            return results
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _load_scripts(self) -> None:
+        await self._run(*(("SCRIPT LOAD", script.source) for script in _SCRIPTS))
+
+    # --- Store ---
+
+    async def load(
+        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+    ) -> Loaded:
+        await self._until_live()
+        check = caller is not None and bool(request_id)
+        [reply] = await self._run(
+            (
+                "EVALSHA",
+                _LOAD.sha,
+                2,
+                keys.table(table_id),
+                keys.requests(table_id),
+                _flag(check),
+                caller or "",
+                request_id or "",
+            )
+        )
+        if reply[0] == 0:
+            return Loaded(0, b"")
+        return Loaded(int(reply[0]), reply[1], reply[2] if len(reply) > 2 else None)
+
+    async def create(
+        self,
+        table_id: str,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        open_seats: bool,
+        request_id: str | None = None,
+        response: bytes | None = None,
+    ) -> CreateResult:
+        claim = keys.create_request(request_id) if request_id else None
+        if claim is not None:
+            # Claim the request id before creating (a second round trip, only for creates that
+            # carry one): two concurrent retries must not both make a table. The claim lives in
+            # another slot than the table, so it cannot be part of the create script.
+            earlier: Any
+            with _unavailable():
+                if response is None:
+                    earlier = await self._redis.get(claim)
+                else:
+                    claimed = _pack(table_id.encode(), response)
+                    earlier = await self._redis.set(
+                        claim, claimed, nx=True, get=True, px=self._idle_ttl_ms
+                    )
+            if earlier is not None:
+                earlier_id, earlier_response = _unpack(earlier)
+                return CreateResult(False, earlier_id.decode(), earlier_response)
+        script: _Command = (
+            "EVALSHA",
+            _CREATE.sha,
+            3,
+            *_table_keys(table_id),
+            data,
+            _flag(open_seats),
+            self._idle_ttl_ms,
+            self._max_events,
+            keys.notify_channel(table_id),
+            encode_batch(events) if events else b"",
+            *_event_args(events),
+        )
+        # The index entries go in the same round trip; harmless if the id was taken (listing
+        # re-checks each record).
+        listed = [("ZADD", keys.INDEX_ALL, 0, table_id)]
+        if open_seats:
+            listed.append(("ZADD", keys.INDEX_OPEN, 0, table_id))
+        created = (await self._run(script, *listed))[0] == 1
+        if not created and claim is not None and response is not None:
+            await self._run(("DEL", claim))  # the id was taken: this request created nothing
+        return CreateResult(created, table_id)
+
+    async def commit(
+        self,
+        table_id: str,
+        *,
+        expected_version: int,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        caller: str | None = None,
+        request_id: str | None = None,
+        response: bytes | None = None,
+        open_seats: bool | None = None,
+        finished: bool = False,
+    ) -> CommitResult:
+        checks = caller is not None and bool(request_id)
+        mode = ("2" if response is not None else "1") if checks else "0"
+        script: _Command = (
+            "EVALSHA",
+            _COMMIT.sha,
+            3,
+            *_table_keys(table_id),
+            expected_version,
+            data,
+            self._finished_ttl_ms if finished else self._idle_ttl_ms,
+            caller or "",
+            request_id or "",
+            mode,
+            response or b"",
+            "" if open_seats is None else _flag(open_seats),
+            self._max_events,
+            keys.notify_channel(table_id),
+            encode_batch(events) if events else b"",
+            *_event_args(events),
+        )
+        hint = () if open_seats is None else (_open_hint(table_id, open=open_seats),)
+        reply = (await self._run(script, *hint))[0]
+        code, version = int(reply[0]), int(reply[1])
+        if code == _APPLIED:
+            return CommitResult(CommitOutcome.APPLIED, version)
+        if code == _OUT_OF_ORDER:
+            raise ValueError(f"events do not follow the table's log: {reply[2]!r}")
+        if open_seats is not None:
+            # The hint went out although the commit did not apply: restore what the record says.
+            actual = (reply[3] if code == _REPLAYED else reply[2]) == b"1"
+            if version == 0 or actual != open_seats:
+                await self._run(_open_hint(table_id, open=version > 0 and actual))
+        if code == _REPLAYED:
+            return CommitResult(CommitOutcome.REPLAYED, version, reply[2])
+        return CommitResult(CommitOutcome.CONFLICT, version)
+
+    async def delete(
+        self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
+    ) -> bool:
+        _event_args(events)  # the same checks as a commit
+        [deleted] = await self._run(
+            (
+                "EVALSHA",
+                _DELETE.sha,
+                3,
+                *_table_keys(table_id),
+                expected_version,
+                keys.notify_channel(table_id),
+                encode_batch(events) if events else b"",
+            )
+        )
+        if deleted != 1:
+            return False
+        # A second round trip, only once the delete applied: a refused delete must not unlist.
+        await self._run(*_unlist([table_id]))
+        return True
+
+    async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:
+        await self._until_live()
+        stream = keys.events(table_id)
+        head: _Command = ("XRANGE", stream, "-", "+", "COUNT", 1)
+        if limit <= 0:
+            [first] = await self._run(head)
+            return EventPage((), _sequence_of(first[0][0]) if first else 0)
+        first, entries = await self._run(
+            head, ("XRANGE", stream, f"{max(0, after + 1)}-0", "+", "COUNT", limit)
+        )
+        if not first:
+            return EventPage((), 0)
+        return EventPage(tuple(_stored(i, f) for i, f in entries), _sequence_of(first[0][0]))
+
+    async def list_tables(
+        self, *, open_only: bool, before_id: str | None, limit: int
+    ) -> tuple[list[tuple[str, int, bytes]], bool]:
+        index = keys.INDEX_OPEN if open_only else keys.INDEX_ALL
+        found: list[tuple[str, int, bytes]] = []
+        gone: list[str] = []
+        upper = "+" if before_id is None else f"({before_id}"
+        # Index entries are hints: fetch one more than asked, drop those whose record is gone
+        # (or, for open_only, no longer open) and fetch again until the page is full.
+        while len(found) <= limit:
+            want = limit + 1 - len(found)
+            [members] = await self._run(("ZREVRANGEBYLEX", index, upper, "-", "LIMIT", 0, want))
+            ids = [m.decode() for m in members]
+            if not ids:
+                break
+            upper = f"({ids[-1]}"
+            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o") for i in ids))
+            for table_id, (version, data, open_flag) in zip(ids, records, strict=True):
+                if data is None:
+                    gone.append(table_id)
+                elif not open_only or open_flag == b"1":
+                    found.append((table_id, int(version), data))
+            if len(ids) < want:
+                break
+        if gone:
+            await self._run(*_unlist(gone))
+        return found[:limit], len(found) > limit
+
+    def subscribe(self, table_id: str) -> HubSubscription:
+        self._ensure_background()
+        return self.hub.subscribe(table_id)
+
+    async def start(self) -> None:
+        """Connect the pub/sub listener now and wait until it is live (else raise)."""
+        self._ensure_background()
+        await self._until_live()
+
+    async def ping(self) -> None:
+        await self._run(("PING",))
+
+    async def close(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._live.clear()
+        self.hub.close_all()
+        await self._redis.aclose()
+        await self._listener_pool.disconnect()
+
+    async def table_count(self) -> int:
+        """Entries in the listing index (for metrics); expired tables count until swept."""
+        [count] = await self._run(("ZCARD", keys.INDEX_ALL))
+        return int(count)
+
+    async def sweep_index(self, *, batch: int = 200) -> int:
+        """Unlist up to ``batch`` index entries whose table is gone; return how many.
+
+        Listing drops the gone entries it meets, but old ones at the far end would stay forever;
+        this walks the whole index one slice per call, oldest first, and wraps around.
+        """
+        lower = "-" if self._sweep_cursor is None else f"({self._sweep_cursor}"
+        [members] = await self._run(("ZRANGEBYLEX", keys.INDEX_ALL, lower, "+", "LIMIT", 0, batch))
+        ids = [m.decode() for m in members]
+        self._sweep_cursor = ids[-1] if len(ids) == batch else None
+        if not ids:
+            return 0
+        exists = await self._run(*(("EXISTS", keys.table(i)) for i in ids))
+        gone = [i for i, e in zip(ids, exists, strict=True) if not e]
+        if gone:
+            await self._run(*_unlist(gone))
+        return len(gone)
+
+    # --- Background: the pub/sub listener and the index sweeper ---
+
+    def _ensure_background(self) -> None:
+        if self._tasks:
+            return
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="hearts-redis-listener"),
+            asyncio.create_task(self._sweep(), name="hearts-redis-sweeper"),
+        ]
+
+    async def _until_live(self) -> None:
+        """Wait for the listener if it runs but is not connected (see the module docstring)."""
+        if not self._tasks or self._live.is_set():
+            return
+        try:
+            await asyncio.wait_for(self._live.wait(), self._timeout)
+        except TimeoutError:
+            raise StoreUnavailableError("the Redis pub/sub listener is not connected") from None
+
+    async def _listen(self) -> None:
+        delay = _BACKOFF_FIRST
+        while True:
+            conn: AbstractConnection | None = None
+            try:
+                # redis-py leaves get_connection unannotated.
+                conn = await self._listener_pool.get_connection()  # type: ignore[no-untyped-call]
+                await conn.send_command("PSUBSCRIBE", keys.NOTIFY_PATTERN)
+                reply = await conn.read_response()
+                if not (isinstance(reply, list) and reply[0] == b"psubscribe"):
+                    raise RedisConnectionError(f"unexpected PSUBSCRIBE reply {reply!r}")
+                self._live.set()
+                delay = _BACKOFF_FIRST
+                await self._pump(conn)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # Never let the listener die: log, back off, reconnect.
+                _log.warning("Redis pub/sub listener lost its connection: %r", exc)
+            finally:
+                if self._live.is_set():
+                    self._live.clear()
+                    # Batches may have been missed: every watcher resumes from its last sequence.
+                    self.hub.close_all()
+                if conn is not None:
+                    await conn.disconnect()
+                    await self._listener_pool.release(conn)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _BACKOFF_CAP)
+
+    async def _pump(self, conn: AbstractConnection) -> None:
+        """Deliver messages until the connection fails; PING when quiet to detect a dead peer."""
+        pinged = False
+        while True:
+            message = await conn.read_response(timeout=self._timeout)
+            if message is None:  # quiet for a whole timeout
+                if pinged:
+                    raise RedisTimeoutError("no PONG from Redis")
+                await conn.send_command("PING")
+                pinged = True
+                continue
+            pinged = False
+            if isinstance(message, list) and message[0] == b"pmessage":
+                self._deliver(message[2], message[3])
+
+    def _deliver(self, channel: bytes, data: bytes) -> None:
+        table_id = keys.table_id_of_channel(channel)
+        if table_id is None or not self.hub.wants(table_id):
+            return
+        try:
+            batch = decode_batch(data)
+        except ValueError:
+            _log.exception("undecodable batch on %r; cutting watchers so they resync", channel)
+            self.hub.close_all()
+            return
+        self.hub.publish(table_id, batch)
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(self._sweep_interval)
+            try:
+                await self.sweep_index()
+            except (StoreUnavailableError, RedisError) as exc:
+                _log.warning("listing index sweep failed: %r", exc)
+
+
+def _pack(first: bytes, rest: bytes) -> bytes:
+    """``<len(first)>:<first><rest>``, the framing the scripts also use for remembered requests."""
+    return b"%d:%s%s" % (len(first), first, rest)
+
+
+def _unpack(value: bytes) -> tuple[bytes, bytes]:
+    length, _, tail = value.partition(b":")
+    size = int(length)
+    return tail[:size], tail[size:]
+
+
+def _table_keys(table_id: str) -> tuple[str, str, str]:
+    return keys.table(table_id), keys.events(table_id), keys.requests(table_id)
+
+
+def _open_hint(table_id: str, *, open: bool) -> _Command:
+    return ("ZADD", keys.INDEX_OPEN, 0, table_id) if open else ("ZREM", keys.INDEX_OPEN, table_id)
+
+
+def _unlist(table_ids: Sequence[str]) -> list[_Command]:
+    return [("ZREM", keys.INDEX_ALL, *table_ids), ("ZREM", keys.INDEX_OPEN, *table_ids)]
+
+
+def _sequence_of(entry_id: bytes) -> int:
+    return int(entry_id.split(b"-", 1)[0])
+
+
+def _stored(entry_id: bytes, fields: dict[bytes, bytes]) -> StoredEvent:
+    audience = fields.get(b"a", b"")
+    return StoredEvent(
+        _sequence_of(entry_id), int(audience) if audience else None, fields.get(b"p", b"")
+    )

@@ -1,0 +1,30 @@
+"""Fixtures for the client tests: a real in-process server on a free port, and a client for it.
+
+The client tests talk to :class:`~hearts_server.server.HeartsServer` over real gRPC on loopback,
+with the embedded memory store, exactly as a user's program would. Helpers shared by several
+modules live in ``client_helpers.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from client_helpers import start_server
+from hearts_client import HeartsClient
+from hearts_server.server import HeartsServer
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[HeartsServer]:
+    """A running server with a fresh memory store."""
+    running = await start_server()
+    yield running
+    await running.stop(0)
+
+
+@pytest.fixture
+async def client(server: HeartsServer) -> AsyncIterator[HeartsClient]:
+    """A client of ``server`` with short retry delays."""
+    async with HeartsClient(server.address, backoff=0.02) as opened:
+        yield opened

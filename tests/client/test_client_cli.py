@@ -1,0 +1,96 @@
+"""The ``hearts`` command, driven through stdin and stdout like a piped terminal session.
+
+``main`` runs its own event loop, so the tests run it in a worker thread while the server keeps
+serving on the test's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+from client_helpers import table_with_bots
+from hearts_client import HeartsClient, card_str
+from hearts_client.cli import main
+from hearts_server.server import HeartsServer
+
+
+async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = await asyncio.to_thread(main, argv, stdin=io.StringIO(typed), stdout=out)
+    return code, out.getvalue()
+
+
+async def test_auto_play_finishes_a_game_and_prints_final_scores(
+    server: HeartsServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["play", "--server", server.address, "--auto", "--seed", "4", "--name", "Ada"]
+    code = await asyncio.to_thread(main, argv, stdin=io.StringIO())
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "=== Round 1 (dealer: You) ===" in out
+    assert "Your hand:" in out
+    assert "Legal:" in out
+    assert "Scores after round 1:" in out
+    assert "Final totals: You " in out
+    assert "Winner" in out
+    for symbol in "♣♦♥♠":
+        assert symbol in out
+
+
+async def test_typed_moves_show_the_servers_reason_and_reprompt(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # The same seed deals the same cards: look at the hand the command will be dealt.
+    preview = (await table_with_bots(client, seed=7, passing=False)).view
+    led_suit = preview.current_trick.cards[0].card.suit
+    off_suit = card_str(next(c for c in preview.hand if c.suit != led_suit))
+    typed = f"XX\n{off_suit}\nhelp\nauto\n"
+
+    argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
+    code, out = await _run(argv, typed)
+
+    assert code == 0, out
+    assert "not a card: 'XX'" in out
+    assert "Not allowed: MUST_FOLLOW_SUIT" in out
+    assert "Type cards in notation" in out  # help
+    assert out.count("Your card: ") == 4  # XX, the illegal card, help, auto
+    assert "Final totals:" in out
+    assert "♠" not in out
+
+
+async def test_a_bad_pass_is_refused_and_quit_deletes_the_table(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    argv = ["play", "--server", server.address, "--seed", "2"]
+    code, out = await _run(argv, "QS\n2C 2C 3C\nquit\n")
+
+    assert code == 1
+    assert "Not allowed: WRONG_PASS_COUNT" in out
+    assert "Not allowed: DUPLICATE_CARD" in out
+    assert "Leaving the table." in out
+    assert [t async for t in client.iter_tables()] == []
+
+
+async def test_end_of_input_leaves_the_game(server: HeartsServer) -> None:
+    code, out = await _run(["play", "--server", server.address, "--seed", "2"], "")
+    assert code == 1
+    assert "Leaving the table." in out
+
+
+async def test_tables_lists_the_servers_tables(server: HeartsServer, client: HeartsClient) -> None:
+    created = await client.create_table("Evening game", bots={1: "random"})
+    code, out = await _run(["tables", "--server", server.address, "--open"])
+    assert code == 0
+    assert created.name in out
+    assert "'Evening game'" in out
+    assert "waiting" in out
+
+
+async def test_an_unreachable_server_is_reported_with_exit_code_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = await asyncio.to_thread(main, ["tables", "--server", "127.0.0.1:1"])
+    assert code == 2
+    assert "cannot reach the server at 127.0.0.1:1" in capsys.readouterr().err

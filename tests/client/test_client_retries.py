@@ -1,0 +1,127 @@
+"""Safe retries: one request_id per call, reused by every retry, so a retry never acts twice.
+
+The dangerous case is an answer lost after the server applied the call. A client-side
+interceptor simulates it: it lets the first attempt reach the server, waits for the server's
+answer, and then reports UNAVAILABLE to the client instead, which must retry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from client_helpers import table_with_bots
+from hearts.v1 import table_pb2 as pb
+from hearts_client import HeartsClient, UnavailableError, card_str
+from hearts_server.server import HeartsServer
+
+
+class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Loses the answer of the first call to ``method`` after the server has applied it."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.request_ids: list[str] = []
+        self.lost = False
+
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: Any, request: Any
+    ) -> Any:
+        call = await continuation(client_call_details, request)
+        method = client_call_details.method
+        if isinstance(method, bytes):
+            method = method.decode()
+        if not method.endswith(f"/{self.method}"):
+            return call
+        self.request_ids.append(request.request_id)
+        if not self.lost:
+            self.lost = True
+            await call  # the server has applied the call and answered
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                details="answer lost on the way (injected)",
+            )
+        return call
+
+
+def _played_by(view: pb.TableView, seat: int) -> list[str]:
+    tricks = [*view.completed_tricks, view.current_trick]
+    return [card_str(p.card) for t in tricks for p in t.cards if p.seat == seat]
+
+
+async def test_a_play_whose_answer_was_lost_is_retried_and_applied_once(
+    server: HeartsServer,
+) -> None:
+    lose = LoseFirstAnswer("PlayCard")
+    async with HeartsClient(server.address, interceptors=[lose], backoff=0.01) as client:
+        joined = await table_with_bots(client, seed=7, passing=False)
+        name = joined.view.table.name
+        to_play = joined.view.legal_cards[0]
+
+        after = await client.play_card(name, to_play)
+
+        assert len(lose.request_ids) == 2, "the lost answer should cause exactly one retry"
+        assert lose.request_ids[0] == lose.request_ids[1] != ""
+        assert len(after.hand) == 12
+        assert _played_by(after, 0) == [card_str(to_play)]
+        again = await client.get_table(name)
+        assert len(again.hand) == 12
+
+
+async def test_a_pass_whose_answer_was_lost_is_retried_and_applied_once(
+    server: HeartsServer,
+) -> None:
+    lose = LoseFirstAnswer("PassCards")
+    async with HeartsClient(server.address, interceptors=[lose], backoff=0.01) as client:
+        joined = await table_with_bots(client)
+        chosen = list(joined.view.hand[:3])
+        after = await client.pass_cards(joined.view.table.name, chosen)
+        assert lose.request_ids[0] == lose.request_ids[1]
+        assert [card_str(c) for c in after.passed_cards] == [card_str(c) for c in chosen]
+
+
+async def test_a_join_whose_answer_was_lost_takes_one_seat(server: HeartsServer) -> None:
+    lose = LoseFirstAnswer("JoinTable")
+    async with HeartsClient(server.address, interceptors=[lose], backoff=0.01) as client:
+        created = await client.create_table("t")
+        joined = await client.join_table(created.name, "Ada")
+        view = await client.get_table(created.name)
+    humans = [s.seat for s in view.table.seats if s.occupant == pb.SEAT_OCCUPANT_HUMAN]
+    assert humans == [joined.seat]
+    assert view.viewer_seat == joined.seat  # the replayed answer's token works
+
+
+async def test_a_create_whose_answer_was_lost_creates_one_table(server: HeartsServer) -> None:
+    lose = LoseFirstAnswer("CreateTable")
+    async with HeartsClient(server.address, interceptors=[lose], backoff=0.01) as client:
+        created = await client.create_table("once")
+        names = [t.name async for t in client.iter_tables()]
+    assert names == [created.name]
+
+
+async def test_each_call_gets_its_own_request_id(server: HeartsServer) -> None:
+    seen = LoseFirstAnswer("no such method")
+    ids: list[str] = []
+
+    class Record(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+        async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+            ids.append(getattr(request, "request_id", ""))
+            return await continuation(details, request)
+
+    async with HeartsClient(server.address, interceptors=[seen, Record()]) as client:
+        await client.create_table("a")
+        await client.create_table("b")
+    assert len(ids) == 2
+    assert all(ids)
+    assert ids[0] != ids[1]
+
+
+async def test_an_unreachable_server_raises_unavailable_after_the_retries() -> None:
+    async with HeartsClient("127.0.0.1:1", max_retries=2, backoff=0.01, timeout=2) as client:
+        with pytest.raises(UnavailableError) as caught:
+            await client.get_table("tables/abc")
+    assert caught.value.code == grpc.StatusCode.UNAVAILABLE
+    assert caught.value.reason == "UNAVAILABLE"  # no ErrorInfo: the status code's name

@@ -1,0 +1,67 @@
+"""The blocking facade: the same calls as the asyncio client, from plain code."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+from client_helpers import SECRET
+from hearts.v1 import table_pb2 as pb
+from hearts_client import IllegalMoveError, SyncHeartsClient
+from hearts_server.config import Settings
+from hearts_server.server import HeartsServer
+
+
+@pytest.fixture
+def server_in_thread() -> Iterator[str]:
+    """A server on its own event loop in a thread, since the sync client must own this one."""
+    ready = threading.Event()
+    address: list[str] = []
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        server = HeartsServer(Settings(port=0, token_secret=SECRET, bot_workers=0))
+        await server.start()
+        address.append(server.address)
+        ready.set()
+        await stop.wait()
+        await server.stop(0)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    yield address[0]
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(10)
+    loop.close()
+
+
+def test_sync_client_plays_and_watches(server_in_thread: str) -> None:
+    with SyncHeartsClient(server_in_thread, backoff=0.02) as client:
+        created = client.create_table(
+            "sync", rules={"pass_cards": False}, bots={1: "random", 2: "random", 3: "random"}
+        )
+        joined = client.join_table(created.name, "Ada")
+        view = joined.view
+        if not view.legal_cards:
+            pytest.fail("seat 0 should hold the turn once bots have played")
+        illegal = [c for c in view.hand if c not in view.legal_cards]
+        if illegal:
+            with pytest.raises(IllegalMoveError):
+                client.play_card(created.name, illegal[0])
+        after = client.play_card(created.name, view.legal_cards[0])
+        assert len(after.hand) == 12
+
+        stream = client.watch(created.name, after_sequence=view.sequence)
+        first = next(stream)
+        stream.close()
+        assert first.HasField("event")
+        assert first.sequence > view.sequence
+
+        assert [t.name for t in client.iter_tables()] == [created.name]
+        assert client.get_table(created.name).table.phase == pb.PHASE_PLAYING
+        client.delete_table(created.name)
+        assert client.list_tables().tables == []

@@ -1,0 +1,155 @@
+"""Watching a table: resuming after a sequence, and reconnecting through a server restart.
+
+The reference for "no gap, no duplicate" is the table's whole event log as the same caller may
+see it, read after the fact with ``after_sequence=0``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import grpc
+from client_helpers import make_move, play_to_the_end, start_server, table_with_bots, waits_for_me
+from hearts.v1 import table_service_pb2 as api
+from hearts_client import HeartsClient
+from hearts_server.server import HeartsServer
+from hearts_server.store.memory import MemoryStore
+
+Item = tuple[int, str, bytes]
+
+
+def _item(response: api.WatchTableResponse) -> Item:
+    kind = response.WhichOneof("kind") or ""
+    return (response.sequence, kind, getattr(response, kind).SerializeToString())
+
+
+async def _collect(client: HeartsClient, name: str, upto: int, **options: Any) -> list[Item]:
+    """The stream's items until one with sequence ``upto`` or more."""
+    items: list[Item] = []
+    stream = client.watch(name, **options)
+    async with contextlib.aclosing(stream):
+        async for response in stream:
+            items.append(_item(response))
+            if response.sequence >= upto:
+                break
+    return items
+
+
+async def test_watch_starts_with_a_snapshot_then_live_events(client: HeartsClient) -> None:
+    joined = await table_with_bots(client)
+    name = joined.view.table.name
+    stream = client.watch(name)
+    async with contextlib.aclosing(stream):
+        first = await anext(stream)
+        assert first.HasField("snapshot")
+        assert first.sequence == joined.view.sequence
+        assert len(first.snapshot.hand) == 13  # the seat's own view
+        await client.pass_cards(name, joined.view.hand[:3])
+        event = await anext(stream)
+        assert event.HasField("event")
+        assert event.sequence > first.sequence
+
+
+async def test_resuming_after_a_sequence_yields_exactly_the_later_events(
+    client: HeartsClient,
+) -> None:
+    joined = await table_with_bots(client, seed=5, target=30)
+    name = joined.view.table.name
+    final = await play_to_the_end(client, name, joined.view)
+    last = final.sequence
+
+    everything = await _collect(client, name, last, after_sequence=0)
+    sequences = [seq for seq, _, _ in everything]
+    assert all(kind == "event" for _, kind, _ in everything)
+    assert sequences == sorted(set(sequences)), "duplicates or disorder in the log"
+    assert sequences[-1] == last
+
+    for cut in (0, sequences[10], sequences[len(sequences) // 2], sequences[-2]):
+        tail = await _collect(client, name, last, after_sequence=cut)
+        assert tail == [item for item in everything if item[0] > cut], f"resume after {cut}"
+
+
+async def test_watch_ends_after_the_table_is_deleted(client: HeartsClient) -> None:
+    created = await client.create_table("doomed")
+    stream = client.watch(created.name)
+    seen: list[str] = []
+    async with contextlib.aclosing(stream):
+        first = await anext(stream)
+        seen.append(first.WhichOneof("kind") or "")
+        await client.delete_table(created.name)
+        async for response in stream:
+            seen.append(response.event.WhichOneof("event") or "")
+    assert seen == ["snapshot", "table_deleted"]
+
+
+class CountWatches(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    """Records the after_sequence of every WatchTable call (None: a fresh start)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int | None] = []
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        has = request.HasField("after_sequence")
+        self.starts.append(request.after_sequence if has else None)
+        return await continuation(details, request)
+
+
+async def test_watch_resumes_through_a_server_restart_without_gap_or_duplicate() -> None:
+    store = MemoryStore()
+    server: HeartsServer | None = await start_server(store=store)
+    assert server is not None
+    port = server.port
+    address = server.address
+    watches = CountWatches()
+    try:
+        async with (
+            HeartsClient(address, backoff=0.05, max_retries=8) as player,
+            HeartsClient(address, interceptors=[watches], backoff=0.05, max_retries=8) as watcher,
+        ):
+            joined = await table_with_bots(player, seed=3, target=40)
+            name = joined.view.table.name
+            watcher.set_seat_token(name, joined.seat_token)  # the seat's private events too
+
+            received: list[Item] = []
+            game_over = asyncio.Event()
+
+            async def watch() -> None:
+                stream = watcher.watch(name)
+                async with contextlib.aclosing(stream):
+                    async for response in stream:
+                        received.append(_item(response))
+                        if response.event.HasField("game_over"):
+                            game_over.set()
+                            return
+
+            task = asyncio.create_task(watch())
+            view = joined.view
+            for _ in range(15):
+                view = await make_move(player, name, view)
+            await asyncio.sleep(0.1)  # let the watcher catch up with some of the game
+            seen_before_restart = len(received)
+
+            await server.stop(0)
+            server = None
+            server = await start_server(port=port, store=store)
+
+            while waits_for_me(view):
+                view = await make_move(player, name, view)
+            await asyncio.wait_for(game_over.wait(), timeout=30)
+            await task
+            last = received[-1][0]
+
+            reference = await _collect(watcher, name, last, after_sequence=0)
+    finally:
+        if server is not None:
+            await server.stop(0)
+
+    assert seen_before_restart > 1
+    assert len(watches.starts) >= 2, "the stream should have been reopened"
+    assert watches.starts[0] is None
+    assert all(start is not None for start in watches.starts[1:])
+    snapshot, events = received[0], received[1:]
+    assert snapshot[1] == "snapshot"
+    assert events == [item for item in reference if item[0] > snapshot[0]]

@@ -1,0 +1,447 @@
+"""The bots: legal and reproducible play from a seat's view only, sound heuristics, a working
+Monte Carlo search, and a heuristic that clearly beats random play.
+
+Scripted positions are hold-round deals in card notation (see ``conftest.py``); whole games are
+seeded, and every failure message prints the seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import random
+import statistics
+from collections.abc import Callable
+
+import pytest
+from conftest import card_set, cards, deal, play
+from hearts_engine import (
+    DECK,
+    SEATS,
+    Card,
+    Deal,
+    IllegalActionError,
+    MoonScoring,
+    PassCards,
+    Phase,
+    PlayCard,
+    Rules,
+    SeatView,
+    State,
+    apply,
+    cards_of,
+    determinize,
+    is_legal,
+    new_game,
+    seats_to_act,
+    seeded_deck,
+    view,
+)
+from hearts_engine.bots import (
+    Bot,
+    BotLevel,
+    HeuristicBot,
+    MonteCarloBot,
+    RandomBot,
+    make_bot,
+)
+from hearts_engine.bots.heuristic import pass_cards
+from hearts_engine.bots.monte_carlo import candidates
+from hearts_engine.bots.sampling import infer, sample_hands
+
+# Seat 0 holds every club; seat 1 diamonds and the QS; seat 2 the AD and hearts; seat 3 the rest.
+ALL_CLUBS = (
+    "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+    "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD QS",
+    "AD 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH",
+    "AH 2S 3S 4S 5S 6S 7S 8S 9S TS JS KS AS",
+)
+# Every suit spread; seat 0 holds the 2C.
+SPREAD = (
+    "2C 5C 9C 2D 3D 4D 5D 2H 3H 4H 2S 3S 4S",
+    "AC 6C 6D 7D 8D 9D 5H 6H 7H 5S 6S 7S 8S",
+    "3C 8C KC TD JD QD 8H 9H TH 9S TS JS QS",
+    "4C 7C TC JC QC KD AD JH QH KH AH KS AS",
+)
+
+FAST_MC = {"playouts": 24}
+"""A Monte Carlo budget small enough for whole games in a test, big enough to exercise it."""
+
+VARIANTS = (
+    Rules(),
+    Rules(
+        no_points_on_first_trick=False,
+        can_lead_any_club=True,
+        queen_breaks_hearts=True,
+        can_lead_hearts_instead_of_queen=True,
+        jack_of_diamonds_bonus=True,
+        avoid_all_tricks_bonus=True,
+        moon_scoring=MoonScoring.SUBTRACT_FROM_SHOOTER,
+    ),
+    Rules(must_break_hearts=False, pass_cards=False, target_score=60),
+)
+
+
+def bot(level: str | BotLevel, seed: int = 0) -> Bot:
+    """A bot of ``level``; the Monte Carlo bot gets the small test budget."""
+    fast = BotLevel(str(level).upper()) == BotLevel.MONTE_CARLO
+    return make_bot(level, seed=seed, **(FAST_MC if fast else {}))
+
+
+def play_game(
+    bots: list[Bot],
+    seed: int,
+    rules: Rules,
+    on_view: Callable[[State, SeatView], None] | None = None,
+) -> State:
+    """A whole seeded game; every action comes from the seat's bot and must be legal."""
+    state = new_game(rules)
+    while state.phase != Phase.GAME_OVER:
+        if state.phase == Phase.DEALING:
+            state = apply(state, Deal(seeded_deck(seed, state.round_index)))
+            continue
+        for seat in seats_to_act(state):
+            seat_view = view(state, seat)
+            if on_view is not None:
+                on_view(state, seat_view)
+            action = bots[seat].decide(seat_view)
+            assert is_legal(state, action), f"seed {seed}: {bots[seat]!r} chose {action}"
+            state = apply(state, action)
+    return state
+
+
+# --------------------------------------------------------------------------- legal, reproducible
+
+
+@pytest.mark.parametrize("level", ["random", "heuristic"])
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "variants", "no-pass"])
+def test_bots_play_only_legal_actions_in_whole_games(level: str, rules: Rules) -> None:
+    for seed in range(3):
+        state = play_game([bot(level, seed + s) for s in SEATS], seed, rules)
+        assert state.phase == Phase.GAME_OVER
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "variants", "no-pass"])
+def test_monte_carlo_plays_only_legal_actions_in_a_whole_game(rules: Rules) -> None:
+    seed = 11
+    bots = [bot("monte_carlo", 1), bot("random", 2), bot("heuristic", 3), bot("monte_carlo", 4)]
+    assert play_game(bots, seed, rules).phase == Phase.GAME_OVER
+
+
+def _decision_views(seed: int, rounds: int = 2) -> list[SeatView]:
+    views: list[SeatView] = []
+    state = new_game(Rules(target_score=10_000))
+    heuristic = HeuristicBot(seed=0)
+    for round_index in range(rounds):
+        state = apply(state, Deal(seeded_deck(seed, round_index)))
+        while state.phase in (Phase.PASSING, Phase.PLAYING):
+            for seat in seats_to_act(state):
+                seat_view = view(state, seat)
+                views.append(seat_view)
+                state = apply(state, heuristic.decide(seat_view))
+    return views
+
+
+@pytest.mark.parametrize("level", list(BotLevel))
+def test_same_seed_same_decisions_whatever_the_call_history(level: BotLevel) -> None:
+    views = _decision_views(seed=5)[::3]
+    forward = bot(level, seed=9)
+    first = [forward.decide(v) for v in views]
+    again = [forward.decide(v) for v in views]
+    backward = [bot(level, seed=9).decide(v) for v in reversed(views)][::-1]
+    assert first == again == backward
+
+
+def test_random_bot_depends_on_its_seed() -> None:
+    views = [v for v in _decision_views(seed=5) if len(v.legal) > 2]
+    a = [RandomBot(seed=1).decide(v) for v in views]
+    b = [RandomBot(seed=2).decide(v) for v in views]
+    assert a != b
+
+
+def test_monte_carlo_with_a_time_budget_still_plays_legal_cards() -> None:
+    mc = make_bot("monte_carlo", seed=1, time_budget_ms=5)
+    for seat_view in _decision_views(seed=8, rounds=1)[::4]:
+        action = mc.decide(seat_view)
+        if isinstance(action, PlayCard):
+            assert action.card in seat_view.legal
+        else:
+            assert isinstance(action, PassCards)
+            assert set(action.cards) <= set(seat_view.hand)
+
+
+def test_make_bot_accepts_levels_by_name_and_refuses_unknown_ones() -> None:
+    assert isinstance(make_bot("random", seed=0), RandomBot)
+    assert isinstance(make_bot("Heuristic", seed=0), HeuristicBot)
+    assert isinstance(make_bot(BotLevel.MONTE_CARLO, seed=0, playouts=5), MonteCarloBot)
+    with pytest.raises(ValueError, match="unknown bot level"):
+        make_bot("grandmaster", seed=0)
+    with pytest.raises(ValueError, match="bad options"):
+        make_bot("heuristic", seed=0, playouts=5)
+    with pytest.raises(ValueError, match="playouts"):
+        make_bot("monte_carlo", seed=0, playouts=0)
+
+
+def test_decide_refuses_a_seat_that_owes_nothing() -> None:
+    state = deal(SPREAD)
+    waiting = view(state, (state.turn + 1) % 4)
+    with pytest.raises(IllegalActionError) as info:
+        HeuristicBot(seed=0).decide(waiting)
+    assert info.value.reason == "NOT_YOUR_TURN"
+
+
+# --------------------------------------------------------------------------- no hidden information
+
+
+def test_bots_are_handed_a_view_never_a_state() -> None:
+    for cls in (Bot, RandomBot, HeuristicBot, MonteCarloBot):
+        for name in ("choose_pass", "choose_play", "decide"):
+            (parameter,) = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]
+            assert parameter.annotation in ("SeatView", SeatView), f"{cls.__name__}.{name}"
+
+
+@pytest.mark.parametrize("level", list(BotLevel))
+def test_decisions_do_not_change_when_only_hidden_cards_do(level: BotLevel) -> None:
+    """Two states that differ only in the other hands give the same view and the same card."""
+    checked = 0
+    for seat_view in _decision_views(seed=21):
+        if seat_view.phase != Phase.PLAYING or not seat_view.legal or len(seat_view.tricks) < 2:
+            continue
+        seat = seat_view.seat
+        assert seat is not None
+        knowledge = infer(seat_view)
+        a = determinize(seat_view, sample_hands(knowledge, random.Random(1)))
+        b = determinize(seat_view, sample_hands(knowledge, random.Random(2)))
+        if a.hands == b.hands:
+            continue  # late in a round the hidden cards may have only one possible deal
+        va, vb = view(a, seat), view(b, seat)
+        assert va == vb
+        chooser = bot(level, seed=3)
+        assert chooser.decide(va) == chooser.decide(vb)
+        checked += 1
+    assert checked > 20
+
+
+def _voids_shown(state: State, seat: int) -> set[int]:
+    """The suits ``seat`` has shown it lacks, read straight from the tricks."""
+    voids: set[int] = set()
+    tricks = [(t.leader, t.cards) for t in state.tricks]
+    if state.trick:
+        tricks.append((state.leader, state.trick))
+    for leader, played in tricks:
+        for index, card in enumerate(played):
+            if (leader + index) % 4 == seat and card.suit != played[0].suit:
+                voids.add(played[0].suit)
+    return voids
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["default", "variants", "no-pass"])
+def test_sampled_deals_agree_with_the_view_and_the_voids(rules: Rules) -> None:
+    checked = 0
+
+    def check(state: State, seat_view: SeatView) -> None:
+        nonlocal checked
+        if state.phase != Phase.PLAYING or seat_view.seat != state.turn:
+            return
+        seat = state.turn
+        knowledge = infer(seat_view)
+        # What the seat infers is true of the real deal.
+        for other in SEATS:
+            real = state.hands[other]
+            assert knowledge.fixed[other] & ~real == 0
+            assert real & ~knowledge.allowed[other] & ~knowledge.fixed[other] == 0
+        rng = random.Random(checked)
+        for _ in range(3):
+            hands = sample_hands(knowledge, rng)
+            for other, hand in hands.items():
+                assert len(hand) == seat_view.hand_sizes[other]
+                assert not {card.suit for card in hand} & _voids_shown(state, other)
+                assert set(cards_of(knowledge.fixed[other])) <= set(hand)
+            world = determinize(seat_view, hands)
+            mirrored = view(world, seat)
+            for field in ("hand", "legal", "trick", "tricks", "hand_sizes", "round_points"):
+                assert getattr(mirrored, field) == getattr(seat_view, field), field
+            assert mirrored.hearts_broken == seat_view.hearts_broken
+        checked += 1
+
+    for seed in range(2):
+        bots = [bot("random", seed * 4 + s) for s in SEATS]
+        play_game(bots, seed, dataclasses.replace(rules, target_score=40), on_view=check)
+    assert checked > 100
+
+
+def test_sampling_never_gives_a_card_of_a_void_suit() -> None:
+    # Seats 1 and 3 show on the first trick that they hold no clubs, so every club seat 2 cannot
+    # see must be with seat 0.
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    state = play(deal(ALL_CLUBS, rules=rules), "2C 2D 2H 2S 3C 3D")
+    knowledge = infer(view(state, 2))
+    rng = random.Random(0)
+    for _ in range(100):
+        hands = sample_hands(knowledge, rng)
+        assert set(hands[0]) == card_set("4C 5C 6C 7C 8C 9C TC JC QC KC AC")
+        assert not any(card.suit == 0 for card in hands[1] + hands[3])
+
+
+def test_sampling_respects_a_point_card_dropped_on_the_first_trick() -> None:
+    # Seat 2 plays a heart to the first trick although points are barred there: it holds nothing
+    # but hearts and the queen of spades.
+    hands = (
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD",
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH QS",
+        "AH 2S 3S 4S 5S 6S 7S 8S 9S TS JS KS AS",
+    )
+    state = play(deal(hands), "2C 2D 2H 2S")
+    knowledge = infer(view(state, 0))
+    rng = random.Random(0)
+    for _ in range(100):
+        hands_guess = sample_hands(knowledge, rng)
+        assert all(card.suit == 2 or card == Card.parse("QS") for card in hands_guess[2])
+
+
+# --------------------------------------------------------------------------- heuristic
+
+
+def test_heuristic_dumps_the_queen_when_void_in_the_led_suit() -> None:
+    state = deal(ALL_CLUBS, rules=Rules(pass_cards=False, no_points_on_first_trick=False))
+    state = play(state, "2C")
+    assert HeuristicBot(seed=0).choose_play(view(state, 1)) == Card.parse("QS")
+
+
+def test_heuristic_dumps_the_queen_under_the_king_or_ace_of_spades() -> None:
+    hands = (
+        "2C QS 2S 3S 2D 3D 4D 5D 6D 7D 8D 9D TD",
+        "3C JD QD KD AD 2H 3H 4H 5H 6H 7H 8H 9H",
+        "AC KS 5C 6C 7C 8C 9C TC JC QC KC TH JH",
+        "4C QH KH AH 4S 5S 6S 7S 8S 9S TS JS AS",
+    )
+    state = play(deal(hands), "2C 3C AC 4C KS 5S")  # seat 2 takes the clubs and leads the king
+    assert HeuristicBot(seed=0).choose_play(view(state, 0)) == Card.parse("QS")
+
+
+def test_heuristic_ducks_with_the_highest_card_that_still_loses() -> None:
+    # Seat 1 takes the first trick with its AC and must then follow; seat 2 ducks under the AC
+    # with its KC, the highest card that still loses; seat 3, last to a clean trick, sheds its
+    # highest club.
+    state = play(deal(SPREAD), "2C AC")
+    assert HeuristicBot(seed=0).choose_play(view(state, 2)) == Card.parse("KC")
+    state = play(state, "KC")
+    assert HeuristicBot(seed=0).choose_play(view(state, 3)) == Card.parse("QC")
+    # Under a low card it plays the highest card below it, not its lowest.
+    hands = (
+        "2C 6C 2D 3D 4D 5D 6D 2H 3H 4H 2S 3S 4S",
+        "9C TC 7D 8D 9D 5H 6H 7H 5S 6S 7S 8S TD",
+        "3C 5C 8C KC JD 8H 9H TH 9S TS JS QS QD",
+        "4C 7C QC AC KD AD JH QH KH AH KS AS JC",
+    )
+    state = play(deal(hands), "2C 9C")
+    assert HeuristicBot(seed=0).choose_play(view(state, 2)) == Card.parse("8C")
+
+
+def test_heuristic_passes_unguarded_high_spades() -> None:
+    hand = cards("QS KS AS 2S 3S 4C 9C JD QD KH 2H 3D 5D")
+    assert set(pass_cards(_mask(hand))) == {49, 50, 51}
+    # Long in spades, the queen is guarded: it stays, and high hearts and short-suit cards go.
+    guarded = cards("QS 2S 3S 4S 5S 6S AH KH 2C 9D 8D 7D 6D")
+    passed = {DECK[c] for c in pass_cards(_mask(guarded))}
+    assert Card.parse("QS") not in passed
+    assert passed == card_set("AH KH 2C")
+
+
+def test_heuristic_bot_passes_the_queen_from_its_view() -> None:
+    state = apply(new_game(), Deal(seeded_deck(3)))
+    for seat in SEATS:
+        seat_view = view(state, seat)
+        hand = set(seat_view.hand)
+        spades_below_queen = sum(1 for c in hand if c.suit == 3 and c < Card.parse("QS"))
+        passed = set(HeuristicBot(seed=0).choose_pass(seat_view))
+        if Card.parse("QS") in hand and spades_below_queen < 3:
+            assert Card.parse("QS") in passed
+
+
+def test_heuristic_takes_a_heart_to_stop_a_visible_moon_shot() -> None:
+    hands = (
+        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
+        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+    )
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    # Seat 3 takes the queen and a heart on the first trick, then leads a heart: it alone holds
+    # 14 points. Seat 0 would duck with the 4H; to stop the moon it takes the trick with the AH.
+    state = play(deal(hands, rules=rules), "2C QS 2H AC 5H")
+    seat_view = view(state, 0)
+    assert seat_view.round_points == (0, 0, 0, 14)
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
+
+
+def _mask(hand: tuple[Card, ...]) -> int:
+    mask = 0
+    for card in hand:
+        mask |= 1 << card
+    return mask
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+
+
+def test_monte_carlo_ducks_under_a_trick_holding_the_queen() -> None:
+    # Seat 1, void in clubs, drops the queen on the first trick; seat 2 holds AC and 3C.
+    hands = (
+        "2C 4C 5C 6C 2D 3D 4D 5D 6D 2H 3H 4H 5H",
+        "2S 3S 4S QS 7D 8D 9D TD 6H 7H 8H 9H JD",
+        "AC 3C 5S 6S 7S QD KD AD TH JH QH KH AH",
+        "7C 8C 9C TC JC QC KC 8S 9S TS JS KS AS",
+    )
+    state = play(
+        deal(hands, rules=Rules(pass_cards=False, no_points_on_first_trick=False)), "2C QS"
+    )
+    mc = MonteCarloBot(seed=0, playouts=60)
+    assert mc.choose_play(view(state, 2)) == Card.parse("3C")
+
+
+def test_monte_carlo_dumps_the_queen_when_void() -> None:
+    state = deal(ALL_CLUBS, rules=Rules(pass_cards=False, no_points_on_first_trick=False))
+    state = play(state, "2C")
+    assert MonteCarloBot(seed=0, playouts=60).choose_play(view(state, 1)) == Card.parse("QS")
+
+
+def test_monte_carlo_merges_interchangeable_cards() -> None:
+    # Seat 3 holds 4C 7C TC JC QC; 5C 6C, 8C 9C lie elsewhere, nothing between TC, JC and QC.
+    state = play(deal(SPREAD), "2C AC 3C")
+    seat_view = view(state, 3)
+    assert candidates(seat_view, infer(seat_view).played) == list(cards("4C 7C TC"))
+
+
+# --------------------------------------------------------------------------- strength
+
+
+def _paired_points(tested: str, baseline: str, rounds: int, seed: int) -> list[tuple[int, int]]:
+    """Each deal twice: ``tested`` then ``baseline`` in the same seat, three heuristic opponents."""
+    pairs = []
+    rules = Rules(target_score=10_000)
+    for round_index in range(rounds):
+        seat = round_index % 4
+        scores = []
+        for level in (tested, baseline):
+            bots = [bot("heuristic", 100 + s) for s in SEATS]
+            bots[seat] = bot(level, seed)
+            state = new_game(rules)._replace(round_index=round_index)
+            state = apply(state, Deal(seeded_deck(seed, round_index)))
+            while state.phase in (Phase.PASSING, Phase.PLAYING):
+                for s in seats_to_act(state):
+                    state = apply(state, bots[s].decide(view(state, s)))
+            scores.append(state.rounds[-1].points[seat])
+        pairs.append((scores[0], scores[1]))
+    return pairs
+
+
+def test_heuristic_scores_fewer_points_than_random() -> None:
+    seed = 1
+    pairs = _paired_points("heuristic", "random", rounds=100, seed=seed)
+    diffs = [a - b for a, b in pairs]
+    mean = statistics.fmean(diffs)
+    half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    assert mean + half < 0, f"seed {seed}: heuristic - random = {mean:.2f} ± {half:.2f}"

@@ -1,0 +1,140 @@
+"""Optimistic concurrency (etag), idempotent retries (request_id) and leaving mid-game."""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+from conftest import event_kind, failure, owing, read_until
+from hearts.v1 import table_pb2 as pb
+
+pytestmark = pytest.mark.timeout(60)
+
+ABORTED = grpc.StatusCode.ABORTED
+
+
+async def test_a_stale_etag_is_aborted_and_changes_nothing(hearts) -> None:
+    seated = await hearts.seated([0, 1])
+    stale = await hearts.etag(seated.name)
+    joined = await hearts.join(seated.name, 2, etag=stale)  # a current etag is accepted
+    assert joined.etag != stale
+    current = joined.etag
+    for call in (
+        hearts.join(seated.name, 3, etag=stale),
+        hearts.leave(seated.name, seated.tokens[0], etag=stale),
+        hearts.delete(seated.name, seated.creator_token, etag=stale),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (ABORTED, "ETAG_MISMATCH")
+        assert await hearts.etag(seated.name) == current
+
+
+async def test_a_move_with_a_stale_etag_is_aborted(hearts) -> None:
+    seated = await hearts.seated(deck_seed=8)
+    name = seated.name
+    stale = await hearts.etag(name)
+    views = {seat: await hearts.view(name, token) for seat, token in seated.tokens.items()}
+    first = await hearts.pass_cards(name, seated.tokens[0], views[0].legal_cards[:3], etag=stale)
+    refusal = await failure(
+        hearts.pass_cards(name, seated.tokens[1], views[1].legal_cards[:3], etag=stale)
+    )
+    assert (refusal.code, refusal.reason) == (ABORTED, "ETAG_MISMATCH")
+    assert await hearts.etag(name) == first.etag
+    for seat in (1, 2, 3):
+        await hearts.pass_cards(name, seated.tokens[seat], views[seat].legal_cards[:3])
+    table = (await hearts.view(name)).table
+    turn = owing(table)[0]
+    view = await hearts.view(name, seated.tokens[turn])
+    refusal = await failure(
+        hearts.play(name, seated.tokens[turn], view.legal_cards[0], etag=first.etag)
+    )
+    assert (refusal.code, refusal.reason) == (ABORTED, "ETAG_MISMATCH")
+    played = await hearts.play(name, seated.tokens[turn], view.legal_cards[0], etag=table.etag)
+    assert int(played.etag) == int(table.etag) + 1
+
+
+async def test_a_retried_move_returns_the_first_response_and_acts_once(hearts) -> None:
+    seated = await hearts.seated(deck_seed=12)
+    name, tokens = seated.name, seated.tokens
+    view = await hearts.view(name, tokens[0])
+    chosen = view.legal_cards[:3]
+    first = await hearts.pass_cards(name, tokens[0], chosen, request_id="pass-0")
+    again = await hearts.pass_cards(name, tokens[0], chosen, request_id="pass-0")
+    assert again.SerializeToString() == first.SerializeToString()
+    assert await hearts.etag(name) == first.etag
+
+    # Finish passing, then retry a play after another seat has moved: still the first answer.
+    await hearts.play_until(name, tokens, lambda table: table.phase == pb.PHASE_PLAYING)
+    table = (await hearts.view(name)).table
+    seat = owing(table)[0]
+    view = await hearts.view(name, tokens[seat])
+    played = await hearts.play(name, tokens[seat], view.legal_cards[0], request_id="play-1")
+    after_first = played.etag
+    retried = await hearts.play(name, tokens[seat], view.legal_cards[0], request_id="play-1")
+    assert retried.SerializeToString() == played.SerializeToString()
+    assert await hearts.etag(name) == after_first
+    following = owing(played.view.table)[0]
+    next_view = await hearts.view(name, tokens[following])
+    await hearts.play(name, tokens[following], next_view.legal_cards[0], request_id="play-2")
+    late = await hearts.play(name, tokens[seat], view.legal_cards[0], request_id="play-1")
+    assert late.SerializeToString() == played.SerializeToString()
+    assert int(await hearts.etag(name)) == int(after_first) + 1
+
+
+async def test_a_retried_join_takes_one_seat(hearts) -> None:
+    created = await hearts.create()
+    name = created.view.table.name
+    first = await hearts.join(name, player="ann", request_id="join-ann")
+    again = await hearts.join(name, player="ann", request_id="join-ann")
+    assert again.SerializeToString() == first.SerializeToString()
+    assert await hearts.etag(name) == first.etag
+    table = (await hearts.view(name)).table
+    humans = [seat.seat for seat in table.seats if seat.occupant == pb.SEAT_OCCUPANT_HUMAN]
+    assert humans == [first.seat]
+    other = await hearts.join(name, player="bob", request_id="join-bob")
+    assert other.seat != first.seat
+
+
+async def test_a_retried_create_makes_one_table(hearts) -> None:
+    first = await hearts.create(request_id="create-once", target_score=50)
+    again = await hearts.create(request_id="create-once", target_score=50)
+    assert again.SerializeToString() == first.SerializeToString()
+
+
+async def test_a_retried_delete_succeeds(hearts) -> None:
+    seated = await hearts.seated([0])
+    await hearts.delete(seated.name, seated.creator_token, request_id="delete-1")
+    await hearts.delete(seated.name, seated.creator_token, request_id="delete-1")
+    refusal = await failure(hearts.view(seated.name))
+    assert refusal.reason == "TABLE_NOT_FOUND"
+
+
+async def test_a_seat_left_mid_game_is_played_on_by_a_bot(hearts) -> None:
+    seated = await hearts.seated(deck_seed=21, target_score=30)
+    name, tokens = seated.name, dict(seated.tokens)
+    watcher = hearts.watch(name)
+    await read_until(watcher, lambda m: event_kind(m) == "snapshot")
+    # Into the first round's play, then seat 2 walks away.
+    await hearts.play_until(
+        name, tokens, lambda table: table.phase == pb.PHASE_PLAYING and owing(table) != [2]
+    )
+    left = await hearts.leave(name, tokens.pop(2))
+    seat = left.view.table.seats[2]
+    assert seat.occupant == pb.SEAT_OCCUPANT_BOT
+    assert seat.bot_level == pb.BOT_LEVEL_HEURISTIC
+    assert not left.view.HasField("viewer_seat")
+    # The three humans play on; the game could not end if the bot did not play seat 2.
+    table = await hearts.play_out(name, tokens, rng=random.Random(21))
+    assert table.phase == pb.PHASE_GAME_OVER
+    messages = await read_until(watcher, lambda m: event_kind(m) == "game_over")
+    watcher.cancel()
+    left_at = next(i for i, m in enumerate(messages) if event_kind(m) == "player_left")
+    assert messages[left_at].event.player_left.seat == 2
+    assert messages[left_at].event.player_left.replacement_bot_level == pb.BOT_LEVEL_HEURISTIC
+    bot_plays = [
+        m
+        for m in messages[left_at:]
+        if event_kind(m) == "card_played" and m.event.card_played.seat == 2
+    ]
+    assert len(bot_plays) >= 10

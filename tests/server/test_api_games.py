@@ -1,0 +1,80 @@
+"""Whole games through the API: each human moves only as its own view allows, until GAME_OVER."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from conftest import owing
+from hearts.v1 import table_pb2 as pb
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def assert_finished(table: pb.Table, target_score: int) -> None:
+    """A finished game: result, totals, and at least one seat at or over the target."""
+    assert table.phase == pb.PHASE_GAME_OVER
+    assert len(table.total_scores) == 4
+    assert max(table.total_scores) >= target_score
+    assert table.result.winners, table
+    assert table.result.losers, table
+    low = min(table.total_scores)
+    assert sorted(table.result.winners) == [s for s in range(4) if table.total_scores[s] == low]
+    assert not table.HasField("turn_seat")
+
+
+async def test_one_human_and_three_bots_play_a_short_game_to_the_end(hearts) -> None:
+    seated = await hearts.seated(
+        [0],
+        bots={1: pb.BOT_LEVEL_HEURISTIC, 2: pb.BOT_LEVEL_RANDOM, 3: pb.BOT_LEVEL_HEURISTIC},
+        target_score=30,
+        deck_seed=7,
+    )
+    table = await hearts.play_out(seated.name, seated.tokens, rng=random.Random(7))
+    assert_finished(table, 30)
+    final = await hearts.view(seated.name, seated.tokens[0])
+    assert final.game_history, "game_history is revealed at game over"
+    assert sum(len(r.tricks) for r in final.game_history) == 13 * len(final.game_history)
+    assert final.table.deck_seed == 7
+    assert not final.legal_cards
+
+
+async def test_one_human_and_three_bots_play_a_full_default_game(hearts) -> None:
+    seated = await hearts.seated(
+        [2], bots={0: pb.BOT_LEVEL_RANDOM, 1: pb.BOT_LEVEL_HEURISTIC, 3: pb.BOT_LEVEL_RANDOM}
+    )
+    table = await hearts.play_out(seated.name, seated.tokens, rng=random.Random(11))
+    assert table.rules.target_score == 100
+    assert_finished(table, 100)
+    history = (await hearts.view(seated.name)).game_history
+    assert len(history) == table.round_number
+    assert list(history[-1].score.total_scores) == list(table.total_scores)
+
+
+async def test_four_human_clients_each_act_when_their_view_says_so(hearts) -> None:
+    seated = await hearts.seated(target_score=30, deck_seed=3)
+    rng = random.Random(3)
+    moves = {seat: 0 for seat in range(4)}
+    table = (await hearts.view(seated.name)).table
+    while table.phase != pb.PHASE_GAME_OVER:
+        views = {
+            seat: await hearts.view(seated.name, token) for seat, token in seated.tokens.items()
+        }
+        # Exactly the seats that the public table says owe a move see legal cards.
+        acting = [seat for seat, view in views.items() if view.legal_cards]
+        assert acting == owing(table)
+        for seat, view in views.items():
+            assert view.viewer_seat == seat
+            if seat not in acting:
+                assert view.cards_to_pass == 0
+        seat = acting[0]
+        response = await hearts.move(seated.name, seated.tokens[seat], views[seat], rng)
+        assert response.view.viewer_seat == seat
+        assert response.etag == response.view.table.etag
+        moves[seat] += 1
+        table = response.view.table
+    assert_finished(table, 30)
+    rounds = table.round_number
+    for seat in range(4):
+        passes = sum(1 for r in range(rounds) if r % 4 != 3)
+        assert moves[seat] == 13 * rounds + passes

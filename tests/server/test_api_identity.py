@@ -1,0 +1,186 @@
+"""Who may do what: seat and creator tokens, forged, expired and revoked ones, and spectators."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+from conftest import SECRET, card, event_kind, failure, owing, read_until
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts_server.tokens import TokenCodec
+
+UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+PRIVATE_EVENTS = ("hand_dealt", "cards_passed", "cards_received")
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def table_id(name: str) -> str:
+    return name.removeprefix("tables/")
+
+
+async def turn_token(hearts, seated) -> tuple[int, str, pb.TableView]:
+    """The seat whose turn it is, its token and its view (a game without passing)."""
+    seat = owing((await hearts.view(seated.name)).table)[0]
+    token = seated.tokens[seat]
+    return seat, token, await hearts.view(seated.name, token)
+
+
+async def test_a_move_without_a_token_is_token_missing(hearts) -> None:
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    _, _, view = await turn_token(hearts, seated)
+    refusal = await failure(hearts.play(seated.name, None, view.legal_cards[0]))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_MISSING")
+    refusal = await failure(hearts.leave(seated.name, None))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_MISSING")
+    refusal = await failure(hearts.delete(seated.name, None))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_MISSING")
+
+
+async def test_a_forged_token_is_token_invalid(hearts) -> None:
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    _, token, view = await turn_token(hearts, seated)
+    flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
+    tampered_claims = token.replace(".", ".x", 1)
+    other_secret = TokenCodec(b"another-secret-0123456789").issue(
+        table_id(seated.name), view.viewer_seat, 0
+    )
+    for forged in (flipped, tampered_claims, other_secret, "v1.x.y", "garbage"):
+        for call in (
+            hearts.play(seated.name, forged, view.legal_cards[0]),
+            hearts.view(seated.name, forged),
+            hearts.watch(seated.name, forged).read(),
+        ):
+            refusal = await failure(call)
+            assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_INVALID"), forged
+
+
+async def test_an_expired_token_is_token_expired(hearts) -> None:
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    seat, _, view = await turn_token(hearts, seated)
+    a_month_ago = time.time() - 30 * 24 * 3600
+    expired = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(
+        table_id(seated.name), seat, 0
+    )
+    refusal = await failure(hearts.play(seated.name, expired, view.legal_cards[0]))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+    refusal = await failure(hearts.view(seated.name, expired))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+
+
+async def test_a_token_of_another_table_is_wrong_table(hearts) -> None:
+    first = await hearts.seated(pass_cards=False, deck_seed=4)
+    second = await hearts.seated(pass_cards=False, deck_seed=4)
+    seat, _, view = await turn_token(hearts, second)
+    etag = await hearts.etag(second.name)
+    for call in (
+        hearts.play(second.name, first.tokens[seat], view.legal_cards[0]),
+        hearts.view(second.name, first.tokens[seat]),
+        hearts.leave(second.name, first.tokens[seat]),
+        hearts.delete(second.name, first.creator_token),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (DENIED, "WRONG_TABLE")
+    assert await hearts.etag(second.name) == etag
+
+
+async def test_a_leavers_old_token_is_revoked(hearts) -> None:
+    seated = await hearts.seated([0, 1])
+    old = seated.tokens[1]
+    await hearts.leave(seated.name, old)
+    for call in (
+        hearts.view(seated.name, old),
+        hearts.leave(seated.name, old),
+        hearts.watch(seated.name, old).read(),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_REVOKED")
+    # Taking the seat again gives a new token; the old one stays revoked, even in play.
+    rejoined = await hearts.join(seated.name, 1)
+    await hearts.join(seated.name, 2)
+    await hearts.join(seated.name, 3)
+    assert (await hearts.view(seated.name, rejoined.seat_token)).viewer_seat == 1
+    refusal = await failure(hearts.pass_cards(seated.name, old, [card("2C")] * 3))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_REVOKED")
+
+
+async def test_only_the_creator_may_delete_a_table(hearts) -> None:
+    seated = await hearts.seated([0])
+    refusal = await failure(hearts.delete(seated.name, seated.tokens[0]))
+    assert (refusal.code, refusal.reason) == (DENIED, "NOT_TABLE_CREATOR")
+    assert await hearts.view(seated.name)
+    assert await hearts.delete(seated.name, seated.creator_token) == api.DeleteTableResponse()
+    for call in (
+        hearts.view(seated.name),
+        hearts.delete(seated.name, seated.creator_token),
+        hearts.join(seated.name),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+
+
+async def test_a_creator_token_cannot_play(hearts) -> None:
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    _, _, view = await turn_token(hearts, seated)
+    etag = await hearts.etag(seated.name)
+    for call in (
+        hearts.play(seated.name, seated.creator_token, view.legal_cards[0]),
+        hearts.pass_cards(seated.name, seated.creator_token, view.legal_cards[:3]),
+        hearts.leave(seated.name, seated.creator_token),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (DENIED, "NOT_A_PLAYER")
+    assert await hearts.etag(seated.name) == etag
+    creator_view = await hearts.view(seated.name, seated.creator_token)
+    assert not creator_view.HasField("viewer_seat")
+    assert not creator_view.hand
+
+
+async def test_authorization_other_than_bearer_is_token_invalid(hearts) -> None:
+    seated = await hearts.seated([0])
+    for value in ("Basic x", "Bearer", "Bearer    ", seated.tokens[0]):
+        metadata = (("authorization", value),)
+        refusal = await failure(
+            hearts.stub.GetTable(api.GetTableRequest(name=seated.name), metadata=metadata)
+        )
+        assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_INVALID"), value
+    # The scheme is case-insensitive, as in HTTP.
+    metadata = (("authorization", f"bearer {seated.tokens[0]}"),)
+    response = await hearts.stub.GetTable(api.GetTableRequest(name=seated.name), metadata=metadata)
+    assert response.view.viewer_seat == 0
+
+
+def assert_spectator_view(view: pb.TableView) -> None:
+    assert not view.HasField("viewer_seat")
+    assert not view.hand
+    assert not view.legal_cards
+    assert not view.passed_cards
+    assert not view.received_cards
+    assert view.cards_to_pass == 0
+
+
+async def test_a_spectator_sees_no_hand_no_legal_cards_and_no_private_events(hearts) -> None:
+    seated = await hearts.seated(deck_seed=9, target_score=100)
+    spectator = hearts.watch(seated.name, after_sequence=0)
+    # A whole round: dealing, passing, every trick.
+    await hearts.play_until(seated.name, seated.tokens, lambda table: table.round_number > 1)
+    view = await hearts.view(seated.name)
+    assert_spectator_view(view)
+    assert view.table.phase == pb.PHASE_PASSING
+    messages = await read_until(
+        spectator,
+        lambda m: m.event.round_started.round_number == 2,
+    )
+    spectator.cancel()
+    kinds = [event_kind(message) for message in messages]
+    for message in messages:
+        if message.HasField("snapshot"):
+            assert_spectator_view(message.snapshot)
+        assert event_kind(message) not in PRIVATE_EVENTS, message
+    assert kinds.count("card_played") == 52
+    assert kinds.count("seat_passed") == 4
+    snapshot = await anext(aiter(hearts.watch(seated.name)))
+    assert_spectator_view(snapshot.snapshot)

@@ -1,0 +1,59 @@
+"""ListTables: newest first, paginated (AIP-158), filtered to tables with a free seat."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from conftest import failure
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def list_all(hearts, *, page_size: int, has_free_seat: bool = False) -> list[list[str]]:
+    pages = []
+    token = ""
+    while True:
+        response = await hearts.stub.ListTables(
+            api.ListTablesRequest(
+                page_size=page_size, page_token=token, has_free_seat=has_free_seat
+            )
+        )
+        pages.append([table.name for table in response.tables])
+        token = response.next_page_token
+        if not token:
+            return pages
+
+
+async def test_tables_are_listed_newest_first_page_by_page(hearts) -> None:
+    created = []
+    for index in range(5):
+        full = index % 2 == 0
+        bots = {seat: pb.BOT_LEVEL_RANDOM for seat in range(4)} if full else None
+        created.append((await hearts.create(bots=bots)).view.table.name)
+        await asyncio.sleep(0.002)  # ids sort by creation millisecond
+    pages = await list_all(hearts, page_size=2)
+    assert [name for page in pages for name in page] == created[::-1]
+    assert all(len(page) <= 2 for page in pages)
+    open_pages = await list_all(hearts, page_size=1, has_free_seat=True)
+    assert [name for page in open_pages for name in page] == [created[3], created[1]]
+
+
+async def test_a_bad_page_token_is_invalid_argument(hearts) -> None:
+    for token in ("not base64 !", "MTpub3Rh"):
+        refusal = await failure(hearts.stub.ListTables(api.ListTablesRequest(page_token=token)))
+        assert (refusal.code, refusal.reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_PAGE_TOKEN",
+        )
+
+
+async def test_a_listed_tables_etag_is_current(hearts) -> None:
+    created = await hearts.create()
+    listed = await hearts.stub.ListTables(api.ListTablesRequest(has_free_seat=True))
+    table = next(t for t in listed.tables if t.name == created.view.table.name)
+    assert table.etag == created.etag
+    await hearts.join(table.name, etag=table.etag)

@@ -1,0 +1,264 @@
+"""Every way the API refuses a move or a malformed request: status code, reason and details.
+
+A refused move carries ``google.rpc.ErrorInfo`` (domain ``hearts.v1``, the engine's reason) and a
+``hearts.v1.MoveRejection`` whose legal cards are exactly those of the caller's own view, and it
+changes nothing: the table's etag is the same after every refusal.
+"""
+
+from __future__ import annotations
+
+import random
+
+import grpc
+import pytest
+from conftest import card, failure, key, names, owing
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+
+FAILED = grpc.StatusCode.FAILED_PRECONDITION
+pytestmark = pytest.mark.timeout(60)
+PLAY_REASONS = {
+    "NOT_YOUR_TURN",
+    "CARD_NOT_IN_HAND",
+    "MUST_LEAD_TWO_OF_CLUBS",
+    "MUST_FOLLOW_SUIT",
+    "NO_POINTS_ON_FIRST_TRICK",
+    "HEARTS_NOT_BROKEN",
+}
+
+
+async def assert_refused_move(hearts, name, token, call, reason: str) -> None:
+    """``call`` fails with FAILED_PRECONDITION/``reason``, details match the caller's view."""
+    before = await hearts.view(name, token)
+    refusal = await failure(call)
+    assert refusal.code == FAILED, refusal
+    assert refusal.domain == "hearts.v1"
+    assert refusal.reason == reason, refusal
+    assert refusal.move is not None, f"{reason} without a MoveRejection"
+    assert refusal.move.reason == reason
+    assert names(refusal.move.legal_cards) == names(before.legal_cards)
+    assert refusal.move.cards_to_pass == before.cards_to_pass
+    after = await hearts.view(name, token)
+    assert after.table.etag == before.table.etag, f"{reason} changed the table"
+    assert after.sequence == before.sequence
+
+
+def expected_play_reason(view: pb.TableView) -> str:
+    """Why any card outside the view's legal cards is refused (the rule clauses, in order)."""
+    trick = view.current_trick.cards
+    if trick:
+        led = trick[0].card.suit
+        if any(held.suit == led for held in view.hand):
+            return "MUST_FOLLOW_SUIT"
+        return "NO_POINTS_ON_FIRST_TRICK"
+    if not view.completed_tricks:
+        return "MUST_LEAD_TWO_OF_CLUBS"
+    return "HEARTS_NOT_BROKEN"
+
+
+# --------------------------------------------------------------------------- passing
+
+
+async def test_pass_refusals_name_the_rule_and_change_nothing(hearts) -> None:
+    seated = await hearts.seated(deck_seed=1)
+    name, token = seated.name, seated.tokens[0]
+    hand = list((await hearts.view(name, token)).hand)
+    other = list((await hearts.view(name, seated.tokens[1])).hand)
+    assert (await hearts.view(name)).table.phase == pb.PHASE_PASSING
+
+    async def refused(chosen, reason):
+        await assert_refused_move(
+            hearts, name, token, hearts.pass_cards(name, token, chosen), reason
+        )
+
+    await refused(hand[:2], "WRONG_PASS_COUNT")
+    await refused(hand[:4], "WRONG_PASS_COUNT")
+    await refused([hand[0], hand[0], hand[1]], "DUPLICATE_CARD")
+    await refused([hand[0], hand[1], other[0]], "CARD_NOT_IN_HAND")
+    await assert_refused_move(hearts, name, token, hearts.play(name, token, hand[0]), "WRONG_PHASE")
+
+    await hearts.pass_cards(name, token, hand[:3])
+    await refused(hand[3:6], "ALREADY_PASSED")
+
+
+async def test_pass_or_play_before_the_table_is_full_is_wrong_phase(hearts) -> None:
+    seated = await hearts.seated([0])
+    name, token = seated.name, seated.tokens[0]
+    etag = await hearts.etag(name)
+    for call in (
+        hearts.pass_cards(name, token, [card("2C"), card("3C"), card("4C")]),
+        hearts.play(name, token, card("2C")),
+    ):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (FAILED, "WRONG_PHASE")
+        assert await hearts.etag(name) == etag
+
+
+async def test_wrong_phase_before_the_table_is_full_carries_a_move_rejection(hearts) -> None:
+    seated = await hearts.seated([0])
+    refusal = await failure(hearts.play(seated.name, seated.tokens[0], card("2C")))
+    assert refusal.reason == "WRONG_PHASE"
+    assert refusal.move is not None
+    assert refusal.move.reason == "WRONG_PHASE"
+    assert not refusal.move.legal_cards
+
+
+# --------------------------------------------------------------------------- playing
+
+
+async def test_every_play_refusal_is_reached_in_seeded_games(hearts) -> None:
+    """Four humans play seeded games; before each legal play the test tries an illegal one.
+
+    The test holds all four tokens, so it also plays out of turn and plays a card another seat
+    holds. It stops once every play reason has been seen.
+    """
+    seen: dict[str, int] = {}
+    for seed in range(12):
+        seated = await hearts.seated(deck_seed=seed, target_score=100)
+        name, tokens = seated.name, seated.tokens
+        rng = random.Random(seed)
+
+        async def try_illegal(seat, view, *, name=name, tokens=tokens, rng=rng, seed=seed):
+            if view.table.phase != pb.PHASE_PLAYING:
+                return
+            token = tokens[seat]
+            if "NOT_YOUR_TURN" not in seen:
+                other = (seat + 1) % 4
+                other_hand = (await hearts.view(name, tokens[other])).hand
+                await assert_refused_move(
+                    hearts,
+                    name,
+                    tokens[other],
+                    hearts.play(name, tokens[other], other_hand[0]),
+                    "NOT_YOUR_TURN",
+                )
+                seen["NOT_YOUR_TURN"] = seed
+            if "CARD_NOT_IN_HAND" not in seen:
+                other_hand = (await hearts.view(name, tokens[(seat + 2) % 4])).hand
+                await assert_refused_move(
+                    hearts, name, token, hearts.play(name, token, other_hand[0]), "CARD_NOT_IN_HAND"
+                )
+                seen["CARD_NOT_IN_HAND"] = seed
+            legal = {key(c) for c in view.legal_cards}
+            illegal = [c for c in view.hand if key(c) not in legal]
+            if not illegal:
+                return
+            reason = expected_play_reason(view)
+            if reason in seen and rng.random() < 0.7:
+                return  # keep the game moving; the rarer reasons are what the loop is after
+            await assert_refused_move(
+                hearts, name, token, hearts.play(name, token, rng.choice(illegal)), reason
+            )
+            seen.setdefault(reason, seed)
+
+        await hearts.play_until(
+            name,
+            tokens,
+            lambda table: seen.keys() >= PLAY_REASONS or table.round_number > 2,
+            rng=rng,
+            before_move=try_illegal,
+        )
+        if seen.keys() >= PLAY_REASONS:
+            break
+    assert seen.keys() >= PLAY_REASONS, f"never saw {PLAY_REASONS - seen.keys()}"
+
+
+async def test_moves_after_the_game_are_refused_with_game_over(hearts) -> None:
+    seated = await hearts.seated(target_score=1, deck_seed=5)
+    table = await hearts.play_out(seated.name, seated.tokens, rng=random.Random(5))
+    assert table.phase == pb.PHASE_GAME_OVER
+    name, token = seated.name, seated.tokens[table.result.losers[0]]
+    view = await hearts.view(name, token)
+    assert not view.legal_cards
+    assert view.cards_to_pass == 0
+    # The game history says what this seat held; any of those cards will do.
+    held = view.game_history[-1].deals[view.viewer_seat].cards
+    await assert_refused_move(hearts, name, token, hearts.play(name, token, held[0]), "GAME_OVER")
+    await assert_refused_move(
+        hearts, name, token, hearts.pass_cards(name, token, held[:3]), "GAME_OVER"
+    )
+
+
+# --------------------------------------------------------------------------- malformed requests
+
+
+async def test_a_card_that_names_no_card_is_invalid_argument(hearts) -> None:
+    seated = await hearts.seated(pass_cards=False, deck_seed=2)
+    name = seated.name
+    turn = owing((await hearts.view(name)).table)[0]
+    token = seated.tokens[turn]
+    etag = await hearts.etag(name)
+    for bad in (pb.Card(suit=0, rank=1), pb.Card(suit=1, rank=1), pb.Card(suit=5, rank=2)):  # type: ignore[arg-type]
+        refusal = await failure(hearts.play(name, token, bad))
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD")
+        assert refusal.domain == "hearts.v1"
+    refusal = await failure(hearts.pass_cards(name, token, [pb.Card(suit=0, rank=1)] * 3))  # type: ignore[arg-type]
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD")
+    refusal = await failure(
+        hearts.stub.PlayCard(
+            api.PlayCardRequest(name=name), metadata=(("authorization", f"Bearer {token}"),)
+        )
+    )
+    assert refusal.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert await hearts.etag(name) == etag
+
+
+@pytest.mark.parametrize(
+    "bad_name", ["", "tables/", "table/abc", "tables/a-b", "tables/a/b", "x" * 8]
+)
+async def test_a_bad_table_name_is_invalid_argument(hearts, bad_name: str) -> None:
+    calls = [
+        hearts.view(bad_name),
+        hearts.join(bad_name, 0),
+        hearts.play(bad_name, None, card("2C")),
+        hearts.watch(bad_name).read(),
+    ]
+    for call in calls:
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_TABLE_NAME",
+        )
+
+
+async def test_an_unknown_table_is_not_found(hearts) -> None:
+    name = "tables/0123456789abcdef"
+    for call in (hearts.view(name), hearts.join(name, 0), hearts.watch(name).read()):
+        refusal = await failure(call)
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+
+
+@pytest.mark.parametrize("target_score", [0, -5, 10_001])
+async def test_invalid_rules_are_invalid_argument(hearts, target_score: int) -> None:
+    refusal = await failure(hearts.create(target_score=target_score))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_RULES")
+
+
+async def test_joining_a_taken_seat_is_already_exists(hearts) -> None:
+    seated = await hearts.seated([1])
+    etag = await hearts.etag(seated.name)
+    refusal = await failure(hearts.join(seated.name, 1))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.ALREADY_EXISTS, "SEAT_TAKEN")
+    assert await hearts.etag(seated.name) == etag
+
+
+async def test_joining_a_full_table_is_failed_precondition(hearts) -> None:
+    seated = await hearts.seated([0, 1], bots={2: pb.BOT_LEVEL_RANDOM, 3: pb.BOT_LEVEL_RANDOM})
+    etag = await hearts.etag(seated.name)
+    refusal = await failure(hearts.join(seated.name))
+    assert (refusal.code, refusal.reason) == (FAILED, "TABLE_FULL")
+    assert await hearts.etag(seated.name) == etag
+
+
+async def test_error_info_names_the_table(hearts) -> None:
+    seated = await hearts.seated([1])
+    unknown = "tables/0123456789abcdef"
+    for name, call in (
+        (seated.name, hearts.join(seated.name, 1)),
+        (seated.name, hearts.play(seated.name, seated.tokens[1], card("2C"))),
+        (unknown, hearts.view(unknown)),
+        (unknown, hearts.watch(unknown).read()),
+    ):
+        refusal = await failure(call)
+        assert refusal.domain == "hearts.v1"
+        assert refusal.metadata.get("table") == name, refusal

@@ -1,0 +1,827 @@
+"""The storage contract (``hearts_server.store.base``), run against every store.
+
+Each contract test runs twice: on :class:`MemoryStore` (with a fake clock) and on
+:class:`RedisStore` against a real Redis (with real, short TTLs). The tests after the contract are
+about Redis alone: fan-out across replicas, script reloading, restarts, an unreachable server and
+the number of round trips per command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import doctest
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
+
+import pytest
+import redis
+import redis.asyncio.connection
+from hearts_server.store import keys
+from hearts_server.store import redis as redis_store
+from hearts_server.store.base import (
+    CommitOutcome,
+    Store,
+    StoredEvent,
+    StoreUnavailableError,
+    Subscription,
+)
+from hearts_server.store.hub import SubscriptionLaggedError
+from hearts_server.store.memory import MemoryStore
+from hearts_server.store.redis import RedisStore, decode_batch, encode_batch
+
+TABLE = "0190-table-a"
+OTHER = "0190-table-b"
+
+
+def ev(sequence: int, audience: int | None = None) -> StoredEvent:
+    """An event whose payload names its sequence, so mix-ups show in assertion messages."""
+    return StoredEvent(sequence, audience, f"event-{sequence}".encode())
+
+
+def evs(first: int, last: int) -> list[StoredEvent]:
+    return [ev(s) for s in range(first, last + 1)]
+
+
+class MakeStore(Protocol):
+    def __call__(
+        self,
+        *,
+        idle_ttl_seconds: float = ...,
+        finished_ttl_seconds: float = ...,
+        max_events: int = ...,
+    ) -> Store: ...
+
+
+@dataclasses.dataclass
+class Backend:
+    """How to build a store of one kind, and how to let time pass for it."""
+
+    name: str
+    make: MakeStore
+    advance: Callable[[float], Awaitable[None]]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    stores: list[Store] = []
+    if request.param == "memory":
+        now = [1000.0]
+
+        def make_memory(**options: Any) -> Store:
+            store = MemoryStore(clock=lambda: now[0], **options)
+            stores.append(store)
+            return store
+
+        async def advance_clock(seconds: float) -> None:
+            now[0] += seconds
+
+        yield Backend("memory", make_memory, advance_clock)
+    else:
+        url: str = request.getfixturevalue("clean_redis")
+
+        def make_redis(**options: Any) -> Store:
+            store = RedisStore.from_url(url, **options)
+            stores.append(store)
+            return store
+
+        yield Backend("redis", make_redis, asyncio.sleep)
+    for store in stores:
+        await store.close()
+
+
+@pytest.fixture
+def store(backend: Backend) -> Store:
+    return backend.make()
+
+
+async def next_batch(iterator: AsyncIterator[tuple[StoredEvent, ...]]) -> tuple[StoredEvent, ...]:
+    return await asyncio.wait_for(anext(iterator), timeout=5)
+
+
+def live(subscription: Subscription) -> AsyncIterator[tuple[StoredEvent, ...]]:
+    return aiter(subscription)
+
+
+# --- Records and versions ---
+
+
+async def test_missing_table_loads_as_version_zero(store: Store) -> None:
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data, loaded.replay, loaded.exists) == (0, b"", None, False)
+
+
+async def test_create_starts_at_version_one(store: Store) -> None:
+    assert (await store.create(TABLE, b"data-1", evs(1, 2), open_seats=True)).created
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data, loaded.exists) == (1, b"data-1", True)
+
+
+async def test_create_twice_is_refused(store: Store) -> None:
+    assert (await store.create(TABLE, b"first", [], open_seats=True)).created
+    assert not (await store.create(TABLE, b"second", evs(1, 1), open_seats=False)).created
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data) == (1, b"first")
+    assert (await store.read_events(TABLE, after=0)).events == ()
+
+
+async def test_retried_create_returns_the_first_table_and_answer(store: Store) -> None:
+    first = await store.create(
+        TABLE, b"v1", evs(1, 1), open_seats=True, request_id="create-1", response=b"answer-1"
+    )
+    assert (first.created, first.table_id, first.replay) == (True, TABLE, None)
+    retry = await store.create(
+        OTHER, b"v1", evs(1, 1), open_seats=True, request_id="create-1", response=b"answer-2"
+    )
+    assert (retry.created, retry.table_id, retry.replay) == (False, TABLE, b"answer-1")
+    assert not (await store.load(OTHER)).exists
+    page, _ = await store.list_tables(open_only=False, before_id=None, limit=5)
+    assert [i for i, _, _ in page] == [TABLE]
+
+
+async def test_create_on_a_taken_id_remembers_no_request(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    taken = await store.create(TABLE, b"v2", [], open_seats=True, request_id="r", response=b"a")
+    assert (taken.created, taken.table_id, taken.replay) == (False, TABLE, None)
+    fresh = await store.create(OTHER, b"v1", [], open_seats=True, request_id="r", response=b"b")
+    assert (fresh.created, fresh.table_id) == (True, OTHER)
+
+
+async def test_create_without_a_response_is_not_remembered(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True, request_id="r")
+    again = await store.create(OTHER, b"v1", [], open_seats=True, request_id="r")
+    assert (again.created, again.table_id) == (True, OTHER)
+
+
+async def test_create_request_is_forgotten_after_the_idle_ttl(backend: Backend) -> None:
+    store = backend.make(idle_ttl_seconds=0.2)
+    await store.create(TABLE, b"v1", [], open_seats=True, request_id="r", response=b"a")
+    await backend.advance(0.3)
+    again = await store.create(OTHER, b"v1", [], open_seats=True, request_id="r", response=b"b")
+    assert (again.created, again.table_id) == (True, OTHER)
+
+
+async def test_commit_replaces_data_and_bumps_version(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    result = await store.commit(TABLE, expected_version=1, data=b"v2", events=[])
+    assert (result.outcome, result.version, result.replay) == (CommitOutcome.APPLIED, 2, None)
+    result = await store.commit(TABLE, expected_version=2, data=b"v3", events=evs(1, 1))
+    assert (result.outcome, result.version) == (CommitOutcome.APPLIED, 3)
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data) == (3, b"v3")
+
+
+async def test_commit_at_a_stale_version_conflicts_and_changes_nothing(store: Store) -> None:
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(2, 2))
+    result = await store.commit(TABLE, expected_version=1, data=b"stale", events=evs(3, 3))
+    assert (result.outcome, result.version) == (CommitOutcome.CONFLICT, 2)
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data) == (2, b"v2")
+    assert (await store.read_events(TABLE, after=0)).events == tuple(evs(1, 2))
+
+
+async def test_commit_to_a_missing_table_conflicts_at_version_zero(store: Store) -> None:
+    result = await store.commit(TABLE, expected_version=1, data=b"x", events=evs(1, 1))
+    assert (result.outcome, result.version) == (CommitOutcome.CONFLICT, 0)
+    assert not (await store.load(TABLE)).exists
+
+
+async def test_exactly_one_of_concurrent_commits_at_one_version_applies(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    results = await asyncio.gather(
+        *(
+            store.commit(TABLE, expected_version=1, data=f"writer-{i}".encode(), events=evs(1, 1))
+            for i in range(20)
+        )
+    )
+    applied = [i for i, r in enumerate(results) if r.outcome is CommitOutcome.APPLIED]
+    assert len(applied) == 1, results
+    assert all(r.version == 2 for r in results)
+    assert {r.outcome for i, r in enumerate(results) if i != applied[0]} == {CommitOutcome.CONFLICT}
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data) == (2, f"writer-{applied[0]}".encode())
+    assert (await store.read_events(TABLE, after=0)).events == (ev(1),)
+
+
+# --- The event log ---
+
+
+async def test_events_read_back_in_order_after_a_sequence(store: Store) -> None:
+    await store.create(TABLE, b"v1", [ev(1), ev(2, audience=0)], open_seats=True)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[ev(3, 3), ev(4), ev(5)])
+    page = await store.read_events(TABLE, after=0)
+    assert page.events == (ev(1), ev(2, 0), ev(3, 3), ev(4), ev(5))
+    assert page.first_sequence == 1
+    assert (await store.read_events(TABLE, after=2, limit=2)).events == (ev(3, 3), ev(4))
+    assert (await store.read_events(TABLE, after=4, limit=10)).events == (ev(5),)
+    end = await store.read_events(TABLE, after=5)
+    assert (end.events, end.first_sequence) == ((), 1)
+
+
+async def test_events_of_a_missing_table_are_empty(store: Store) -> None:
+    page = await store.read_events(TABLE, after=0)
+    assert (page.events, page.first_sequence) == ((), 0)
+
+
+async def test_table_without_events_reports_first_sequence_zero(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    page = await store.read_events(TABLE, after=0)
+    assert (page.events, page.first_sequence) == ((), 0)
+
+
+async def test_event_log_keeps_only_the_newest_max_events(backend: Backend) -> None:
+    store = backend.make(max_events=3)
+    await store.create(TABLE, b"v1", evs(1, 2), open_seats=True)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(3, 5))
+    page = await store.read_events(TABLE, after=0)
+    assert (page.events, page.first_sequence) == (tuple(evs(3, 5)), 3)
+    # A reader that last saw 1 can tell that 2 is gone: the log now starts after its gap.
+    page = await store.read_events(TABLE, after=1, limit=1)
+    assert (page.events, page.first_sequence) == ((ev(3),), 3)
+
+
+async def test_create_with_more_events_than_the_cap_keeps_the_newest(backend: Backend) -> None:
+    store = backend.make(max_events=2)
+    await store.create(TABLE, b"v1", evs(1, 4), open_seats=True)
+    page = await store.read_events(TABLE, after=0)
+    assert (page.events, page.first_sequence) == (tuple(evs(3, 4)), 3)
+
+
+# --- Idempotent retries ---
+
+
+async def test_retried_request_is_replayed_and_changes_nothing(store: Store) -> None:
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    first = await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"v2",
+        events=evs(2, 2),
+        caller="seat-0",
+        request_id="req-1",
+        response=b"answer-1",
+    )
+    assert (first.outcome, first.version) == (CommitOutcome.APPLIED, 2)
+    retry = await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"retry",
+        events=evs(3, 3),
+        caller="seat-0",
+        request_id="req-1",
+        response=b"answer-2",
+        open_seats=False,
+    )
+    assert (retry.outcome, retry.version, retry.replay) == (
+        CommitOutcome.REPLAYED,
+        2,
+        b"answer-1",
+    )
+    loaded = await store.load(TABLE, caller="seat-0", request_id="req-1")
+    assert (loaded.version, loaded.data, loaded.replay) == (2, b"v2", b"answer-1")
+    assert (await store.read_events(TABLE, after=0)).events == tuple(evs(1, 2))
+
+
+async def test_load_without_a_matching_request_has_no_replay(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"v2",
+        events=[],
+        caller="seat-0",
+        request_id="req-1",
+        response=b"answer-1",
+    )
+    assert (await store.load(TABLE)).replay is None
+    assert (await store.load(TABLE, caller="seat-0", request_id="req-2")).replay is None
+    assert (await store.load(TABLE, caller="seat-1", request_id="req-1")).replay is None
+    assert (await store.load(TABLE, caller="seat-0", request_id="")).replay is None
+
+
+async def test_same_request_id_from_another_caller_is_not_replayed(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"v2",
+        events=[],
+        caller="seat-0",
+        request_id="req-1",
+        response=b"answer-0",
+    )
+    other = await store.commit(
+        TABLE,
+        expected_version=2,
+        data=b"v3",
+        events=[],
+        caller="seat-1",
+        request_id="req-1",
+        response=b"answer-1",
+    )
+    assert (other.outcome, other.version) == (CommitOutcome.APPLIED, 3)
+    assert (await store.load(TABLE, caller="seat-0", request_id="req-1")).replay == b"answer-0"
+    assert (await store.load(TABLE, caller="seat-1", request_id="req-1")).replay == b"answer-1"
+
+
+async def test_only_the_last_request_of_a_caller_is_remembered(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    for version, request in [(1, "req-1"), (2, "req-2")]:
+        await store.commit(
+            TABLE,
+            expected_version=version,
+            data=f"after-{request}".encode(),
+            events=[],
+            caller="seat-0",
+            request_id=request,
+            response=f"answer-{request}".encode(),
+        )
+    old = await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"x",
+        events=[],
+        caller="seat-0",
+        request_id="req-1",
+        response=b"x",
+    )
+    assert (old.outcome, old.version) == (CommitOutcome.CONFLICT, 3)
+    assert (await store.load(TABLE, caller="seat-0", request_id="req-1")).replay is None
+    assert (await store.load(TABLE, caller="seat-0", request_id="req-2")).replay == b"answer-req-2"
+
+
+async def test_commit_without_a_response_is_not_remembered(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(
+        TABLE, expected_version=1, data=b"v2", events=[], caller="seat-0", request_id="req-1"
+    )
+    again = await store.commit(
+        TABLE, expected_version=1, data=b"x", events=[], caller="seat-0", request_id="req-1"
+    )
+    assert (again.outcome, again.version) == (CommitOutcome.CONFLICT, 2)
+
+
+async def test_responses_and_request_ids_may_hold_any_bytes(store: Store) -> None:
+    await store.create(TABLE, b"\x00v1", [], open_seats=True)
+    response = bytes(range(256))
+    await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"\xff\x00",
+        events=[StoredEvent(1, None, b"\x00:\xff")],
+        caller="seat:0",
+        request_id="12:ab:",
+        response=response,
+    )
+    loaded = await store.load(TABLE, caller="seat:0", request_id="12:ab:")
+    assert (loaded.data, loaded.replay) == (b"\xff\x00", response)
+    assert (await store.read_events(TABLE, after=0)).events == (StoredEvent(1, None, b"\x00:\xff"),)
+
+
+# --- Expiry ---
+
+
+async def test_idle_table_expires_after_the_idle_ttl_from_its_last_commit(
+    backend: Backend,
+) -> None:
+    store = backend.make(idle_ttl_seconds=0.4, finished_ttl_seconds=10)
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await backend.advance(0.25)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(2, 2))
+    await backend.advance(0.25)  # 0.5 s after creation, 0.25 s after the commit
+    assert (await store.load(TABLE)).version == 2
+    await backend.advance(0.25)
+    assert not (await store.load(TABLE)).exists
+    assert (await store.read_events(TABLE, after=0)).events == ()
+    stale = await store.commit(TABLE, expected_version=2, data=b"v3", events=[])
+    assert (stale.outcome, stale.version) == (CommitOutcome.CONFLICT, 0)
+    assert (await store.create(TABLE, b"again", [], open_seats=True)).created
+    assert (await store.read_events(TABLE, after=0)).events == ()
+
+
+async def test_finished_table_expires_after_the_finished_ttl(backend: Backend) -> None:
+    store = backend.make(idle_ttl_seconds=10, finished_ttl_seconds=0.2)
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"over",
+        events=evs(1, 1),
+        caller="seat-0",
+        request_id="r",
+        response=b"ok",
+        finished=True,
+    )
+    await backend.advance(0.3)
+    assert not (await store.load(TABLE, caller="seat-0", request_id="r")).exists
+    assert (await store.list_tables(open_only=False, before_id=None, limit=10)) == ([], False)
+
+
+async def test_created_table_expires_after_the_idle_ttl(backend: Backend) -> None:
+    store = backend.make(idle_ttl_seconds=0.2)
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await backend.advance(0.3)
+    assert not (await store.load(TABLE)).exists
+
+
+# --- Delete ---
+
+
+async def test_delete_needs_the_current_version(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(1, 1))
+    assert not await store.delete(TABLE, expected_version=1, events=evs(2, 2))
+    assert (await store.load(TABLE)).version == 2
+    assert await store.delete(TABLE, expected_version=2, events=evs(2, 2))
+    assert not (await store.load(TABLE)).exists
+    assert (await store.read_events(TABLE, after=0)).events == ()
+    assert not await store.delete(TABLE, expected_version=2, events=[])
+
+
+async def test_deleted_table_id_can_be_created_afresh(store: Store) -> None:
+    await store.create(TABLE, b"v1", evs(1, 3), open_seats=True)
+    await store.commit(
+        TABLE, expected_version=1, data=b"v2", events=[], caller="c", request_id="r", response=b"x"
+    )
+    assert await store.delete(TABLE, expected_version=2, events=[])
+    assert (await store.create(TABLE, b"new", evs(1, 1), open_seats=True)).created
+    assert (await store.read_events(TABLE, after=0)).events == (ev(1),)
+    assert (await store.load(TABLE, caller="c", request_id="r")).replay is None
+
+
+# --- Listing ---
+
+
+async def _create_five(store: Store) -> list[str]:
+    ids = [f"0190-t{i}" for i in range(1, 6)]
+    for i, table_id in enumerate(ids):
+        await store.create(table_id, f"data-{table_id}".encode(), [], open_seats=i % 2 == 0)
+    return ids  # t1, t3, t5 open; t2, t4 full
+
+
+async def test_listing_is_newest_first_and_pages_with_before_id(store: Store) -> None:
+    await _create_five(store)
+    page, more = await store.list_tables(open_only=False, before_id=None, limit=2)
+    assert ([(i, d) for i, _, d in page], more) == (
+        [("0190-t5", b"data-0190-t5"), ("0190-t4", b"data-0190-t4")],
+        True,
+    )
+    page, more = await store.list_tables(open_only=False, before_id="0190-t4", limit=2)
+    assert ([i for i, _, _ in page], more) == (["0190-t3", "0190-t2"], True)
+    page, more = await store.list_tables(open_only=False, before_id="0190-t2", limit=2)
+    assert ([i for i, _, _ in page], more) == (["0190-t1"], False)
+    page, more = await store.list_tables(open_only=False, before_id=None, limit=5)
+    assert (len(page), more) == (5, False)
+
+
+async def test_listing_open_only_follows_the_last_commit(store: Store) -> None:
+    await _create_five(store)
+    page, more = await store.list_tables(open_only=True, before_id=None, limit=3)
+    assert ([i for i, _, _ in page], more) == (["0190-t5", "0190-t3", "0190-t1"], False)
+    await store.commit("0190-t5", expected_version=1, data=b"full", events=[], open_seats=False)
+    await store.commit("0190-t2", expected_version=1, data=b"free", events=[], open_seats=True)
+    await store.commit("0190-t3", expected_version=1, data=b"same", events=[], open_seats=None)
+    page, more = await store.list_tables(open_only=True, before_id=None, limit=2)
+    assert ([(i, d) for i, _, d in page], more) == (
+        [("0190-t3", b"same"), ("0190-t2", b"free")],
+        True,
+    )
+    page, more = await store.list_tables(open_only=True, before_id="0190-t2", limit=2)
+    assert ([i for i, _, _ in page], more) == (["0190-t1"], False)
+
+
+async def test_listing_gives_each_tables_current_version(store: Store) -> None:
+    await _create_five(store)
+    await store.commit("0190-t4", expected_version=1, data=b"v2", events=[])
+    page, _ = await store.list_tables(open_only=False, before_id=None, limit=5)
+    assert {table_id: version for table_id, version, _ in page} == {
+        "0190-t5": 1,
+        "0190-t4": 2,
+        "0190-t3": 1,
+        "0190-t2": 1,
+        "0190-t1": 1,
+    }
+
+
+async def test_listing_skips_deleted_and_expired_tables(backend: Backend) -> None:
+    store = backend.make(idle_ttl_seconds=0.3)
+    await _create_five(store)
+    assert await store.delete("0190-t3", expected_version=1, events=[])
+    for table_id in ["0190-t1", "0190-t5"]:
+        await store.commit(table_id, expected_version=1, data=b"kept", events=[])
+    await backend.advance(0.2)
+    await store.commit("0190-t1", expected_version=2, data=b"kept", events=[])
+    await store.commit("0190-t5", expected_version=2, data=b"kept", events=[])
+    await backend.advance(0.2)  # t2 and t4 expired
+    page, more = await store.list_tables(open_only=False, before_id=None, limit=1)
+    assert ([(i, d) for i, _, d in page], more) == ([("0190-t5", b"kept")], True)
+    page, more = await store.list_tables(open_only=False, before_id="0190-t5", limit=1)
+    assert ([(i, d) for i, _, d in page], more) == ([("0190-t1", b"kept")], False)
+    page, more = await store.list_tables(open_only=True, before_id=None, limit=5)
+    assert ([i for i, _, _ in page], more) == (["0190-t5", "0190-t1"], False)
+
+
+async def test_refused_commit_leaves_the_listing_alone(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    await store.commit(
+        TABLE, expected_version=1, data=b"v2", events=[], caller="c", request_id="r", response=b""
+    )
+    stale = await store.commit(TABLE, expected_version=1, data=b"x", events=[], open_seats=False)
+    assert stale.outcome is CommitOutcome.CONFLICT
+    replayed = await store.commit(
+        TABLE,
+        expected_version=2,
+        data=b"x",
+        events=[],
+        caller="c",
+        request_id="r",
+        response=b"",
+        open_seats=False,
+    )
+    assert replayed.outcome is CommitOutcome.REPLAYED
+    missing = await store.commit(OTHER, expected_version=1, data=b"x", events=[], open_seats=True)
+    assert missing.outcome is CommitOutcome.CONFLICT
+    page, _ = await store.list_tables(open_only=True, before_id=None, limit=5)
+    assert [i for i, _, _ in page] == [TABLE]
+    assert not await store.delete(TABLE, expected_version=1, events=[])
+    page, _ = await store.list_tables(open_only=False, before_id=None, limit=5)
+    assert [i for i, _, _ in page] == [TABLE]
+
+
+# --- Live batches ---
+
+
+async def test_subscriber_receives_committed_batches_in_order(store: Store) -> None:
+    subscription = store.subscribe(TABLE)
+    batches = live(subscription)
+    # A watcher subscribes, then reads its starting point; everything after that reaches it.
+    await store.load(TABLE)
+    await store.create(TABLE, b"v1", evs(1, 2), open_seats=True)
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[ev(3, 1)])
+    await store.commit(TABLE, expected_version=2, data=b"v3", events=[])  # no events: no batch
+    await store.commit(TABLE, expected_version=3, data=b"v4", events=evs(4, 5))
+    await store.delete(TABLE, expected_version=4, events=evs(6, 6))
+    assert await next_batch(batches) == tuple(evs(1, 2))
+    assert await next_batch(batches) == (ev(3, 1),)
+    assert await next_batch(batches) == tuple(evs(4, 5))
+    assert await next_batch(batches) == (ev(6),)
+    await subscription.close()
+    with pytest.raises(StopAsyncIteration):
+        await next_batch(batches)
+
+
+async def test_subscriber_receives_nothing_from_other_tables(store: Store) -> None:
+    subscription = store.subscribe(TABLE)
+    batches = live(subscription)
+    await store.read_events(TABLE, after=0)
+    await store.create(OTHER, b"v1", evs(1, 1), open_seats=True)
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await store.commit(OTHER, expected_version=1, data=b"v2", events=evs(2, 2))
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[ev(7)])
+    assert await next_batch(batches) == (ev(1),)
+    assert await next_batch(batches) == (ev(7),)
+    await subscription.close()
+
+
+async def test_refused_writes_publish_nothing(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    subscription = store.subscribe(TABLE)
+    batches = live(subscription)
+    await store.load(TABLE)
+    assert not (await store.create(TABLE, b"again", evs(1, 1), open_seats=True)).created
+    await store.commit(TABLE, expected_version=5, data=b"x", events=evs(1, 1))
+    assert not await store.delete(TABLE, expected_version=5, events=evs(1, 1))
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[ev(9)])
+    assert await next_batch(batches) == (ev(9),)
+    await subscription.close()
+
+
+async def test_closing_the_store_ends_its_subscriptions(backend: Backend) -> None:
+    store = backend.make()
+    batches = live(store.subscribe(TABLE))
+    await store.load(TABLE)
+    await store.close()
+    with pytest.raises(SubscriptionLaggedError):
+        await next_batch(batches)
+
+
+# --- Redis only ---
+
+redis_only = pytest.mark.redis
+
+
+@pytest.fixture
+async def make_redis(clean_redis: str) -> AsyncIterator[Callable[..., RedisStore]]:
+    stores: list[RedisStore] = []
+
+    def make(url: str = clean_redis, **options: Any) -> RedisStore:
+        store = RedisStore.from_url(url, **options)
+        stores.append(store)
+        return store
+
+    yield make
+    for store in stores:
+        await store.close()
+
+
+@redis_only
+async def test_subscriber_on_another_replica_sees_commits(
+    make_redis: Callable[..., RedisStore],
+) -> None:
+    replica_a, replica_b = make_redis(), make_redis()
+    await replica_b.start()
+    subscription = replica_b.subscribe(TABLE)
+    batches = live(subscription)
+    await replica_a.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await replica_a.commit(TABLE, expected_version=1, data=b"v2", events=evs(2, 3))
+    assert await next_batch(batches) == (ev(1),)
+    assert await next_batch(batches) == tuple(evs(2, 3))
+    await subscription.close()
+
+
+@redis_only
+async def test_commands_survive_a_script_flush(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    store = make_redis()
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    admin = redis.asyncio.Redis.from_url(clean_redis)
+    for version in (1, 2):
+        await admin.script_flush()
+        result = await store.commit(TABLE, expected_version=version, data=b"v", events=[])
+        assert result.outcome is CommitOutcome.APPLIED
+    await admin.script_flush()
+    assert (await store.load(TABLE)).version == 3
+    await admin.script_flush()
+    assert await store.delete(TABLE, expected_version=3, events=[])
+    await admin.script_flush()
+    assert (await store.create(TABLE, b"v1", [], open_seats=True)).created
+    await admin.aclose()
+
+
+@redis_only
+async def test_redis_restart_cuts_watchers_and_service_resumes(
+    make_redis: Callable[..., RedisStore], redis_server: Any
+) -> None:
+    store = make_redis(redis_server.url)
+    await store.start()
+    batches = live(store.subscribe(TABLE))
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    assert await next_batch(batches) == (ev(1),)
+    await asyncio.to_thread(redis_server.restart)  # data and scripts are gone
+    with pytest.raises(SubscriptionLaggedError):
+        await next_batch(batches)
+    # Pooled connections were closed by the restart; commands reconnect and reload scripts.
+    resumed = live(store.subscribe(TABLE))
+    assert not (await store.load(TABLE)).exists
+    assert (await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)).created
+    assert await next_batch(resumed) == (ev(1),)
+
+
+@redis_only
+async def test_quiet_listener_stays_connected_and_a_killed_one_cuts_watchers(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    store = make_redis(socket_timeout=0.25)
+    await store.start()
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    batches = live(store.subscribe(TABLE))
+    await asyncio.sleep(1.0)  # four quiet timeouts: the listener PINGs instead of giving up
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(1, 1))
+    assert await next_batch(batches) == (ev(1),)
+    admin = redis.asyncio.Redis.from_url(clean_redis)
+    assert await admin.client_kill_filter(_type="pubsub") == 1
+    await admin.aclose()
+    with pytest.raises(SubscriptionLaggedError):
+        await next_batch(batches)
+    resumed = live(store.subscribe(TABLE))
+    assert (await store.load(TABLE)).version == 2  # waits until the listener is back
+    await store.commit(TABLE, expected_version=2, data=b"v3", events=evs(2, 2))
+    assert await next_batch(resumed) == (ev(2),)
+
+
+@redis_only
+async def test_unreachable_redis_raises_store_unavailable(
+    make_redis: Callable[..., RedisStore], redis_server: Any
+) -> None:
+    url = redis_server.url
+    redis_server.stop()  # a port that just closed: connections are refused
+    store = make_redis(url, socket_timeout=0.3)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        store.ping,
+        lambda: store.load(TABLE),
+        lambda: store.create(TABLE, b"", [], open_seats=True),
+        lambda: store.commit(TABLE, expected_version=1, data=b"", events=[]),
+        lambda: store.delete(TABLE, expected_version=1, events=[]),
+        lambda: store.read_events(TABLE, after=0),
+        lambda: store.list_tables(open_only=False, before_id=None, limit=1),
+        store.table_count,
+        store.start,
+    ]
+    for call in calls:
+        with pytest.raises(StoreUnavailableError):
+            await call()
+
+
+@redis_only
+async def test_expired_table_leaves_no_keys_and_sweep_unlists_it(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    store = make_redis(idle_ttl_seconds=0.2)
+    await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
+    await store.commit(
+        TABLE, expected_version=1, data=b"v2", events=evs(2, 2), caller="c", request_id="r"
+    )
+    await store.commit(
+        TABLE, expected_version=2, data=b"v3", events=[], caller="c", request_id="s", response=b""
+    )
+    admin = redis.asyncio.Redis.from_url(clean_redis)
+    assert len(await admin.keys("hearts:{*")) == 3
+    await asyncio.sleep(0.3)
+    assert await admin.keys("hearts:{*") == []
+    assert await store.table_count() == 1
+    assert await store.sweep_index() == 1
+    assert await store.table_count() == 0
+    assert await admin.zcard(keys.INDEX_OPEN) == 0
+    await admin.aclose()
+
+
+@redis_only
+async def test_events_must_follow_the_log(make_redis: Callable[..., RedisStore]) -> None:
+    store = make_redis()
+    await store.create(TABLE, b"v1", evs(1, 2), open_seats=True)
+    with pytest.raises(ValueError, match="follow"):
+        await store.commit(TABLE, expected_version=1, data=b"v2", events=evs(2, 3))
+    with pytest.raises(ValueError, match="increasing"):
+        await store.commit(TABLE, expected_version=1, data=b"v2", events=[ev(4), ev(3)])
+    loaded = await store.load(TABLE)
+    assert (loaded.version, loaded.data) == (1, b"v1")
+    assert (await store.read_events(TABLE, after=0)).events == tuple(evs(1, 2))
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts writes to Redis sockets: each pipeline is one write, so one round trip."""
+    counter = [0]
+    original = redis.asyncio.connection.AbstractConnection.send_packed_command
+
+    async def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        counter[0] += 1
+        await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(
+        redis.asyncio.connection.AbstractConnection, "send_packed_command", counting
+    )
+    return counter
+
+
+@redis_only
+async def test_hot_path_commands_take_one_round_trip(
+    make_redis: Callable[..., RedisStore], round_trips: list[int]
+) -> None:
+    store = make_redis()
+    await store.ping()  # connects the pool (the handshake is not part of any command)
+
+    async def trips(call: Awaitable[object]) -> int:
+        before = round_trips[0]
+        await call
+        return round_trips[0] - before
+
+    assert await trips(store.create(TABLE, b"v1", evs(1, 1), open_seats=True)) == 1
+    assert await trips(store.load(TABLE, caller="c", request_id="r")) == 1
+    commit = store.commit(
+        TABLE,
+        expected_version=1,
+        data=b"v2",
+        events=evs(2, 3),
+        caller="c",
+        request_id="r",
+        response=b"ok",
+        open_seats=False,
+    )
+    assert await trips(commit) == 1
+    assert await trips(store.read_events(TABLE, after=0)) == 1
+
+
+def test_batch_encoding_round_trips() -> None:
+    batch = (StoredEvent(1, None, b""), StoredEvent(2**40, 3, bytes(range(256))))
+    assert decode_batch(encode_batch(batch)) == batch
+    with pytest.raises(ValueError, match="format"):
+        decode_batch(b"\x02")
+    with pytest.raises(ValueError, match="truncated"):
+        decode_batch(encode_batch(batch)[:-1])
+
+
+def test_all_keys_of_a_table_share_one_hash_tag() -> None:
+    names = [keys.table("x1"), keys.events("x1"), keys.requests("x1"), keys.notify_channel("x1")]
+    assert all("{x1}" in name for name in names)
+    assert keys.table_id_of_channel(keys.notify_channel("x1").encode()) == "x1"
+    with pytest.raises(ValueError, match="unusable"):
+        keys.table("a}b")
+
+
+@pytest.mark.parametrize("module", [keys, redis_store])
+def test_docstring_examples(module: Any) -> None:
+    failures, _ = doctest.testmod(module)
+    assert failures == 0
