@@ -10,9 +10,9 @@ same kind of driver cost (a Python-level choice per decision):
   ``rng.choice(legal_actions())`` (three single-card pass actions per seat, then the plays).
 * ours: the round starts from a state waiting for the deal of round 0, 1, 2 or 3 (pass left,
   across, right, or hold), drawn with ``rng.choice`` like OpenSpiel's pass-direction chance node;
-  ``Deal(deck)`` with the deck shuffled by ``rng.shuffle``; each seat that owes a pass passes
-  ``rng.sample(legal_passes(...), 3)``; each play is ``rng.choice(legal_plays(...))`` for the
-  seat ``seats_to_act`` names, applied with ``apply``.
+  ``Deal(deck)`` with the deck shuffled by ``rng.shuffle``; then every pass and every play is
+  ``apply(state, rng.choice(legal_actions(state)))`` until the round is over (a pass is one
+  action of three cards; the 286 passes of each seat are listed lazily).
 
 The two are timed in alternating repetitions (the order flips each repetition, so slow drift of
 the machine hits both alike) and the median and spread of each are reported. Rates are per second
@@ -24,7 +24,8 @@ Run it with OpenSpiel available (``uv run --with`` installs it into a throwaway 
 
 Without OpenSpiel it reports our figure only. If :mod:`hearts_engine.bots` is importable it also
 times bot play decisions (heuristic, and Monte Carlo at its default budget) over a seeded set of
-decision points.
+decision points, and heuristic playouts from those points to the end of the round, through
+``apply`` and through :func:`hearts_engine.playout.play_out`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from hearts_engine import (
     PlayCard,
     State,
     apply,
+    legal_actions,
     legal_passes,
     legal_plays,
     new_game,
@@ -70,12 +72,10 @@ def our_round(rng: random.Random, starts: Sequence[State]) -> State:
     deck = list(DECK)
     rng.shuffle(deck)
     state = apply(state, Deal(tuple(deck)))
-    for seat in seats_to_act(state):
-        if hand := legal_passes(state, seat):  # empty in a hold round: play starts at once
-            state = apply(state, PassCards(seat, tuple(rng.sample(hand, 3))))
-    while to_act := seats_to_act(state):
-        seat = to_act[0]
-        state = apply(state, PlayCard(seat, rng.choice(legal_plays(state, seat))))
+    # Passes (one per seat, in any order) and plays, each drawn from legal_actions like
+    # OpenSpiel's rng.choice(legal_actions()).
+    while actions := legal_actions(state):
+        state = apply(state, rng.choice(actions))
     return state
 
 
@@ -222,6 +222,64 @@ def bench_bots(count: int, seed: int) -> None:
         )
 
 
+def played_mask(state: State) -> int:
+    """The cards played so far in ``state``'s round, current trick included."""
+    mask = 0
+    for trick in state.tricks:
+        for card in trick.cards:
+            mask |= 1 << card
+    for card in state.trick:
+        mask |= 1 << card
+    return mask
+
+
+def bench_playouts(count: int, seed: int, seconds: float) -> None:
+    """Heuristic playouts to the end of the round: through ``apply``, and through ``play_out``."""
+    try:
+        from hearts_engine.bots.heuristic import play_card  # noqa: PLC0415 -- optional
+        from hearts_engine.playout import play_out  # noqa: PLC0415
+    except ImportError as error:
+        print(f"playouts: skipped ({error})")
+        return
+
+    def by_apply(state: State, played: int) -> tuple[int, ...]:
+        # What a Monte Carlo bot does without play_out: the public API, one card at a time.
+        while to_act := seats_to_act(state):
+            seat = to_act[0]
+            legal = legal_plays(state, seat)
+            if len(legal) == 1:
+                card = legal[0]
+            else:
+                mask = 0
+                for option in legal:
+                    mask |= 1 << option
+                card = DECK[play_card(state.hands[seat], mask, state.trick, played)]
+            played |= 1 << card
+            state = apply(state, PlayCard(seat, card))
+        return state.rounds[-1].points
+
+    positions = [(state, played_mask(state)) for state, _ in decision_points(count, seed)]
+    for state, played in positions:
+        assert by_apply(state, played) == play_out(state, play_card, played)
+    rates = {}
+    for name, run in (
+        ("apply", lambda: [by_apply(state, played) for state, played in positions]),
+        ("play_out", lambda: [play_out(state, play_card, played) for state, played in positions]),
+    ):
+        clock = time.process_time
+        done = 0
+        begin = clock()
+        while clock() - begin < seconds:
+            run()
+            done += len(positions)
+        rates[name] = done / (clock() - begin)
+    print(
+        f"heuristic playouts/s from {len(positions)} positions: through apply "
+        f"{rates['apply']:,.0f}, through play_out {rates['play_out']:,.0f} "
+        f"({rates['play_out'] / rates['apply']:.2f}x)"
+    )
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -281,6 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     if args.bot_decisions:
         bench_bots(args.bot_decisions, args.seed)
+        bench_playouts(args.bot_decisions, args.seed, args.seconds)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from client_helpers import start_server
+
 from hearts_client import HeartsClient
 from hearts_server.server import HeartsServer
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import grpc
 import pytest
 from client_helpers import THREE_BOTS, play_to_the_end, table_with_bots
+
 from hearts.v1 import table_pb2 as pb
 from hearts_client import (
     AuthError,

@@ -6,6 +6,7 @@ import doctest
 import importlib
 
 import pytest
+
 from hearts.v1 import table_pb2 as pb
 from hearts_client import InvalidCardError, card, card_label, card_str, cards, sort_cards
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import io
+from typing import Any
 
+import grpc
 import pytest
 from client_helpers import table_with_bots
-from hearts_client import HeartsClient, card_str
+
+from hearts_client import HeartsClient, card_str, cli
 from hearts_client.cli import main
 from hearts_server.server import HeartsServer
 
@@ -94,3 +97,31 @@ async def test_an_unreachable_server_is_reported_with_exit_code_2(
     code = await asyncio.to_thread(main, ["tables", "--server", "127.0.0.1:1"])
     assert code == 2
     assert "cannot reach the server at 127.0.0.1:1" in capsys.readouterr().err
+
+
+async def test_a_silent_table_is_read_now_and_then_to_wake_stalled_bots(
+    server: HeartsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+
+    class CountReads(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+        async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+            method = details.method
+            if isinstance(method, bytes):
+                method = method.decode()
+            if method.endswith("/GetTable"):
+                reads.append(request.name)
+            return await continuation(details, request)
+
+    monkeypatch.setattr(cli, "NUDGE_SECONDS", 0.1)
+    async with HeartsClient(server.address, interceptors=[CountReads()]) as client:
+        created = await client.create_table("quiet")
+        game = cli._Game(
+            client, created.name, 0, io.StringIO(), io.StringIO(), auto=True, symbols=False
+        )
+        game.last_news = asyncio.get_running_loop().time()
+        nudging = asyncio.create_task(game.nudge())
+        await asyncio.sleep(0.45)
+        nudging.cancel()
+    assert reads
+    assert set(reads) == {created.name}

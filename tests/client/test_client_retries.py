@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 import pytest
 from client_helpers import table_with_bots
+
 from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, UnavailableError, card_str
 from hearts_server.server import HeartsServer

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from client_helpers import SECRET
+
 from hearts.v1 import table_pb2 as pb
 from hearts_client import IllegalMoveError, SyncHeartsClient
 from hearts_server.config import Settings

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import card_set, cards, deal, play
+
 from hearts_engine import (
     DECK,
     SEATS,

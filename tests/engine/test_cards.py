@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hearts_engine import (
     DECK,
     JACK_OF_DIAMONDS,

@@ -13,6 +13,7 @@ from conftest import (
     play_game,
     play_round,
 )
+
 from hearts_engine import (
     DECK,
     SEATS,

@@ -16,6 +16,7 @@ from conftest import (
     game_steps,
     lowest_policy,
 )
+
 from hearts_engine import (
     DECK,
     SEATS,

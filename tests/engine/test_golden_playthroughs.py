@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import random_policy
+
 from hearts_engine import (
     Deal,
     MoonScoring,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import HOLD, game_steps
+
 from hearts_engine import (
     Deal,
     MoonScoring,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from conftest import HOLD, cards, deal, pass_all, play, play_game, start_round
+
 from hearts_engine import (
     DECK,
     Deal,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import card_set, cards, deal, hand_text, pass_all, start_round
+
 from hearts_engine import (
     DECK,
     SEATS,

@@ -11,6 +11,7 @@ import dataclasses
 
 import pytest
 from conftest import HOLD, card_set, cards, deal, play
+
 from hearts_engine import (
     IllegalActionError,
     PlayCard,

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+
 from hearts_engine import (
     DECK,
     Card,

@@ -14,6 +14,9 @@ import random
 from collections.abc import Iterator
 
 from conftest import assert_events_hide_others, assert_view_hides_others, random_policy
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
 from hearts_engine import (
     DECK,
     SEATS,
@@ -42,8 +45,6 @@ from hearts_engine import (
     step,
     view,
 )
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
 
 _EXTRA = os.environ.get("HEARTS_PROPERTY_EXAMPLES")
 games = settings(

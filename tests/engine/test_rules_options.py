@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+
 from hearts_engine import MalformedError, MalformedReason, MoonScoring, PassDirection, Rules
 
 

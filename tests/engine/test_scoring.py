@@ -15,6 +15,7 @@ from conftest import (
     play_round,
     priority_policy,
 )
+
 from hearts_engine import (
     GameOver,
     GameResult,

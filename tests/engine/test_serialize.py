@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import game_steps, play_game
+
 from hearts_engine import (
     SCHEMA_VERSION,
     MalformedError,

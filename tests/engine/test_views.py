@@ -15,6 +15,7 @@ from conftest import (
     play_game,
     random_policy,
 )
+
 from hearts_engine import (
     SEATS,
     MalformedError,

@@ -5,6 +5,7 @@ request and response messages, and maps to REST through a google.api.http annota
 import pytest
 from google.api import annotations_pb2, http_pb2
 from google.protobuf import any_pb2, descriptor
+
 from hearts.v1 import error_details_pb2, table_event_pb2, table_pb2, table_service_pb2
 
 SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]

@@ -22,6 +22,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
 from hearts.v1 import error_details_pb2 as hearts_errors_pb
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api

@@ -7,6 +7,7 @@ import random
 import grpc
 import pytest
 from conftest import event_kind, failure, owing, read_until
+
 from hearts.v1 import table_pb2 as pb
 
 pytestmark = pytest.mark.timeout(60)

@@ -6,6 +6,7 @@ import random
 
 import pytest
 from conftest import owing
+
 from hearts.v1 import table_pb2 as pb
 
 pytestmark = pytest.mark.timeout(60)

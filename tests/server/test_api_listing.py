@@ -7,6 +7,7 @@ import asyncio
 import grpc
 import pytest
 from conftest import failure
+
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 

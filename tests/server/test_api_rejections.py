@@ -12,6 +12,7 @@ import random
 import grpc
 import pytest
 from conftest import card, failure, key, names, owing
+
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 

@@ -27,6 +27,7 @@ import grpc
 import pytest
 from conftest import event_kind, key, read_until, rejected
 from google.protobuf.message import Message
+
 from hearts.v1 import table_pb2 as pb
 
 pytestmark = pytest.mark.timeout(120)

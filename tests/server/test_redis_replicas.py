@@ -14,6 +14,7 @@ import random
 import grpc
 import pytest
 from conftest import event_kind, key, names, owing, read_until, rejected
+
 from hearts.v1 import table_pb2 as pb
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]

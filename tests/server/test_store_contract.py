@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import pytest
 import redis
 import redis.asyncio.connection
+
 from hearts_server.store import keys
 from hearts_server.store import redis as redis_store
 from hearts_server.store.base import (

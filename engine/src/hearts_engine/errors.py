@@ -54,6 +54,11 @@ class HeartsError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason!s}, {str(self)!r})"
 
+    def __reduce__(self) -> tuple[type[HeartsError], tuple[str, str]]:
+        # Errors cross process boundaries (bot workers); the default pickling of an exception
+        # calls __init__ with the message alone.
+        return (type(self), (self.reason, str(self)))
+
 
 class MalformedError(HeartsError, ValueError):
     """The input is not a well-formed card, seat, deck, action, rules or state."""

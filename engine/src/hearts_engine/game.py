@@ -61,6 +61,7 @@ __all__ = [
     "Deal",
     "GameResult",
     "PassCards",
+    "PassChoices",
     "Phase",
     "PlayCard",
     "RoundRecord",
@@ -69,6 +70,7 @@ __all__ = [
     "apply",
     "deal_hands",
     "is_legal",
+    "legal_actions",
     "legal_passes",
     "legal_plays",
     "new_game",
@@ -389,6 +391,87 @@ def legal_passes(state: State, seat: int) -> tuple[Card, ...]:
     if state.phase is not _PASSING or state.passed[seat]:
         return ()
     return cards_of(state.hands[seat])
+
+
+# Every PlayCard there can be, built once: legal_actions hands out these shared immutable values
+# instead of constructing new ones for every card of every playout.
+_PLAYS = tuple(tuple(PlayCard(seat, card) for card in DECK) for seat in SEATS)
+# The index triples of the 3-card subsets of a 13-card hand, in lexicographic order.
+_TRIPLES = tuple((i, j, k) for i in range(13) for j in range(i + 1, 13) for k in range(j + 1, 13))
+
+
+class PassChoices(Sequence[PassCards]):
+    """Every pass the given seats may make: all 3-card subsets of each hand, built on demand.
+
+    There are 286 per seat, so they are not materialised: indexing builds one. The order is by
+    seat, then lexicographic over the sorted hand.
+
+    >>> from hearts_engine.cards import seeded_deck
+    >>> s = apply(new_game(), Deal(seeded_deck(1)))
+    >>> choices = legal_actions(s, 2)
+    >>> len(choices), choices[0].seat, len(choices[0].cards)
+    (286, 2, 3)
+    """
+
+    __slots__ = ("_hands",)
+
+    def __init__(self, hands: Sequence[tuple[int, tuple[Card, ...]]]) -> None:
+        self._hands = tuple(hands)
+
+    def __len__(self) -> int:
+        return len(_TRIPLES) * len(self._hands)
+
+    def __getitem__(self, index: int) -> PassCards:  # type: ignore[override]
+        if not isinstance(index, int):
+            raise TypeError("PassChoices takes an int index")
+        size = len(_TRIPLES)
+        if index < 0:
+            index += size * len(self._hands)
+        if not 0 <= index < size * len(self._hands):
+            raise IndexError(index)
+        seat, hand = self._hands[index // size]
+        i, j, k = _TRIPLES[index % size]
+        return PassCards(seat, (hand[i], hand[j], hand[k]))
+
+    def __repr__(self) -> str:
+        return f"PassChoices(seats={[seat for seat, _ in self._hands]}, count={len(self)})"
+
+
+def legal_actions(state: State, seat: int | None = None) -> Sequence[Action]:
+    """Every action :func:`apply` accepts now, or only those of ``seat``.
+
+    While playing: a :class:`PlayCard` per legal card of the seat to play. While passing: every
+    3-card pass of every seat yet to pass (a lazy :class:`PassChoices`). While dealing the next
+    action is a :class:`Deal` of a shuffled deck, which is the caller's to draw, so there are none
+    to list; after the game, none.
+
+    >>> from hearts_engine.cards import seeded_deck
+    >>> s = apply(new_game(Rules(pass_cards=False)), Deal(seeded_deck(1)))
+    >>> legal_actions(s) == (PlayCard(s.turn, Card.parse("2C")),)
+    True
+    """
+    global _memo  # noqa: PLW0603 -- see _memo
+    phase = state.phase
+    if phase is _PLAYING:
+        turn = state.turn
+        if seat is not None and seat != turn:
+            _seat(seat)
+            return ()
+        mask = _legal_mask(state, turn)
+        _memo = (state, mask)
+        c, d, h, s = _SUIT_TABLES
+        return tuple(
+            map(
+                _PLAYS[turn].__getitem__,
+                c[mask & 0x1FFF] + d[mask >> 13 & 0x1FFF] + h[mask >> 26 & 0x1FFF] + s[mask >> 39],
+            )
+        )
+    if phase is _PASSING:
+        seats = SEATS if seat is None else (_seat(seat),)
+        return PassChoices([(s, cards_of(state.hands[s])) for s in seats if not state.passed[s]])
+    if seat is not None:
+        _seat(seat)
+    return ()
 
 
 def is_legal(state: State, action: Action) -> bool:

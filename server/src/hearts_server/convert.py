@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
 from hearts_engine import (
@@ -41,7 +42,6 @@ from hearts_engine import (
     view,
 )
 from hearts_engine.bots import BotLevel
-
 from hearts_server.errors import Code, ServiceError
 from hearts_server.record import Occupant, TableRecord
 

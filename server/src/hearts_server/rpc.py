@@ -19,11 +19,11 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from prometheus_client import Counter, Gauge, Histogram
+
 from hearts.v1 import error_details_pb2 as hearts_errors_pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
-from prometheus_client import Counter, Gauge, Histogram
-
 from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
 from hearts_server.service import TableApp

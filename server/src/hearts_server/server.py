@@ -17,9 +17,9 @@ import secrets
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
-
 from hearts_server.config import Settings
 from hearts_server.rpc import METRICS, TableServicer
 from hearts_server.service import TableApp
@@ -66,15 +66,22 @@ class HeartsServer:
             )
         self.store = store if store is not None else make_store(settings)
         self._executor: concurrent.futures.Executor | None = None
+        factory = None
         if settings.bot_workers > 0:
-            self._executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=settings.bot_workers,
-                mp_context=multiprocessing.get_context("spawn"),
-            )
+
+            def factory() -> concurrent.futures.Executor:
+                self._executor = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=settings.bot_workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                )
+                return self._executor
+
+            factory()
         self.app = TableApp(
             self.store,
             TokenCodec(secret.encode(), ttl_seconds=settings.token_ttl_seconds),
             bot_executor=self._executor,
+            executor_factory=factory,
         )
         self.servicer = TableServicer(self.app, max_streams=settings.max_streams)
         self.health = health.aio.HealthServicer()

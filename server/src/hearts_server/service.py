@@ -21,6 +21,7 @@ import asyncio
 import base64
 import binascii
 import concurrent.futures
+import concurrent.futures.process
 import dataclasses
 import functools
 import logging
@@ -30,6 +31,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
 from google.protobuf.message import Message
+
 from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
@@ -46,6 +48,7 @@ from hearts_engine import (
     PlayCard,
     Reason,
     Rules,
+    SeatView,
     State,
     new_game,
     seats_to_act,
@@ -54,7 +57,6 @@ from hearts_engine import (
     view,
 )
 from hearts_engine.bots import Bot, BotLevel, make_bot
-
 from hearts_server import convert
 from hearts_server.errors import Code, ServiceError, from_engine
 from hearts_server.record import Occupant, SeatRecord, TableRecord
@@ -163,6 +165,7 @@ class TableApp:
         tokens: TokenCodec,
         *,
         bot_executor: concurrent.futures.Executor | None = None,
+        executor_factory: Callable[[], concurrent.futures.Executor] | None = None,
         clock: Callable[[], float] = time.time,
         max_retries: int = 16,
         slow_bot_grace_seconds: float = 5.0,
@@ -170,6 +173,7 @@ class TableApp:
         self.store = store
         self.tokens = tokens
         self._executor = bot_executor
+        self._executor_factory = executor_factory
         self._clock = clock
         self._max_retries = max_retries
         self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
@@ -674,14 +678,7 @@ class TableApp:
                 assert level is not None
                 seat_view = view(record.game, seat)
                 seed = record.bot_seed + seat
-                if self._executor is not None:
-                    action = await asyncio.get_running_loop().run_in_executor(
-                        self._executor, _decide_in_worker, level.value, seed, seat_view
-                    )
-                else:
-                    action = await asyncio.to_thread(
-                        _decide_in_worker, level.value, seed, seat_view
-                    )
+                action = await self._think(level, seed, seat_view)
                 await self._commit_bot_move(table_id, loaded.version, record, seat, action)
         except (StoreUnavailableError, ServiceError) as error:
             log.warning("bot driver for %s stopped: %s", table_id, error)
@@ -689,6 +686,26 @@ class TableApp:
             log.exception("bot driver for %s failed", table_id)
         finally:
             self._drivers.pop(table_id, None)
+
+    async def _think(self, level: BotLevel, seed: int, seat_view: SeatView) -> Action:
+        """A slow bot's decision, off the event loop; the heuristic's if the worker fails.
+
+        A game must never stall on a broken worker: the fallback keeps it moving, and a broken
+        process pool is replaced for the next decision.
+        """
+        try:
+            if self._executor is not None:
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._executor, _decide_in_worker, level.value, seed, seat_view
+                )
+            return await asyncio.to_thread(_decide_in_worker, level.value, seed, seat_view)
+        except concurrent.futures.process.BrokenProcessPool:
+            log.error("the bot worker pool broke; starting a new one")
+            if self._executor_factory is not None:
+                self._executor = self._executor_factory()
+        except Exception:
+            log.exception("a %s bot failed to decide; the heuristic plays this card", level)
+        return self._bot(BotLevel.HEURISTIC, seed).decide(seat_view)
 
     async def _commit_bot_move(
         self, table_id: str, version: int, record: TableRecord, seat: int, action: Action

@@ -19,7 +19,6 @@ from typing import Any, TextIO
 
 from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
-
 from hearts_client.cards import (
     SUIT_SYMBOLS,
     InvalidCardError,
@@ -48,6 +47,9 @@ _HELP = (
     "  Passing: three cards, like 'QS KS AH'. Playing: one card, like '7H'.\n"
     "  'auto' lets the computer play the rest of the game for you; 'quit' leaves."
 )
+
+# How long the table may stay silent, while waiting for others, before the player reads it.
+NUDGE_SECONDS = 10.0
 
 EXIT_OK = 0
 EXIT_QUIT = 1
@@ -80,6 +82,8 @@ class _Game:
         self.auto = auto
         self.symbols = symbols
         self.rounds = 0
+        self.asking = False
+        self.last_news = 0.0
         isatty = getattr(inp, "isatty", None)
         self.echo = not (isatty is not None and isatty())
 
@@ -189,7 +193,12 @@ class _Game:
         """One line from the player; raises _QuitError at end of input or on 'quit'."""
         while True:
             print(prompt, end="", file=self.out, flush=True)
-            line = await asyncio.to_thread(self.inp.readline)
+            self.asking = True
+            try:
+                line = await asyncio.to_thread(self.inp.readline)
+            finally:
+                self.asking = False
+                self.last_news = asyncio.get_running_loop().time()
             if not line:
                 self.say()
                 raise _QuitError("end of input")
@@ -272,8 +281,32 @@ class _Game:
 
     # ------------------------------------------------------------------ the game
 
+    async def nudge(self) -> None:
+        """While the table is silent and not waiting for us, read it now and then.
+
+        A read is how the server notices a Monte Carlo bot whose thinking was lost (its
+        driver died) and starts it again; a watch stream alone never asks.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(NUDGE_SECONDS / 2)
+            if not self.asking and loop.time() - self.last_news >= NUDGE_SECONDS:
+                self.last_news = loop.time()
+                with contextlib.suppress(HeartsError):
+                    await self.client.get_table(self.name)
+
     async def run(self, view: pb.TableView) -> int:
         """Play from ``view`` (the join's) until the game ends; the exit code."""
+        self.last_news = asyncio.get_running_loop().time()
+        nudging = asyncio.create_task(self.nudge())
+        try:
+            return await self._run(view)
+        finally:
+            nudging.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await nudging
+
+    async def _run(self, view: pb.TableView) -> int:
         table = view.table
         if table.phase in (pb.PHASE_PASSING, pb.PHASE_PLAYING):
             self.show_round(table.round_number, table.dealer, table.pass_direction)
@@ -281,6 +314,7 @@ class _Game:
         stream = self.client.watch(self.name, after_sequence=view.sequence)
         async with contextlib.aclosing(stream):
             async for update in stream:
+                self.last_news = asyncio.get_running_loop().time()
                 if update.HasField("snapshot"):
                     # The server could not replay what we missed: start again from its state.
                     view = update.snapshot

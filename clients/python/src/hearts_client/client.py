@@ -20,10 +20,10 @@ from typing import Any, NamedTuple, Self, TypeAlias
 
 import grpc
 from google.protobuf import json_format
+
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
-
 from hearts_client.cards import CardLike, card, cards
 from hearts_client.errors import error_from_rpc
 
@@ -47,10 +47,16 @@ BotLevelLike: TypeAlias = str | int
 
 _RETRIED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 # Channel reconnects start fast, so a retry soon after a server restart finds it up again
-# (gRPC's own default waits a second before the first reconnect).
+# (gRPC's own default waits a second before the first reconnect). Keepalive pings on open calls
+# notice a silently dead connection (a sleeping laptop, a dropped NAT entry) within about 80 s,
+# so a quiet watch stream fails with UNAVAILABLE and resumes instead of hanging forever; the
+# Hearts server accepts pings every 10 s, and an idle watch sends no data, hence no ping limit.
 _CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 5000),
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.http2.max_pings_without_data", 0),
 )
 
 

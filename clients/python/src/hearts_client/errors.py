@@ -14,6 +14,7 @@ from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
+
 from hearts.v1 import error_details_pb2 as hearts_errors_pb
 from hearts.v1 import table_pb2 as pb
 

@@ -13,9 +13,9 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import grpc
+
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
-
 from hearts_client.cards import CardLike
 from hearts_client.client import (
     BotLevelLike,

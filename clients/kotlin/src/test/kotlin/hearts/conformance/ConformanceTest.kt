@@ -66,6 +66,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
@@ -88,18 +89,29 @@ private val AUTHORIZATION: Metadata.Key<String> =
     Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER)
 
 class ConformanceTest {
+    private lateinit var address: String
     private lateinit var channel: ManagedChannel
     private lateinit var client: TableServiceCoroutineStub
     private lateinit var testName: String
     private val tablesToDelete = mutableListOf<Pair<String, String>>() // name to creator token
 
+    companion object {
+        private const val SKIP_MESSAGE =
+            "HEARTS_SERVER is unset; run under scripts/with-server.sh to test against a live server"
+
+        /** Says once, even under `mvn -q`, why every test is about to be skipped. */
+        @JvmStatic
+        @BeforeAll
+        fun announceSkip() {
+            if (System.getenv("HEARTS_SERVER").isNullOrEmpty()) System.err.println("[kotlin conformance] skipped: $SKIP_MESSAGE")
+        }
+    }
+
     @BeforeEach
     fun connect(info: TestInfo) {
         val address = System.getenv("HEARTS_SERVER")
-        assumeTrue(
-            !address.isNullOrEmpty(),
-            "HEARTS_SERVER is unset; run under scripts/with-server.sh to test against a live server",
-        )
+        assumeTrue(!address.isNullOrEmpty(), SKIP_MESSAGE)
+        this.address = address
         testName = info.displayName
         channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create()).build()
         client = TableServiceCoroutineStub(channel)
@@ -194,6 +206,7 @@ class ConformanceTest {
             val after = game.seat.getTable(getTableRequest { name = game.name }).view
             if (after.table.etag != view.table.etag) failures.add("a refused play changed the table's etag")
             failures.check()
+            log("seed $seed: $situation: ${got.code} ${got.info.reason}, legal ${notations(rejection.legalCardsList)}")
             return@play
         }
         fail("the game ended before seat $HUMAN_SEAT could play off suit while holding the led suit")
@@ -231,6 +244,12 @@ class ConformanceTest {
         val after = game.seat.getTable(getTableRequest { name = game.name }).view
         if (after.table.etag != view.table.etag) failures.add("a play with a forged token changed the table")
         failures.check()
+    }
+
+    /** The example in README.md (kept equal to src/test/kotlin/example/Example.kt by ci.sh) runs. */
+    @Test
+    fun `the README example runs`() {
+        example.main(arrayOf(address))
     }
 
     // ------------------------------------------------------------------------------- the game

@@ -1,0 +1,106 @@
+package example
+
+import com.google.protobuf.kotlin.isA
+import com.google.protobuf.kotlin.unpack
+import com.google.rpc.ErrorInfo
+import hearts.v1.ErrorDetails.MoveRejection
+import hearts.v1.TableOuterClass.BotLevel
+import hearts.v1.TableOuterClass.SeatOccupant
+import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
+import hearts.v1.createTableRequest
+import hearts.v1.deleteTableRequest
+import hearts.v1.joinTableRequest
+import hearts.v1.passCardsRequest
+import hearts.v1.playCardRequest
+import hearts.v1.rules
+import hearts.v1.seat
+import hearts.v1.table
+import hearts.v1.watchTableRequest
+import io.grpc.InsecureChannelCredentials
+import io.grpc.Metadata
+import io.grpc.StatusException
+import io.grpc.okhttp.OkHttpChannelBuilder
+import io.grpc.protobuf.StatusProto
+import io.grpc.stub.MetadataUtils
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+
+/** The header that carries a seat or creator token: `authorization: Bearer <token>`. */
+fun bearer(token: String): Metadata = Metadata().apply {
+    put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer $token")
+}
+
+fun main(args: Array<String>) = runBlocking {
+    val address = args.firstOrNull() ?: "127.0.0.1:50051"
+    // Plaintext for a local server; use TlsChannelCredentials.create() for a real one.
+    val channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create()).build()
+    val client = TableServiceCoroutineStub(channel)
+    try {
+        // Seats 1 to 3 start as bots; seat 0 stays empty for us. Unset rules take the defaults.
+        val created = client.createTable(
+            createTableRequest {
+                table = table {
+                    displayName = "evening game"
+                    rules = rules { targetScore = 50 }
+                    for (botSeat in 1..3) {
+                        seats += seat {
+                            seat = botSeat
+                            occupant = SeatOccupant.SEAT_OCCUPANT_BOT
+                            botLevel = BotLevel.BOT_LEVEL_HEURISTIC
+                        }
+                    }
+                }
+            },
+        )
+        val tableName = created.view.table.name // "tables/..."
+
+        val joined = client.joinTable(
+            joinTableRequest {
+                name = tableName
+                seat = 0
+                playerDisplayName = "Ada"
+            },
+        )
+        // Every call through this stub carries the seat token.
+        val seat = client.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(bearer(joined.seatToken)))
+
+        // Watch from just after the join, so that no event is missed. The flow ends once the
+        // table is deleted.
+        val watching = launch {
+            seat.watchTable(watchTableRequest { name = tableName; afterSequence = joined.view.sequence })
+                .collect { message ->
+                    if (message.event.hasTrickWon()) {
+                        val trick = message.event.trickWon.trick
+                        println("trick ${trick.number} won by seat ${trick.winner} (${trick.points} points)")
+                    }
+                }
+        }
+
+        // The view says what the seat may do: pass cardsToPass cards, or play one of legalCards.
+        var view = joined.view
+        if (view.cardsToPass > 0) {
+            val cards = view.legalCardsList.take(view.cardsToPass)
+            view = seat.passCards(passCardsRequest { name = tableName; this.cards += cards }).view
+        }
+        if (view.legalCardsCount > 0) {
+            try {
+                view = seat.playCard(playCardRequest { name = tableName; card = view.legalCardsList.first() }).view
+            } catch (e: StatusException) {
+                // A refused move says why, and which cards would have been legal.
+                for (detail in StatusProto.fromThrowable(e)?.detailsList.orEmpty()) {
+                    when {
+                        detail.isA<ErrorInfo>() -> println("${e.status.code}: ${detail.unpack<ErrorInfo>().reason}")
+                        detail.isA<MoveRejection>() -> println("legal now: ${detail.unpack<MoveRejection>().legalCardsList}")
+                    }
+                }
+            }
+        }
+        println("round ${view.table.roundNumber}, trick ${view.currentTrick.number}, ${view.handCount} cards in hand")
+
+        // Only the creator token may delete the table; deleting it ends every watch stream.
+        client.deleteTable(deleteTableRequest { name = tableName }, bearer(created.creatorToken))
+        watching.join()
+    } finally {
+        channel.shutdownNow()
+    }
+}
