@@ -53,6 +53,14 @@ def play_card(
     is the current trick in play order; ``played`` is the mask of every card played this round,
     the current trick included. ``block`` asks to take a heart trick to stop a moon shot, and
     ``shooter_winning`` says the would-be shooter is winning the current trick.
+
+    >>> from hearts_engine import DECK, mask_of, parse_cards
+    >>> hand = mask_of(parse_cards("9D 2S QS"))
+    >>> str(DECK[play_card(hand, hand, parse_cards("5C"), mask_of(parse_cards("5C")))])
+    'QS'
+    >>> hand = mask_of(parse_cards("2C 7C 9C KC"))
+    >>> str(DECK[play_card(hand, hand, parse_cards("8C"), mask_of(parse_cards("8C")))])
+    '7C'
     """
     if not legal & (legal - 1):
         return _low(legal)
