@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Callable
 
 import pytest
-from conftest import card_set, cards, deal, play
+from conftest import card_set, cards, deal, play, start_round
 
 from hearts_engine import (
     DECK,
@@ -429,7 +429,7 @@ def _paired_points(tested: str, baseline: str, rounds: int, seed: int) -> list[t
         for level in (tested, baseline):
             bots = [bot("heuristic", 100 + s) for s in SEATS]
             bots[seat] = bot(level, seed)
-            state = new_game(rules)._replace(round_index=round_index)
+            state = start_round(rules, round_index=round_index)
             state = apply(state, Deal(seeded_deck(seed, round_index)))
             while state.phase in (Phase.PASSING, Phase.PLAYING):
                 for s in seats_to_act(state):

@@ -26,7 +26,7 @@ import dataclasses
 import hashlib
 import logging
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +185,7 @@ class RedisStore:
         self._sweep_interval = sweep_interval_seconds
         self._live = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._chores: set[asyncio.Task[object]] = set()
         self._sweep_cursor: str | None = None
 
     @classmethod
@@ -401,8 +402,11 @@ class RedisStore:
         )
         if deleted != 1:
             return False
-        # A second round trip, only once the delete applied: a refused delete must not unlist.
-        await self._run(*_unlist([table_id]))
+        # Unlisting needs another round trip (the index lives in another slot), and only once
+        # the delete applied, since a refused delete must not unlist. It runs in the background
+        # so the request costs one round trip here; listing drops ids whose record is gone
+        # anyway, and the sweeper catches any unlisting that fails.
+        self._background(self._run(*_unlist([table_id])))
         return True
 
     async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:
@@ -459,7 +463,23 @@ class RedisStore:
     async def ping(self) -> None:
         await self._run(("PING",))
 
+    def _background(self, work: Coroutine[object, object, object]) -> None:
+        """Run a best-effort chore off the request path; failures are logged, never raised."""
+
+        async def chore() -> object:
+            try:
+                return await work
+            except Exception:
+                _log.warning("a background Redis chore failed", exc_info=True)
+                return None
+
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(chore())
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
+
     async def close(self) -> None:
+        if self._chores:
+            await asyncio.gather(*self._chores, return_exceptions=True)
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
