@@ -106,7 +106,7 @@ const file_hearts_v1_error_details_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x120\n" +
 	"\vlegal_cards\x18\x02 \x03(\v2\x0f.hearts.v1.CardR\n" +
 	"legalCards\x12\"\n" +
-	"\rcards_to_pass\x18\x03 \x01(\x05R\vcardsToPassb\x06proto3"
+	"\rcards_to_pass\x18\x03 \x01(\x05R\vcardsToPassB\x15B\x11ErrorDetailsProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_error_details_proto_rawDescOnce sync.Once

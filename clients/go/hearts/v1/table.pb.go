@@ -1788,7 +1788,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\x19SEAT_OCCUPANT_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13SEAT_OCCUPANT_EMPTY\x10\x01\x12\x17\n" +
 	"\x13SEAT_OCCUPANT_HUMAN\x10\x02\x12\x15\n" +
-	"\x11SEAT_OCCUPANT_BOT\x10\x03b\x06proto3"
+	"\x11SEAT_OCCUPANT_BOT\x10\x03B\x0eB\n" +
+	"TableProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_proto_rawDescOnce sync.Once

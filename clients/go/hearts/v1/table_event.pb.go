@@ -1163,7 +1163,7 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x15.hearts.v1.GameResultR\x06result\"&\n" +
 	"\x10TurnChangedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\"\x13\n" +
-	"\x11TableDeletedEventb\x06proto3"
+	"\x11TableDeletedEventB\x13B\x0fTableEventProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_event_proto_rawDescOnce sync.Once

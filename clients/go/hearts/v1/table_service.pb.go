@@ -1265,7 +1265,7 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/{name=tables/*}:passCards\x12l\n" +
 	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12n\n" +
 	"\n" +
-	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01b\x06proto3"
+	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_service_proto_rawDescOnce sync.Once

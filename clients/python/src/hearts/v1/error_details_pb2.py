@@ -25,13 +25,14 @@ _sym_db = _symbol_database.Default()
 from hearts.v1 import table_pb2 as hearts_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/error_details.proto\x12\thearts.v1\x1a\x15hearts/v1/table.proto\"\\\n\rMoveRejection\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12$\n\x0blegal_cards\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x15\n\rcards_to_pass\x18\x03 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/error_details.proto\x12\thearts.v1\x1a\x15hearts/v1/table.proto\"\\\n\rMoveRejection\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12$\n\x0blegal_cards\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x15\n\rcards_to_pass\x18\x03 \x01(\x05\x42\x15\x42\x11\x45rrorDetailsProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hearts.v1.error_details_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'B\021ErrorDetailsProtoP\001'
   _globals['_MOVEREJECTION']._serialized_start=67
   _globals['_MOVEREJECTION']._serialized_end=159
 # @@protoc_insertion_point(module_scope)

@@ -3,9 +3,9 @@ package example
 import com.google.protobuf.kotlin.isA
 import com.google.protobuf.kotlin.unpack
 import com.google.rpc.ErrorInfo
-import hearts.v1.ErrorDetails.MoveRejection
-import hearts.v1.TableOuterClass.BotLevel
-import hearts.v1.TableOuterClass.SeatOccupant
+import hearts.v1.MoveRejection
+import hearts.v1.BotLevel
+import hearts.v1.SeatOccupant
 import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
 import hearts.v1.createTableRequest
 import hearts.v1.deleteTableRequest

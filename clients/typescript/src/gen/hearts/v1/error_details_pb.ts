@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hearts/v1/error_details.proto.
  */
 export const file_hearts_v1_error_details: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZWFydHMvdjEvZXJyb3JfZGV0YWlscy5wcm90bxIJaGVhcnRzLnYxIlwKDU1vdmVSZWplY3Rpb24SDgoGcmVhc29uGAEgASgJEiQKC2xlZ2FsX2NhcmRzGAIgAygLMg8uaGVhcnRzLnYxLkNhcmQSFQoNY2FyZHNfdG9fcGFzcxgDIAEoBWIGcHJvdG8z", [file_hearts_v1_table]);
+  fileDesc("Ch1oZWFydHMvdjEvZXJyb3JfZGV0YWlscy5wcm90bxIJaGVhcnRzLnYxIlwKDU1vdmVSZWplY3Rpb24SDgoGcmVhc29uGAEgASgJEiQKC2xlZ2FsX2NhcmRzGAIgAygLMg8uaGVhcnRzLnYxLkNhcmQSFQoNY2FyZHNfdG9fcGFzcxgDIAEoBUIVQhFFcnJvckRldGFpbHNQcm90b1ABYgZwcm90bzM", [file_hearts_v1_table]);
 
 /**
  * MoveRejection explains why a PassCards or PlayCard call was refused.

@@ -15,29 +15,29 @@ public final class TableServiceGrpc {
   public static final java.lang.String SERVICE_NAME = "hearts.v1.TableService";
 
   // Static method descriptors that strictly reflect the proto.
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest,
-      hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.GetTableRequest,
+      hearts.v1.GetTableResponse> getGetTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "GetTable",
-      requestType = hearts.v1.TableServiceOuterClass.GetTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.GetTableResponse.class,
+      requestType = hearts.v1.GetTableRequest.class,
+      responseType = hearts.v1.GetTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest,
-      hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.GetTableRequest, hearts.v1.TableServiceOuterClass.GetTableResponse> getGetTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.GetTableRequest,
+      hearts.v1.GetTableResponse> getGetTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.GetTableRequest, hearts.v1.GetTableResponse> getGetTableMethod;
     if ((getGetTableMethod = TableServiceGrpc.getGetTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getGetTableMethod = TableServiceGrpc.getGetTableMethod) == null) {
           TableServiceGrpc.getGetTableMethod = getGetTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.GetTableRequest, hearts.v1.TableServiceOuterClass.GetTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.GetTableRequest, hearts.v1.GetTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.GetTableRequest.getDefaultInstance()))
+                  hearts.v1.GetTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.GetTableResponse.getDefaultInstance()))
+                  hearts.v1.GetTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("GetTable"))
               .build();
         }
@@ -46,29 +46,29 @@ public final class TableServiceGrpc {
     return getGetTableMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest,
-      hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.ListTablesRequest,
+      hearts.v1.ListTablesResponse> getListTablesMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "ListTables",
-      requestType = hearts.v1.TableServiceOuterClass.ListTablesRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.ListTablesResponse.class,
+      requestType = hearts.v1.ListTablesRequest.class,
+      responseType = hearts.v1.ListTablesResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest,
-      hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.ListTablesRequest, hearts.v1.TableServiceOuterClass.ListTablesResponse> getListTablesMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.ListTablesRequest,
+      hearts.v1.ListTablesResponse> getListTablesMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.ListTablesRequest, hearts.v1.ListTablesResponse> getListTablesMethod;
     if ((getListTablesMethod = TableServiceGrpc.getListTablesMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getListTablesMethod = TableServiceGrpc.getListTablesMethod) == null) {
           TableServiceGrpc.getListTablesMethod = getListTablesMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.ListTablesRequest, hearts.v1.TableServiceOuterClass.ListTablesResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.ListTablesRequest, hearts.v1.ListTablesResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListTables"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.ListTablesRequest.getDefaultInstance()))
+                  hearts.v1.ListTablesRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.ListTablesResponse.getDefaultInstance()))
+                  hearts.v1.ListTablesResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("ListTables"))
               .build();
         }
@@ -77,29 +77,29 @@ public final class TableServiceGrpc {
     return getListTablesMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest,
-      hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.CreateTableRequest,
+      hearts.v1.CreateTableResponse> getCreateTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "CreateTable",
-      requestType = hearts.v1.TableServiceOuterClass.CreateTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.CreateTableResponse.class,
+      requestType = hearts.v1.CreateTableRequest.class,
+      responseType = hearts.v1.CreateTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest,
-      hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.CreateTableRequest, hearts.v1.TableServiceOuterClass.CreateTableResponse> getCreateTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.CreateTableRequest,
+      hearts.v1.CreateTableResponse> getCreateTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.CreateTableRequest, hearts.v1.CreateTableResponse> getCreateTableMethod;
     if ((getCreateTableMethod = TableServiceGrpc.getCreateTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getCreateTableMethod = TableServiceGrpc.getCreateTableMethod) == null) {
           TableServiceGrpc.getCreateTableMethod = getCreateTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.CreateTableRequest, hearts.v1.TableServiceOuterClass.CreateTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.CreateTableRequest, hearts.v1.CreateTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CreateTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.CreateTableRequest.getDefaultInstance()))
+                  hearts.v1.CreateTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.CreateTableResponse.getDefaultInstance()))
+                  hearts.v1.CreateTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("CreateTable"))
               .build();
         }
@@ -108,29 +108,29 @@ public final class TableServiceGrpc {
     return getCreateTableMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest,
-      hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.DeleteTableRequest,
+      hearts.v1.DeleteTableResponse> getDeleteTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "DeleteTable",
-      requestType = hearts.v1.TableServiceOuterClass.DeleteTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.DeleteTableResponse.class,
+      requestType = hearts.v1.DeleteTableRequest.class,
+      responseType = hearts.v1.DeleteTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest,
-      hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.DeleteTableRequest, hearts.v1.TableServiceOuterClass.DeleteTableResponse> getDeleteTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.DeleteTableRequest,
+      hearts.v1.DeleteTableResponse> getDeleteTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.DeleteTableRequest, hearts.v1.DeleteTableResponse> getDeleteTableMethod;
     if ((getDeleteTableMethod = TableServiceGrpc.getDeleteTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getDeleteTableMethod = TableServiceGrpc.getDeleteTableMethod) == null) {
           TableServiceGrpc.getDeleteTableMethod = getDeleteTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.DeleteTableRequest, hearts.v1.TableServiceOuterClass.DeleteTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.DeleteTableRequest, hearts.v1.DeleteTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.DeleteTableRequest.getDefaultInstance()))
+                  hearts.v1.DeleteTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.DeleteTableResponse.getDefaultInstance()))
+                  hearts.v1.DeleteTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("DeleteTable"))
               .build();
         }
@@ -139,29 +139,29 @@ public final class TableServiceGrpc {
     return getDeleteTableMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest,
-      hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.JoinTableRequest,
+      hearts.v1.JoinTableResponse> getJoinTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "JoinTable",
-      requestType = hearts.v1.TableServiceOuterClass.JoinTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.JoinTableResponse.class,
+      requestType = hearts.v1.JoinTableRequest.class,
+      responseType = hearts.v1.JoinTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest,
-      hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.JoinTableRequest, hearts.v1.TableServiceOuterClass.JoinTableResponse> getJoinTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.JoinTableRequest,
+      hearts.v1.JoinTableResponse> getJoinTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.JoinTableRequest, hearts.v1.JoinTableResponse> getJoinTableMethod;
     if ((getJoinTableMethod = TableServiceGrpc.getJoinTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getJoinTableMethod = TableServiceGrpc.getJoinTableMethod) == null) {
           TableServiceGrpc.getJoinTableMethod = getJoinTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.JoinTableRequest, hearts.v1.TableServiceOuterClass.JoinTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.JoinTableRequest, hearts.v1.JoinTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "JoinTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.JoinTableRequest.getDefaultInstance()))
+                  hearts.v1.JoinTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.JoinTableResponse.getDefaultInstance()))
+                  hearts.v1.JoinTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("JoinTable"))
               .build();
         }
@@ -170,29 +170,29 @@ public final class TableServiceGrpc {
     return getJoinTableMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest,
-      hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.LeaveTableRequest,
+      hearts.v1.LeaveTableResponse> getLeaveTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "LeaveTable",
-      requestType = hearts.v1.TableServiceOuterClass.LeaveTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.LeaveTableResponse.class,
+      requestType = hearts.v1.LeaveTableRequest.class,
+      responseType = hearts.v1.LeaveTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest,
-      hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.LeaveTableRequest, hearts.v1.TableServiceOuterClass.LeaveTableResponse> getLeaveTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.LeaveTableRequest,
+      hearts.v1.LeaveTableResponse> getLeaveTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.LeaveTableRequest, hearts.v1.LeaveTableResponse> getLeaveTableMethod;
     if ((getLeaveTableMethod = TableServiceGrpc.getLeaveTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getLeaveTableMethod = TableServiceGrpc.getLeaveTableMethod) == null) {
           TableServiceGrpc.getLeaveTableMethod = getLeaveTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.LeaveTableRequest, hearts.v1.TableServiceOuterClass.LeaveTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.LeaveTableRequest, hearts.v1.LeaveTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "LeaveTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.LeaveTableRequest.getDefaultInstance()))
+                  hearts.v1.LeaveTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.LeaveTableResponse.getDefaultInstance()))
+                  hearts.v1.LeaveTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("LeaveTable"))
               .build();
         }
@@ -201,29 +201,29 @@ public final class TableServiceGrpc {
     return getLeaveTableMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest,
-      hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.PassCardsRequest,
+      hearts.v1.PassCardsResponse> getPassCardsMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "PassCards",
-      requestType = hearts.v1.TableServiceOuterClass.PassCardsRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.PassCardsResponse.class,
+      requestType = hearts.v1.PassCardsRequest.class,
+      responseType = hearts.v1.PassCardsResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest,
-      hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PassCardsRequest, hearts.v1.TableServiceOuterClass.PassCardsResponse> getPassCardsMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.PassCardsRequest,
+      hearts.v1.PassCardsResponse> getPassCardsMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.PassCardsRequest, hearts.v1.PassCardsResponse> getPassCardsMethod;
     if ((getPassCardsMethod = TableServiceGrpc.getPassCardsMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getPassCardsMethod = TableServiceGrpc.getPassCardsMethod) == null) {
           TableServiceGrpc.getPassCardsMethod = getPassCardsMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.PassCardsRequest, hearts.v1.TableServiceOuterClass.PassCardsResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.PassCardsRequest, hearts.v1.PassCardsResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PassCards"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.PassCardsRequest.getDefaultInstance()))
+                  hearts.v1.PassCardsRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.PassCardsResponse.getDefaultInstance()))
+                  hearts.v1.PassCardsResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("PassCards"))
               .build();
         }
@@ -232,29 +232,29 @@ public final class TableServiceGrpc {
     return getPassCardsMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest,
-      hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.PlayCardRequest,
+      hearts.v1.PlayCardResponse> getPlayCardMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "PlayCard",
-      requestType = hearts.v1.TableServiceOuterClass.PlayCardRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.PlayCardResponse.class,
+      requestType = hearts.v1.PlayCardRequest.class,
+      responseType = hearts.v1.PlayCardResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest,
-      hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.PlayCardRequest, hearts.v1.TableServiceOuterClass.PlayCardResponse> getPlayCardMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.PlayCardRequest,
+      hearts.v1.PlayCardResponse> getPlayCardMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.PlayCardRequest, hearts.v1.PlayCardResponse> getPlayCardMethod;
     if ((getPlayCardMethod = TableServiceGrpc.getPlayCardMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getPlayCardMethod = TableServiceGrpc.getPlayCardMethod) == null) {
           TableServiceGrpc.getPlayCardMethod = getPlayCardMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.PlayCardRequest, hearts.v1.TableServiceOuterClass.PlayCardResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.PlayCardRequest, hearts.v1.PlayCardResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PlayCard"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.PlayCardRequest.getDefaultInstance()))
+                  hearts.v1.PlayCardRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.PlayCardResponse.getDefaultInstance()))
+                  hearts.v1.PlayCardResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("PlayCard"))
               .build();
         }
@@ -263,29 +263,29 @@ public final class TableServiceGrpc {
     return getPlayCardMethod;
   }
 
-  private static volatile io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest,
-      hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod;
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
+      hearts.v1.WatchTableResponse> getWatchTableMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
       fullMethodName = SERVICE_NAME + '/' + "WatchTable",
-      requestType = hearts.v1.TableServiceOuterClass.WatchTableRequest.class,
-      responseType = hearts.v1.TableServiceOuterClass.WatchTableResponse.class,
+      requestType = hearts.v1.WatchTableRequest.class,
+      responseType = hearts.v1.WatchTableResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
-  public static io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest,
-      hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod() {
-    io.grpc.MethodDescriptor<hearts.v1.TableServiceOuterClass.WatchTableRequest, hearts.v1.TableServiceOuterClass.WatchTableResponse> getWatchTableMethod;
+  public static io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
+      hearts.v1.WatchTableResponse> getWatchTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest, hearts.v1.WatchTableResponse> getWatchTableMethod;
     if ((getWatchTableMethod = TableServiceGrpc.getWatchTableMethod) == null) {
       synchronized (TableServiceGrpc.class) {
         if ((getWatchTableMethod = TableServiceGrpc.getWatchTableMethod) == null) {
           TableServiceGrpc.getWatchTableMethod = getWatchTableMethod =
-              io.grpc.MethodDescriptor.<hearts.v1.TableServiceOuterClass.WatchTableRequest, hearts.v1.TableServiceOuterClass.WatchTableResponse>newBuilder()
+              io.grpc.MethodDescriptor.<hearts.v1.WatchTableRequest, hearts.v1.WatchTableResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
               .setFullMethodName(generateFullMethodName(SERVICE_NAME, "WatchTable"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.WatchTableRequest.getDefaultInstance()))
+                  hearts.v1.WatchTableRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  hearts.v1.TableServiceOuterClass.WatchTableResponse.getDefaultInstance()))
+                  hearts.v1.WatchTableResponse.getDefaultInstance()))
               .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("WatchTable"))
               .build();
         }
@@ -365,8 +365,8 @@ public final class TableServiceGrpc {
      * GetTable returns a table as the caller may see it.
      * </pre>
      */
-    default void getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse> responseObserver) {
+    default void getTable(hearts.v1.GetTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.GetTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetTableMethod(), responseObserver);
     }
 
@@ -375,8 +375,8 @@ public final class TableServiceGrpc {
      * ListTables lists tables, newest first, one page at a time (AIP-158).
      * </pre>
      */
-    default void listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse> responseObserver) {
+    default void listTables(hearts.v1.ListTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.ListTablesResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListTablesMethod(), responseObserver);
     }
 
@@ -386,8 +386,8 @@ public final class TableServiceGrpc {
      * creator token that alone may delete it.
      * </pre>
      */
-    default void createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse> responseObserver) {
+    default void createTable(hearts.v1.CreateTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.CreateTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCreateTableMethod(), responseObserver);
     }
 
@@ -397,8 +397,8 @@ public final class TableServiceGrpc {
      * may delete it.
      * </pre>
      */
-    default void deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse> responseObserver) {
+    default void deleteTable(hearts.v1.DeleteTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.DeleteTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteTableMethod(), responseObserver);
     }
 
@@ -408,8 +408,8 @@ public final class TableServiceGrpc {
      * seat token for later moves.
      * </pre>
      */
-    default void joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse> responseObserver) {
+    default void joinTable(hearts.v1.JoinTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.JoinTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getJoinTableMethod(), responseObserver);
     }
 
@@ -418,8 +418,8 @@ public final class TableServiceGrpc {
      * LeaveTable gives up the caller's seat; the seat token stops working.
      * </pre>
      */
-    default void leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse> responseObserver) {
+    default void leaveTable(hearts.v1.LeaveTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.LeaveTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getLeaveTableMethod(), responseObserver);
     }
 
@@ -428,8 +428,8 @@ public final class TableServiceGrpc {
      * PassCards chooses the three cards the caller's seat passes this round.
      * </pre>
      */
-    default void passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse> responseObserver) {
+    default void passCards(hearts.v1.PassCardsRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.PassCardsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPassCardsMethod(), responseObserver);
     }
 
@@ -438,8 +438,8 @@ public final class TableServiceGrpc {
      * PlayCard plays one card from the caller's hand to the current trick.
      * </pre>
      */
-    default void playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse> responseObserver) {
+    default void playCard(hearts.v1.PlayCardRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.PlayCardResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPlayCardMethod(), responseObserver);
     }
 
@@ -449,8 +449,8 @@ public final class TableServiceGrpc {
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
      */
-    default void watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse> responseObserver) {
+    default void watchTable(hearts.v1.WatchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.WatchTableResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchTableMethod(), responseObserver);
     }
   }
@@ -493,8 +493,8 @@ public final class TableServiceGrpc {
      * GetTable returns a table as the caller may see it.
      * </pre>
      */
-    public void getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse> responseObserver) {
+    public void getTable(hearts.v1.GetTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.GetTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getGetTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -504,8 +504,8 @@ public final class TableServiceGrpc {
      * ListTables lists tables, newest first, one page at a time (AIP-158).
      * </pre>
      */
-    public void listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse> responseObserver) {
+    public void listTables(hearts.v1.ListTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.ListTablesResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListTablesMethod(), getCallOptions()), request, responseObserver);
     }
@@ -516,8 +516,8 @@ public final class TableServiceGrpc {
      * creator token that alone may delete it.
      * </pre>
      */
-    public void createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse> responseObserver) {
+    public void createTable(hearts.v1.CreateTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.CreateTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCreateTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -528,8 +528,8 @@ public final class TableServiceGrpc {
      * may delete it.
      * </pre>
      */
-    public void deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse> responseObserver) {
+    public void deleteTable(hearts.v1.DeleteTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.DeleteTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDeleteTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -540,8 +540,8 @@ public final class TableServiceGrpc {
      * seat token for later moves.
      * </pre>
      */
-    public void joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse> responseObserver) {
+    public void joinTable(hearts.v1.JoinTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.JoinTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getJoinTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -551,8 +551,8 @@ public final class TableServiceGrpc {
      * LeaveTable gives up the caller's seat; the seat token stops working.
      * </pre>
      */
-    public void leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse> responseObserver) {
+    public void leaveTable(hearts.v1.LeaveTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.LeaveTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getLeaveTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -562,8 +562,8 @@ public final class TableServiceGrpc {
      * PassCards chooses the three cards the caller's seat passes this round.
      * </pre>
      */
-    public void passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse> responseObserver) {
+    public void passCards(hearts.v1.PassCardsRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.PassCardsResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getPassCardsMethod(), getCallOptions()), request, responseObserver);
     }
@@ -573,8 +573,8 @@ public final class TableServiceGrpc {
      * PlayCard plays one card from the caller's hand to the current trick.
      * </pre>
      */
-    public void playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse> responseObserver) {
+    public void playCard(hearts.v1.PlayCardRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.PlayCardResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getPlayCardMethod(), getCallOptions()), request, responseObserver);
     }
@@ -585,8 +585,8 @@ public final class TableServiceGrpc {
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
      */
-    public void watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request,
-        io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse> responseObserver) {
+    public void watchTable(hearts.v1.WatchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.WatchTableResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getWatchTableMethod(), getCallOptions()), request, responseObserver);
     }
@@ -616,7 +616,7 @@ public final class TableServiceGrpc {
      * GetTable returns a table as the caller may see it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.GetTableResponse getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request) throws io.grpc.StatusException {
+    public hearts.v1.GetTableResponse getTable(hearts.v1.GetTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getGetTableMethod(), getCallOptions(), request);
     }
@@ -626,7 +626,7 @@ public final class TableServiceGrpc {
      * ListTables lists tables, newest first, one page at a time (AIP-158).
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.ListTablesResponse listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request) throws io.grpc.StatusException {
+    public hearts.v1.ListTablesResponse listTables(hearts.v1.ListTablesRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListTablesMethod(), getCallOptions(), request);
     }
@@ -637,7 +637,7 @@ public final class TableServiceGrpc {
      * creator token that alone may delete it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.CreateTableResponse createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request) throws io.grpc.StatusException {
+    public hearts.v1.CreateTableResponse createTable(hearts.v1.CreateTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCreateTableMethod(), getCallOptions(), request);
     }
@@ -648,7 +648,7 @@ public final class TableServiceGrpc {
      * may delete it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.DeleteTableResponse deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request) throws io.grpc.StatusException {
+    public hearts.v1.DeleteTableResponse deleteTable(hearts.v1.DeleteTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getDeleteTableMethod(), getCallOptions(), request);
     }
@@ -659,7 +659,7 @@ public final class TableServiceGrpc {
      * seat token for later moves.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.JoinTableResponse joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request) throws io.grpc.StatusException {
+    public hearts.v1.JoinTableResponse joinTable(hearts.v1.JoinTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getJoinTableMethod(), getCallOptions(), request);
     }
@@ -669,7 +669,7 @@ public final class TableServiceGrpc {
      * LeaveTable gives up the caller's seat; the seat token stops working.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.LeaveTableResponse leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request) throws io.grpc.StatusException {
+    public hearts.v1.LeaveTableResponse leaveTable(hearts.v1.LeaveTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getLeaveTableMethod(), getCallOptions(), request);
     }
@@ -679,7 +679,7 @@ public final class TableServiceGrpc {
      * PassCards chooses the three cards the caller's seat passes this round.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.PassCardsResponse passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request) throws io.grpc.StatusException {
+    public hearts.v1.PassCardsResponse passCards(hearts.v1.PassCardsRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getPassCardsMethod(), getCallOptions(), request);
     }
@@ -689,7 +689,7 @@ public final class TableServiceGrpc {
      * PlayCard plays one card from the caller's hand to the current trick.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.PlayCardResponse playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request) throws io.grpc.StatusException {
+    public hearts.v1.PlayCardResponse playCard(hearts.v1.PlayCardRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getPlayCardMethod(), getCallOptions(), request);
     }
@@ -701,8 +701,8 @@ public final class TableServiceGrpc {
      * </pre>
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<?, hearts.v1.TableServiceOuterClass.WatchTableResponse>
-        watchTable(hearts.v1.TableServiceOuterClass.WatchTableRequest request) {
+    public io.grpc.stub.BlockingClientCall<?, hearts.v1.WatchTableResponse>
+        watchTable(hearts.v1.WatchTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getWatchTableMethod(), getCallOptions(), request);
     }
@@ -732,7 +732,7 @@ public final class TableServiceGrpc {
      * GetTable returns a table as the caller may see it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.GetTableResponse getTable(hearts.v1.TableServiceOuterClass.GetTableRequest request) {
+    public hearts.v1.GetTableResponse getTable(hearts.v1.GetTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getGetTableMethod(), getCallOptions(), request);
     }
@@ -742,7 +742,7 @@ public final class TableServiceGrpc {
      * ListTables lists tables, newest first, one page at a time (AIP-158).
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.ListTablesResponse listTables(hearts.v1.TableServiceOuterClass.ListTablesRequest request) {
+    public hearts.v1.ListTablesResponse listTables(hearts.v1.ListTablesRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListTablesMethod(), getCallOptions(), request);
     }
@@ -753,7 +753,7 @@ public final class TableServiceGrpc {
      * creator token that alone may delete it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.CreateTableResponse createTable(hearts.v1.TableServiceOuterClass.CreateTableRequest request) {
+    public hearts.v1.CreateTableResponse createTable(hearts.v1.CreateTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCreateTableMethod(), getCallOptions(), request);
     }
@@ -764,7 +764,7 @@ public final class TableServiceGrpc {
      * may delete it.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.DeleteTableResponse deleteTable(hearts.v1.TableServiceOuterClass.DeleteTableRequest request) {
+    public hearts.v1.DeleteTableResponse deleteTable(hearts.v1.DeleteTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDeleteTableMethod(), getCallOptions(), request);
     }
@@ -775,7 +775,7 @@ public final class TableServiceGrpc {
      * seat token for later moves.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.JoinTableResponse joinTable(hearts.v1.TableServiceOuterClass.JoinTableRequest request) {
+    public hearts.v1.JoinTableResponse joinTable(hearts.v1.JoinTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getJoinTableMethod(), getCallOptions(), request);
     }
@@ -785,7 +785,7 @@ public final class TableServiceGrpc {
      * LeaveTable gives up the caller's seat; the seat token stops working.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.LeaveTableResponse leaveTable(hearts.v1.TableServiceOuterClass.LeaveTableRequest request) {
+    public hearts.v1.LeaveTableResponse leaveTable(hearts.v1.LeaveTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getLeaveTableMethod(), getCallOptions(), request);
     }
@@ -795,7 +795,7 @@ public final class TableServiceGrpc {
      * PassCards chooses the three cards the caller's seat passes this round.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.PassCardsResponse passCards(hearts.v1.TableServiceOuterClass.PassCardsRequest request) {
+    public hearts.v1.PassCardsResponse passCards(hearts.v1.PassCardsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getPassCardsMethod(), getCallOptions(), request);
     }
@@ -805,7 +805,7 @@ public final class TableServiceGrpc {
      * PlayCard plays one card from the caller's hand to the current trick.
      * </pre>
      */
-    public hearts.v1.TableServiceOuterClass.PlayCardResponse playCard(hearts.v1.TableServiceOuterClass.PlayCardRequest request) {
+    public hearts.v1.PlayCardResponse playCard(hearts.v1.PlayCardRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getPlayCardMethod(), getCallOptions(), request);
     }
@@ -816,8 +816,8 @@ public final class TableServiceGrpc {
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
      */
-    public java.util.Iterator<hearts.v1.TableServiceOuterClass.WatchTableResponse> watchTable(
-        hearts.v1.TableServiceOuterClass.WatchTableRequest request) {
+    public java.util.Iterator<hearts.v1.WatchTableResponse> watchTable(
+        hearts.v1.WatchTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getWatchTableMethod(), getCallOptions(), request);
     }
@@ -847,8 +847,8 @@ public final class TableServiceGrpc {
      * GetTable returns a table as the caller may see it.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.GetTableResponse> getTable(
-        hearts.v1.TableServiceOuterClass.GetTableRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.GetTableResponse> getTable(
+        hearts.v1.GetTableRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGetTableMethod(), getCallOptions()), request);
     }
@@ -858,8 +858,8 @@ public final class TableServiceGrpc {
      * ListTables lists tables, newest first, one page at a time (AIP-158).
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.ListTablesResponse> listTables(
-        hearts.v1.TableServiceOuterClass.ListTablesRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.ListTablesResponse> listTables(
+        hearts.v1.ListTablesRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListTablesMethod(), getCallOptions()), request);
     }
@@ -870,8 +870,8 @@ public final class TableServiceGrpc {
      * creator token that alone may delete it.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.CreateTableResponse> createTable(
-        hearts.v1.TableServiceOuterClass.CreateTableRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.CreateTableResponse> createTable(
+        hearts.v1.CreateTableRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCreateTableMethod(), getCallOptions()), request);
     }
@@ -882,8 +882,8 @@ public final class TableServiceGrpc {
      * may delete it.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.DeleteTableResponse> deleteTable(
-        hearts.v1.TableServiceOuterClass.DeleteTableRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.DeleteTableResponse> deleteTable(
+        hearts.v1.DeleteTableRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDeleteTableMethod(), getCallOptions()), request);
     }
@@ -894,8 +894,8 @@ public final class TableServiceGrpc {
      * seat token for later moves.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.JoinTableResponse> joinTable(
-        hearts.v1.TableServiceOuterClass.JoinTableRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.JoinTableResponse> joinTable(
+        hearts.v1.JoinTableRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getJoinTableMethod(), getCallOptions()), request);
     }
@@ -905,8 +905,8 @@ public final class TableServiceGrpc {
      * LeaveTable gives up the caller's seat; the seat token stops working.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.LeaveTableResponse> leaveTable(
-        hearts.v1.TableServiceOuterClass.LeaveTableRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.LeaveTableResponse> leaveTable(
+        hearts.v1.LeaveTableRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getLeaveTableMethod(), getCallOptions()), request);
     }
@@ -916,8 +916,8 @@ public final class TableServiceGrpc {
      * PassCards chooses the three cards the caller's seat passes this round.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.PassCardsResponse> passCards(
-        hearts.v1.TableServiceOuterClass.PassCardsRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.PassCardsResponse> passCards(
+        hearts.v1.PassCardsRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getPassCardsMethod(), getCallOptions()), request);
     }
@@ -927,8 +927,8 @@ public final class TableServiceGrpc {
      * PlayCard plays one card from the caller's hand to the current trick.
      * </pre>
      */
-    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.TableServiceOuterClass.PlayCardResponse> playCard(
-        hearts.v1.TableServiceOuterClass.PlayCardRequest request) {
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.PlayCardResponse> playCard(
+        hearts.v1.PlayCardRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getPlayCardMethod(), getCallOptions()), request);
     }
@@ -962,40 +962,40 @@ public final class TableServiceGrpc {
     public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
         case METHODID_GET_TABLE:
-          serviceImpl.getTable((hearts.v1.TableServiceOuterClass.GetTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.GetTableResponse>) responseObserver);
+          serviceImpl.getTable((hearts.v1.GetTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.GetTableResponse>) responseObserver);
           break;
         case METHODID_LIST_TABLES:
-          serviceImpl.listTables((hearts.v1.TableServiceOuterClass.ListTablesRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.ListTablesResponse>) responseObserver);
+          serviceImpl.listTables((hearts.v1.ListTablesRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.ListTablesResponse>) responseObserver);
           break;
         case METHODID_CREATE_TABLE:
-          serviceImpl.createTable((hearts.v1.TableServiceOuterClass.CreateTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.CreateTableResponse>) responseObserver);
+          serviceImpl.createTable((hearts.v1.CreateTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.CreateTableResponse>) responseObserver);
           break;
         case METHODID_DELETE_TABLE:
-          serviceImpl.deleteTable((hearts.v1.TableServiceOuterClass.DeleteTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.DeleteTableResponse>) responseObserver);
+          serviceImpl.deleteTable((hearts.v1.DeleteTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.DeleteTableResponse>) responseObserver);
           break;
         case METHODID_JOIN_TABLE:
-          serviceImpl.joinTable((hearts.v1.TableServiceOuterClass.JoinTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.JoinTableResponse>) responseObserver);
+          serviceImpl.joinTable((hearts.v1.JoinTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.JoinTableResponse>) responseObserver);
           break;
         case METHODID_LEAVE_TABLE:
-          serviceImpl.leaveTable((hearts.v1.TableServiceOuterClass.LeaveTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.LeaveTableResponse>) responseObserver);
+          serviceImpl.leaveTable((hearts.v1.LeaveTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.LeaveTableResponse>) responseObserver);
           break;
         case METHODID_PASS_CARDS:
-          serviceImpl.passCards((hearts.v1.TableServiceOuterClass.PassCardsRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PassCardsResponse>) responseObserver);
+          serviceImpl.passCards((hearts.v1.PassCardsRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.PassCardsResponse>) responseObserver);
           break;
         case METHODID_PLAY_CARD:
-          serviceImpl.playCard((hearts.v1.TableServiceOuterClass.PlayCardRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.PlayCardResponse>) responseObserver);
+          serviceImpl.playCard((hearts.v1.PlayCardRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.PlayCardResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
-          serviceImpl.watchTable((hearts.v1.TableServiceOuterClass.WatchTableRequest) request,
-              (io.grpc.stub.StreamObserver<hearts.v1.TableServiceOuterClass.WatchTableResponse>) responseObserver);
+          serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.WatchTableResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1019,64 +1019,64 @@ public final class TableServiceGrpc {
           getGetTableMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.GetTableRequest,
-              hearts.v1.TableServiceOuterClass.GetTableResponse>(
+              hearts.v1.GetTableRequest,
+              hearts.v1.GetTableResponse>(
                 service, METHODID_GET_TABLE)))
         .addMethod(
           getListTablesMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.ListTablesRequest,
-              hearts.v1.TableServiceOuterClass.ListTablesResponse>(
+              hearts.v1.ListTablesRequest,
+              hearts.v1.ListTablesResponse>(
                 service, METHODID_LIST_TABLES)))
         .addMethod(
           getCreateTableMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.CreateTableRequest,
-              hearts.v1.TableServiceOuterClass.CreateTableResponse>(
+              hearts.v1.CreateTableRequest,
+              hearts.v1.CreateTableResponse>(
                 service, METHODID_CREATE_TABLE)))
         .addMethod(
           getDeleteTableMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.DeleteTableRequest,
-              hearts.v1.TableServiceOuterClass.DeleteTableResponse>(
+              hearts.v1.DeleteTableRequest,
+              hearts.v1.DeleteTableResponse>(
                 service, METHODID_DELETE_TABLE)))
         .addMethod(
           getJoinTableMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.JoinTableRequest,
-              hearts.v1.TableServiceOuterClass.JoinTableResponse>(
+              hearts.v1.JoinTableRequest,
+              hearts.v1.JoinTableResponse>(
                 service, METHODID_JOIN_TABLE)))
         .addMethod(
           getLeaveTableMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.LeaveTableRequest,
-              hearts.v1.TableServiceOuterClass.LeaveTableResponse>(
+              hearts.v1.LeaveTableRequest,
+              hearts.v1.LeaveTableResponse>(
                 service, METHODID_LEAVE_TABLE)))
         .addMethod(
           getPassCardsMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.PassCardsRequest,
-              hearts.v1.TableServiceOuterClass.PassCardsResponse>(
+              hearts.v1.PassCardsRequest,
+              hearts.v1.PassCardsResponse>(
                 service, METHODID_PASS_CARDS)))
         .addMethod(
           getPlayCardMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.PlayCardRequest,
-              hearts.v1.TableServiceOuterClass.PlayCardResponse>(
+              hearts.v1.PlayCardRequest,
+              hearts.v1.PlayCardResponse>(
                 service, METHODID_PLAY_CARD)))
         .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
-              hearts.v1.TableServiceOuterClass.WatchTableRequest,
-              hearts.v1.TableServiceOuterClass.WatchTableResponse>(
+              hearts.v1.WatchTableRequest,
+              hearts.v1.WatchTableResponse>(
                 service, METHODID_WATCH_TABLE)))
         .build();
   }
@@ -1087,7 +1087,7 @@ public final class TableServiceGrpc {
 
     @java.lang.Override
     public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
-      return hearts.v1.TableServiceOuterClass.getDescriptor();
+      return hearts.v1.TableServiceProto.getDescriptor();
     }
 
     @java.lang.Override

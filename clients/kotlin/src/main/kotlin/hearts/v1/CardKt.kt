@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecard")
-public inline fun card(block: hearts.v1.CardKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Card =
-  hearts.v1.CardKt.Dsl._create(hearts.v1.TableOuterClass.Card.newBuilder()).apply { block() }._build()
+public inline fun card(block: hearts.v1.CardKt.Dsl.() -> kotlin.Unit): hearts.v1.Card =
+  hearts.v1.CardKt.Dsl._create(hearts.v1.Card.newBuilder()).apply { block() }._build()
 /**
  * ```
  * Card is one card of the 52-card deck, written in text as rank then suit
@@ -22,17 +22,17 @@ public object CardKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.Card.Builder
+    private val _builder: hearts.v1.Card.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.Card.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.Card.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.Card = _builder.build()
+    internal fun _build(): hearts.v1.Card = _builder.build()
 
     /**
      * ```
@@ -41,7 +41,7 @@ public object CardKt {
      *
      * `.hearts.v1.Suit suit = 1;`
      */
-    public var suit: hearts.v1.TableOuterClass.Suit
+    public var suit: hearts.v1.Suit
       @kotlin.jvm.JvmName("getSuit")
         get() = _builder.suit
       @kotlin.jvm.JvmName("setSuit")
@@ -73,7 +73,7 @@ public object CardKt {
      *
      * `.hearts.v1.Rank rank = 2;`
      */
-    public var rank: hearts.v1.TableOuterClass.Rank
+    public var rank: hearts.v1.Rank
       @kotlin.jvm.JvmName("getRank")
         get() = _builder.rank
       @kotlin.jvm.JvmName("setRank")
@@ -100,6 +100,6 @@ public object CardKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.Card.copy(block: `hearts.v1`.CardKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Card =
+public inline fun hearts.v1.Card.copy(block: `hearts.v1`.CardKt.Dsl.() -> kotlin.Unit): hearts.v1.Card =
   `hearts.v1`.CardKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

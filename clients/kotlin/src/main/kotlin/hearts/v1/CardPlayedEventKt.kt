@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecardPlayedEvent")
-public inline fun cardPlayedEvent(block: hearts.v1.CardPlayedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardPlayedEvent =
-  hearts.v1.CardPlayedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.CardPlayedEvent.newBuilder()).apply { block() }._build()
+public inline fun cardPlayedEvent(block: hearts.v1.CardPlayedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardPlayedEvent =
+  hearts.v1.CardPlayedEventKt.Dsl._create(hearts.v1.CardPlayedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * CardPlayedEvent says that a seat played a card to the current trick.
@@ -21,17 +21,17 @@ public object CardPlayedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.CardPlayedEvent.Builder
+    private val _builder: hearts.v1.CardPlayedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.CardPlayedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.CardPlayedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.CardPlayedEvent = _builder.build()
+    internal fun _build(): hearts.v1.CardPlayedEvent = _builder.build()
 
     /**
      * ```
@@ -65,7 +65,7 @@ public object CardPlayedEventKt {
      *
      * `.hearts.v1.Card card = 2;`
      */
-    public var card: hearts.v1.TableOuterClass.Card
+    public var card: hearts.v1.Card
       @kotlin.jvm.JvmName("getCard")
         get() = _builder.card
       @kotlin.jvm.JvmName("setCard")
@@ -94,7 +94,7 @@ public object CardPlayedEventKt {
       return _builder.hasCard()
     }
 
-    public val CardPlayedEventKt.Dsl.cardOrNull: hearts.v1.TableOuterClass.Card?
+    public val CardPlayedEventKt.Dsl.cardOrNull: hearts.v1.Card?
       get() = _builder.cardOrNull
 
     /**
@@ -124,9 +124,9 @@ public object CardPlayedEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.CardPlayedEvent.copy(block: `hearts.v1`.CardPlayedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardPlayedEvent =
+public inline fun hearts.v1.CardPlayedEvent.copy(block: `hearts.v1`.CardPlayedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardPlayedEvent =
   `hearts.v1`.CardPlayedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.CardPlayedEventOrBuilder.cardOrNull: hearts.v1.TableOuterClass.Card?
+public val hearts.v1.CardPlayedEventOrBuilder.cardOrNull: hearts.v1.Card?
   get() = if (hasCard()) getCard() else null
 

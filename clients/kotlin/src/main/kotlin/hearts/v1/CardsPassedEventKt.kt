@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecardsPassedEvent")
-public inline fun cardsPassedEvent(block: hearts.v1.CardsPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardsPassedEvent =
-  hearts.v1.CardsPassedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.CardsPassedEvent.newBuilder()).apply { block() }._build()
+public inline fun cardsPassedEvent(block: hearts.v1.CardsPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardsPassedEvent =
+  hearts.v1.CardsPassedEventKt.Dsl._create(hearts.v1.CardsPassedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * CardsPassedEvent is private: the cards the caller's seat passed.
@@ -21,17 +21,17 @@ public object CardsPassedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.CardsPassedEvent.Builder
+    private val _builder: hearts.v1.CardsPassedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.CardsPassedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.CardsPassedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.CardsPassedEvent = _builder.build()
+    internal fun _build(): hearts.v1.CardsPassedEvent = _builder.build()
 
     /**
      * ```
@@ -96,7 +96,7 @@ public object CardsPassedEventKt {
      *
      * `repeated .hearts.v1.Card cards = 3;`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -111,7 +111,7 @@ public object CardsPassedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.add(value: hearts.v1.Card) {
       _builder.addCards(value)
     }
     /**
@@ -125,7 +125,7 @@ public object CardsPassedEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -138,7 +138,7 @@ public object CardsPassedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllCards(values)
     }
     /**
@@ -152,7 +152,7 @@ public object CardsPassedEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -166,7 +166,7 @@ public object CardsPassedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setCards(index, value)
     }
     /**
@@ -178,12 +178,12 @@ public object CardsPassedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.clear() {
       _builder.clearCards()
     }
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.CardsPassedEvent.copy(block: `hearts.v1`.CardsPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardsPassedEvent =
+public inline fun hearts.v1.CardsPassedEvent.copy(block: `hearts.v1`.CardsPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardsPassedEvent =
   `hearts.v1`.CardsPassedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecardsReceivedEvent")
-public inline fun cardsReceivedEvent(block: hearts.v1.CardsReceivedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardsReceivedEvent =
-  hearts.v1.CardsReceivedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.CardsReceivedEvent.newBuilder()).apply { block() }._build()
+public inline fun cardsReceivedEvent(block: hearts.v1.CardsReceivedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardsReceivedEvent =
+  hearts.v1.CardsReceivedEventKt.Dsl._create(hearts.v1.CardsReceivedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * CardsReceivedEvent is private: the cards the caller's seat received once
@@ -22,17 +22,17 @@ public object CardsReceivedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.CardsReceivedEvent.Builder
+    private val _builder: hearts.v1.CardsReceivedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.CardsReceivedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.CardsReceivedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.CardsReceivedEvent = _builder.build()
+    internal fun _build(): hearts.v1.CardsReceivedEvent = _builder.build()
 
     /**
      * ```
@@ -97,7 +97,7 @@ public object CardsReceivedEventKt {
      *
      * `repeated .hearts.v1.Card cards = 3;`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -112,7 +112,7 @@ public object CardsReceivedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.add(value: hearts.v1.Card) {
       _builder.addCards(value)
     }
     /**
@@ -126,7 +126,7 @@ public object CardsReceivedEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -139,7 +139,7 @@ public object CardsReceivedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllCards(values)
     }
     /**
@@ -153,7 +153,7 @@ public object CardsReceivedEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -167,7 +167,7 @@ public object CardsReceivedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setCards(index, value)
     }
     /**
@@ -179,12 +179,12 @@ public object CardsReceivedEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.clear() {
       _builder.clearCards()
     }
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.CardsReceivedEvent.copy(block: `hearts.v1`.CardsReceivedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.CardsReceivedEvent =
+public inline fun hearts.v1.CardsReceivedEvent.copy(block: `hearts.v1`.CardsReceivedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.CardsReceivedEvent =
   `hearts.v1`.CardsReceivedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecreateTableRequest")
-public inline fun createTableRequest(block: hearts.v1.CreateTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.CreateTableRequest =
-  hearts.v1.CreateTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.CreateTableRequest.newBuilder()).apply { block() }._build()
+public inline fun createTableRequest(block: hearts.v1.CreateTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.CreateTableRequest =
+  hearts.v1.CreateTableRequestKt.Dsl._create(hearts.v1.CreateTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * CreateTableRequest describes the table to create.
@@ -21,17 +21,17 @@ public object CreateTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.CreateTableRequest.Builder
+    private val _builder: hearts.v1.CreateTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.CreateTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.CreateTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.CreateTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.CreateTableRequest = _builder.build()
 
     /**
      * ```
@@ -42,7 +42,7 @@ public object CreateTableRequestKt {
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
      */
-    public var table: hearts.v1.TableOuterClass.Table
+    public var table: hearts.v1.Table
       @kotlin.jvm.JvmName("getTable")
         get() = _builder.table
       @kotlin.jvm.JvmName("setTable")
@@ -75,7 +75,7 @@ public object CreateTableRequestKt {
       return _builder.hasTable()
     }
 
-    public val CreateTableRequestKt.Dsl.tableOrNull: hearts.v1.TableOuterClass.Table?
+    public val CreateTableRequestKt.Dsl.tableOrNull: hearts.v1.Table?
       get() = _builder.tableOrNull
 
     /**
@@ -105,9 +105,9 @@ public object CreateTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.CreateTableRequest.copy(block: `hearts.v1`.CreateTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.CreateTableRequest =
+public inline fun hearts.v1.CreateTableRequest.copy(block: `hearts.v1`.CreateTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.CreateTableRequest =
   `hearts.v1`.CreateTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.CreateTableRequestOrBuilder.tableOrNull: hearts.v1.TableOuterClass.Table?
+public val hearts.v1.CreateTableRequestOrBuilder.tableOrNull: hearts.v1.Table?
   get() = if (hasTable()) getTable() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializecreateTableResponse")
-public inline fun createTableResponse(block: hearts.v1.CreateTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.CreateTableResponse =
-  hearts.v1.CreateTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.CreateTableResponse.newBuilder()).apply { block() }._build()
+public inline fun createTableResponse(block: hearts.v1.CreateTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.CreateTableResponse =
+  hearts.v1.CreateTableResponseKt.Dsl._create(hearts.v1.CreateTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * CreateTableResponse holds the new table and its creator token.
@@ -21,17 +21,17 @@ public object CreateTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.CreateTableResponse.Builder
+    private val _builder: hearts.v1.CreateTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.CreateTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.CreateTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.CreateTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.CreateTableResponse = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object CreateTableResponseKt {
      *
      * `.hearts.v1.TableView view = 1;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -69,7 +69,7 @@ public object CreateTableResponseKt {
       return _builder.hasView()
     }
 
-    public val CreateTableResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val CreateTableResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
 
     /**
@@ -126,9 +126,9 @@ public object CreateTableResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.CreateTableResponse.copy(block: `hearts.v1`.CreateTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.CreateTableResponse =
+public inline fun hearts.v1.CreateTableResponse.copy(block: `hearts.v1`.CreateTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.CreateTableResponse =
   `hearts.v1`.CreateTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.CreateTableResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.CreateTableResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

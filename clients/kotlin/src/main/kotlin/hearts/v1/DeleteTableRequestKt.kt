@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializedeleteTableRequest")
-public inline fun deleteTableRequest(block: hearts.v1.DeleteTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.DeleteTableRequest =
-  hearts.v1.DeleteTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.DeleteTableRequest.newBuilder()).apply { block() }._build()
+public inline fun deleteTableRequest(block: hearts.v1.DeleteTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.DeleteTableRequest =
+  hearts.v1.DeleteTableRequestKt.Dsl._create(hearts.v1.DeleteTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * DeleteTableRequest names the table to delete; the call must carry the
@@ -22,17 +22,17 @@ public object DeleteTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.DeleteTableRequest.Builder
+    private val _builder: hearts.v1.DeleteTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.DeleteTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.DeleteTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.DeleteTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.DeleteTableRequest = _builder.build()
 
     /**
      * ```
@@ -111,6 +111,6 @@ public object DeleteTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.DeleteTableRequest.copy(block: `hearts.v1`.DeleteTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.DeleteTableRequest =
+public inline fun hearts.v1.DeleteTableRequest.copy(block: `hearts.v1`.DeleteTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.DeleteTableRequest =
   `hearts.v1`.DeleteTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

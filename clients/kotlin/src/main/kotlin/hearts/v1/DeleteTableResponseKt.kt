@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializedeleteTableResponse")
-public inline fun deleteTableResponse(block: hearts.v1.DeleteTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.DeleteTableResponse =
-  hearts.v1.DeleteTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.DeleteTableResponse.newBuilder()).apply { block() }._build()
+public inline fun deleteTableResponse(block: hearts.v1.DeleteTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.DeleteTableResponse =
+  hearts.v1.DeleteTableResponseKt.Dsl._create(hearts.v1.DeleteTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * DeleteTableResponse confirms that the table was deleted.
@@ -21,20 +21,20 @@ public object DeleteTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.DeleteTableResponse.Builder
+    private val _builder: hearts.v1.DeleteTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.DeleteTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.DeleteTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.DeleteTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.DeleteTableResponse = _builder.build()
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.DeleteTableResponse.copy(block: `hearts.v1`.DeleteTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.DeleteTableResponse =
+public inline fun hearts.v1.DeleteTableResponse.copy(block: `hearts.v1`.DeleteTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.DeleteTableResponse =
   `hearts.v1`.DeleteTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

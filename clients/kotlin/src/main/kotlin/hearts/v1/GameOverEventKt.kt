@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializegameOverEvent")
-public inline fun gameOverEvent(block: hearts.v1.GameOverEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.GameOverEvent =
-  hearts.v1.GameOverEventKt.Dsl._create(hearts.v1.TableEventOuterClass.GameOverEvent.newBuilder()).apply { block() }._build()
+public inline fun gameOverEvent(block: hearts.v1.GameOverEventKt.Dsl.() -> kotlin.Unit): hearts.v1.GameOverEvent =
+  hearts.v1.GameOverEventKt.Dsl._create(hearts.v1.GameOverEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * GameOverEvent says that a seat reached the target score and the game ended.
@@ -21,17 +21,17 @@ public object GameOverEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.GameOverEvent.Builder
+    private val _builder: hearts.v1.GameOverEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.GameOverEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.GameOverEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.GameOverEvent = _builder.build()
+    internal fun _build(): hearts.v1.GameOverEvent = _builder.build()
 
     /**
      * An uninstantiable, behaviorless type to represent the field in
@@ -133,7 +133,7 @@ public object GameOverEventKt {
      *
      * `.hearts.v1.GameResult result = 2;`
      */
-    public var result: hearts.v1.TableOuterClass.GameResult
+    public var result: hearts.v1.GameResult
       @kotlin.jvm.JvmName("getResult")
         get() = _builder.result
       @kotlin.jvm.JvmName("setResult")
@@ -162,14 +162,14 @@ public object GameOverEventKt {
       return _builder.hasResult()
     }
 
-    public val GameOverEventKt.Dsl.resultOrNull: hearts.v1.TableOuterClass.GameResult?
+    public val GameOverEventKt.Dsl.resultOrNull: hearts.v1.GameResult?
       get() = _builder.resultOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.GameOverEvent.copy(block: `hearts.v1`.GameOverEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.GameOverEvent =
+public inline fun hearts.v1.GameOverEvent.copy(block: `hearts.v1`.GameOverEventKt.Dsl.() -> kotlin.Unit): hearts.v1.GameOverEvent =
   `hearts.v1`.GameOverEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.GameOverEventOrBuilder.resultOrNull: hearts.v1.TableOuterClass.GameResult?
+public val hearts.v1.GameOverEventOrBuilder.resultOrNull: hearts.v1.GameResult?
   get() = if (hasResult()) getResult() else null
 

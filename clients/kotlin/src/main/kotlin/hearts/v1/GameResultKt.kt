@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializegameResult")
-public inline fun gameResult(block: hearts.v1.GameResultKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.GameResult =
-  hearts.v1.GameResultKt.Dsl._create(hearts.v1.TableOuterClass.GameResult.newBuilder()).apply { block() }._build()
+public inline fun gameResult(block: hearts.v1.GameResultKt.Dsl.() -> kotlin.Unit): hearts.v1.GameResult =
+  hearts.v1.GameResultKt.Dsl._create(hearts.v1.GameResult.newBuilder()).apply { block() }._build()
 /**
  * ```
  * GameResult is the outcome of a finished game.
@@ -21,17 +21,17 @@ public object GameResultKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.GameResult.Builder
+    private val _builder: hearts.v1.GameResult.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.GameResult.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.GameResult.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.GameResult = _builder.build()
+    internal fun _build(): hearts.v1.GameResult = _builder.build()
 
     /**
      * An uninstantiable, behaviorless type to represent the field in
@@ -221,6 +221,6 @@ public object GameResultKt {
     }}
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.GameResult.copy(block: `hearts.v1`.GameResultKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.GameResult =
+public inline fun hearts.v1.GameResult.copy(block: `hearts.v1`.GameResultKt.Dsl.() -> kotlin.Unit): hearts.v1.GameResult =
   `hearts.v1`.GameResultKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

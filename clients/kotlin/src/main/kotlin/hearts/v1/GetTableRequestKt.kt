@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializegetTableRequest")
-public inline fun getTableRequest(block: hearts.v1.GetTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.GetTableRequest =
-  hearts.v1.GetTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.GetTableRequest.newBuilder()).apply { block() }._build()
+public inline fun getTableRequest(block: hearts.v1.GetTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.GetTableRequest =
+  hearts.v1.GetTableRequestKt.Dsl._create(hearts.v1.GetTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * GetTableRequest names the table to return.
@@ -21,17 +21,17 @@ public object GetTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.GetTableRequest.Builder
+    private val _builder: hearts.v1.GetTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.GetTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.GetTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.GetTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.GetTableRequest = _builder.build()
 
     /**
      * ```
@@ -60,6 +60,6 @@ public object GetTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.GetTableRequest.copy(block: `hearts.v1`.GetTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.GetTableRequest =
+public inline fun hearts.v1.GetTableRequest.copy(block: `hearts.v1`.GetTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.GetTableRequest =
   `hearts.v1`.GetTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializegetTableResponse")
-public inline fun getTableResponse(block: hearts.v1.GetTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.GetTableResponse =
-  hearts.v1.GetTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.GetTableResponse.newBuilder()).apply { block() }._build()
+public inline fun getTableResponse(block: hearts.v1.GetTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.GetTableResponse =
+  hearts.v1.GetTableResponseKt.Dsl._create(hearts.v1.GetTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * GetTableResponse holds the table as the caller may see it.
@@ -21,17 +21,17 @@ public object GetTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.GetTableResponse.Builder
+    private val _builder: hearts.v1.GetTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.GetTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.GetTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.GetTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.GetTableResponse = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object GetTableResponseKt {
      *
      * `.hearts.v1.TableView view = 1;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -69,14 +69,14 @@ public object GetTableResponseKt {
       return _builder.hasView()
     }
 
-    public val GetTableResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val GetTableResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.GetTableResponse.copy(block: `hearts.v1`.GetTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.GetTableResponse =
+public inline fun hearts.v1.GetTableResponse.copy(block: `hearts.v1`.GetTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.GetTableResponse =
   `hearts.v1`.GetTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.GetTableResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.GetTableResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializehandDealtEvent")
-public inline fun handDealtEvent(block: hearts.v1.HandDealtEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.HandDealtEvent =
-  hearts.v1.HandDealtEventKt.Dsl._create(hearts.v1.TableEventOuterClass.HandDealtEvent.newBuilder()).apply { block() }._build()
+public inline fun handDealtEvent(block: hearts.v1.HandDealtEventKt.Dsl.() -> kotlin.Unit): hearts.v1.HandDealtEvent =
+  hearts.v1.HandDealtEventKt.Dsl._create(hearts.v1.HandDealtEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * HandDealtEvent is private: the hand dealt to the caller's seat.
@@ -21,17 +21,17 @@ public object HandDealtEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.HandDealtEvent.Builder
+    private val _builder: hearts.v1.HandDealtEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.HandDealtEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.HandDealtEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.HandDealtEvent = _builder.build()
+    internal fun _build(): hearts.v1.HandDealtEvent = _builder.build()
 
     /**
      * ```
@@ -71,7 +71,7 @@ public object HandDealtEventKt {
      *
      * `repeated .hearts.v1.Card cards = 2;`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -86,7 +86,7 @@ public object HandDealtEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.add(value: hearts.v1.Card) {
       _builder.addCards(value)
     }
     /**
@@ -100,7 +100,7 @@ public object HandDealtEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -113,7 +113,7 @@ public object HandDealtEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllCards(values)
     }
     /**
@@ -127,7 +127,7 @@ public object HandDealtEventKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -141,7 +141,7 @@ public object HandDealtEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setCards(index, value)
     }
     /**
@@ -153,12 +153,12 @@ public object HandDealtEventKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.clear() {
       _builder.clearCards()
     }
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.HandDealtEvent.copy(block: `hearts.v1`.HandDealtEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.HandDealtEvent =
+public inline fun hearts.v1.HandDealtEvent.copy(block: `hearts.v1`.HandDealtEventKt.Dsl.() -> kotlin.Unit): hearts.v1.HandDealtEvent =
   `hearts.v1`.HandDealtEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

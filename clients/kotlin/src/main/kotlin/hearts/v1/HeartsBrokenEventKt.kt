@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeheartsBrokenEvent")
-public inline fun heartsBrokenEvent(block: hearts.v1.HeartsBrokenEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.HeartsBrokenEvent =
-  hearts.v1.HeartsBrokenEventKt.Dsl._create(hearts.v1.TableEventOuterClass.HeartsBrokenEvent.newBuilder()).apply { block() }._build()
+public inline fun heartsBrokenEvent(block: hearts.v1.HeartsBrokenEventKt.Dsl.() -> kotlin.Unit): hearts.v1.HeartsBrokenEvent =
+  hearts.v1.HeartsBrokenEventKt.Dsl._create(hearts.v1.HeartsBrokenEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * HeartsBrokenEvent says that hearts may now be led in this round.
@@ -21,17 +21,17 @@ public object HeartsBrokenEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.HeartsBrokenEvent.Builder
+    private val _builder: hearts.v1.HeartsBrokenEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.HeartsBrokenEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.HeartsBrokenEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.HeartsBrokenEvent = _builder.build()
+    internal fun _build(): hearts.v1.HeartsBrokenEvent = _builder.build()
 
     /**
      * ```
@@ -66,7 +66,7 @@ public object HeartsBrokenEventKt {
      *
      * `.hearts.v1.Card card = 2;`
      */
-    public var card: hearts.v1.TableOuterClass.Card
+    public var card: hearts.v1.Card
       @kotlin.jvm.JvmName("getCard")
         get() = _builder.card
       @kotlin.jvm.JvmName("setCard")
@@ -97,14 +97,14 @@ public object HeartsBrokenEventKt {
       return _builder.hasCard()
     }
 
-    public val HeartsBrokenEventKt.Dsl.cardOrNull: hearts.v1.TableOuterClass.Card?
+    public val HeartsBrokenEventKt.Dsl.cardOrNull: hearts.v1.Card?
       get() = _builder.cardOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.HeartsBrokenEvent.copy(block: `hearts.v1`.HeartsBrokenEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.HeartsBrokenEvent =
+public inline fun hearts.v1.HeartsBrokenEvent.copy(block: `hearts.v1`.HeartsBrokenEventKt.Dsl.() -> kotlin.Unit): hearts.v1.HeartsBrokenEvent =
   `hearts.v1`.HeartsBrokenEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.HeartsBrokenEventOrBuilder.cardOrNull: hearts.v1.TableOuterClass.Card?
+public val hearts.v1.HeartsBrokenEventOrBuilder.cardOrNull: hearts.v1.Card?
   get() = if (hasCard()) getCard() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializejoinTableRequest")
-public inline fun joinTableRequest(block: hearts.v1.JoinTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.JoinTableRequest =
-  hearts.v1.JoinTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.JoinTableRequest.newBuilder()).apply { block() }._build()
+public inline fun joinTableRequest(block: hearts.v1.JoinTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.JoinTableRequest =
+  hearts.v1.JoinTableRequestKt.Dsl._create(hearts.v1.JoinTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * JoinTableRequest asks for a seat at a table.
@@ -21,17 +21,17 @@ public object JoinTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.JoinTableRequest.Builder
+    private val _builder: hearts.v1.JoinTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.JoinTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.JoinTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.JoinTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.JoinTableRequest = _builder.build()
 
     /**
      * ```
@@ -171,6 +171,6 @@ public object JoinTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.JoinTableRequest.copy(block: `hearts.v1`.JoinTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.JoinTableRequest =
+public inline fun hearts.v1.JoinTableRequest.copy(block: `hearts.v1`.JoinTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.JoinTableRequest =
   `hearts.v1`.JoinTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializejoinTableResponse")
-public inline fun joinTableResponse(block: hearts.v1.JoinTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.JoinTableResponse =
-  hearts.v1.JoinTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.JoinTableResponse.newBuilder()).apply { block() }._build()
+public inline fun joinTableResponse(block: hearts.v1.JoinTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.JoinTableResponse =
+  hearts.v1.JoinTableResponseKt.Dsl._create(hearts.v1.JoinTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * JoinTableResponse holds the caller's seat and its token.
@@ -21,17 +21,17 @@ public object JoinTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.JoinTableResponse.Builder
+    private val _builder: hearts.v1.JoinTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.JoinTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.JoinTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.JoinTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.JoinTableResponse = _builder.build()
 
     /**
      * ```
@@ -92,7 +92,7 @@ public object JoinTableResponseKt {
      *
      * `.hearts.v1.TableView view = 3;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -121,7 +121,7 @@ public object JoinTableResponseKt {
       return _builder.hasView()
     }
 
-    public val JoinTableResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val JoinTableResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
 
     /**
@@ -151,9 +151,9 @@ public object JoinTableResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.JoinTableResponse.copy(block: `hearts.v1`.JoinTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.JoinTableResponse =
+public inline fun hearts.v1.JoinTableResponse.copy(block: `hearts.v1`.JoinTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.JoinTableResponse =
   `hearts.v1`.JoinTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.JoinTableResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.JoinTableResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeleaveTableRequest")
-public inline fun leaveTableRequest(block: hearts.v1.LeaveTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.LeaveTableRequest =
-  hearts.v1.LeaveTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.LeaveTableRequest.newBuilder()).apply { block() }._build()
+public inline fun leaveTableRequest(block: hearts.v1.LeaveTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.LeaveTableRequest =
+  hearts.v1.LeaveTableRequestKt.Dsl._create(hearts.v1.LeaveTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * LeaveTableRequest gives up the caller's seat; the call must carry the seat
@@ -22,17 +22,17 @@ public object LeaveTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.LeaveTableRequest.Builder
+    private val _builder: hearts.v1.LeaveTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.LeaveTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.LeaveTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.LeaveTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.LeaveTableRequest = _builder.build()
 
     /**
      * ```
@@ -111,6 +111,6 @@ public object LeaveTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.LeaveTableRequest.copy(block: `hearts.v1`.LeaveTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.LeaveTableRequest =
+public inline fun hearts.v1.LeaveTableRequest.copy(block: `hearts.v1`.LeaveTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.LeaveTableRequest =
   `hearts.v1`.LeaveTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

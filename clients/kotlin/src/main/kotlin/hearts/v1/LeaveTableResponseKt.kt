@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeleaveTableResponse")
-public inline fun leaveTableResponse(block: hearts.v1.LeaveTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.LeaveTableResponse =
-  hearts.v1.LeaveTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.LeaveTableResponse.newBuilder()).apply { block() }._build()
+public inline fun leaveTableResponse(block: hearts.v1.LeaveTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.LeaveTableResponse =
+  hearts.v1.LeaveTableResponseKt.Dsl._create(hearts.v1.LeaveTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * LeaveTableResponse holds the table as the caller sees it after leaving.
@@ -21,17 +21,17 @@ public object LeaveTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.LeaveTableResponse.Builder
+    private val _builder: hearts.v1.LeaveTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.LeaveTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.LeaveTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.LeaveTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.LeaveTableResponse = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object LeaveTableResponseKt {
      *
      * `.hearts.v1.TableView view = 1;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -69,7 +69,7 @@ public object LeaveTableResponseKt {
       return _builder.hasView()
     }
 
-    public val LeaveTableResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val LeaveTableResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
 
     /**
@@ -99,9 +99,9 @@ public object LeaveTableResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.LeaveTableResponse.copy(block: `hearts.v1`.LeaveTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.LeaveTableResponse =
+public inline fun hearts.v1.LeaveTableResponse.copy(block: `hearts.v1`.LeaveTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.LeaveTableResponse =
   `hearts.v1`.LeaveTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.LeaveTableResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.LeaveTableResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializelistTablesRequest")
-public inline fun listTablesRequest(block: hearts.v1.ListTablesRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.ListTablesRequest =
-  hearts.v1.ListTablesRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.ListTablesRequest.newBuilder()).apply { block() }._build()
+public inline fun listTablesRequest(block: hearts.v1.ListTablesRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.ListTablesRequest =
+  hearts.v1.ListTablesRequestKt.Dsl._create(hearts.v1.ListTablesRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * ListTablesRequest asks for one page of tables.
@@ -21,17 +21,17 @@ public object ListTablesRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.ListTablesRequest.Builder
+    private val _builder: hearts.v1.ListTablesRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.ListTablesRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.ListTablesRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.ListTablesRequest = _builder.build()
+    internal fun _build(): hearts.v1.ListTablesRequest = _builder.build()
 
     /**
      * ```
@@ -114,6 +114,6 @@ public object ListTablesRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.ListTablesRequest.copy(block: `hearts.v1`.ListTablesRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.ListTablesRequest =
+public inline fun hearts.v1.ListTablesRequest.copy(block: `hearts.v1`.ListTablesRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.ListTablesRequest =
   `hearts.v1`.ListTablesRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializelistTablesResponse")
-public inline fun listTablesResponse(block: hearts.v1.ListTablesResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.ListTablesResponse =
-  hearts.v1.ListTablesResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.ListTablesResponse.newBuilder()).apply { block() }._build()
+public inline fun listTablesResponse(block: hearts.v1.ListTablesResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.ListTablesResponse =
+  hearts.v1.ListTablesResponseKt.Dsl._create(hearts.v1.ListTablesResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * ListTablesResponse holds one page of tables.
@@ -21,17 +21,17 @@ public object ListTablesResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.ListTablesResponse.Builder
+    private val _builder: hearts.v1.ListTablesResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.ListTablesResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.ListTablesResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.ListTablesResponse = _builder.build()
+    internal fun _build(): hearts.v1.ListTablesResponse = _builder.build()
 
     /**
      * An uninstantiable, behaviorless type to represent the field in
@@ -46,7 +46,7 @@ public object ListTablesResponseKt {
      *
      * `repeated .hearts.v1.Table tables = 1;`
      */
-     public val tables: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>
+     public val tables: com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.tablesList
@@ -61,7 +61,7 @@ public object ListTablesResponseKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addTables")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.add(value: hearts.v1.TableOuterClass.Table) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.add(value: hearts.v1.Table) {
       _builder.addTables(value)
     }
     /**
@@ -75,7 +75,7 @@ public object ListTablesResponseKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignTables")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.plusAssign(value: hearts.v1.TableOuterClass.Table) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.plusAssign(value: hearts.v1.Table) {
       add(value)
     }
     /**
@@ -88,7 +88,7 @@ public object ListTablesResponseKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllTables")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Table>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Table>) {
       _builder.addAllTables(values)
     }
     /**
@@ -102,7 +102,7 @@ public object ListTablesResponseKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllTables")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Table>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Table>) {
       addAll(values)
     }
     /**
@@ -116,7 +116,7 @@ public object ListTablesResponseKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setTables")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Table) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.set(index: kotlin.Int, value: hearts.v1.Table) {
       _builder.setTables(index, value)
     }
     /**
@@ -128,7 +128,7 @@ public object ListTablesResponseKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearTables")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Table, TablesProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Table, TablesProxy>.clear() {
       _builder.clearTables()
     }
 
@@ -159,6 +159,6 @@ public object ListTablesResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.ListTablesResponse.copy(block: `hearts.v1`.ListTablesResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.ListTablesResponse =
+public inline fun hearts.v1.ListTablesResponse.copy(block: `hearts.v1`.ListTablesResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.ListTablesResponse =
   `hearts.v1`.ListTablesResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

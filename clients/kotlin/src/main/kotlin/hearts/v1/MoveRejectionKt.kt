@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializemoveRejection")
-public inline fun moveRejection(block: hearts.v1.MoveRejectionKt.Dsl.() -> kotlin.Unit): hearts.v1.ErrorDetails.MoveRejection =
-  hearts.v1.MoveRejectionKt.Dsl._create(hearts.v1.ErrorDetails.MoveRejection.newBuilder()).apply { block() }._build()
+public inline fun moveRejection(block: hearts.v1.MoveRejectionKt.Dsl.() -> kotlin.Unit): hearts.v1.MoveRejection =
+  hearts.v1.MoveRejectionKt.Dsl._create(hearts.v1.MoveRejection.newBuilder()).apply { block() }._build()
 /**
  * ```
  * MoveRejection explains why a PassCards or PlayCard call was refused.
@@ -21,17 +21,17 @@ public object MoveRejectionKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.ErrorDetails.MoveRejection.Builder
+    private val _builder: hearts.v1.MoveRejection.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.ErrorDetails.MoveRejection.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.MoveRejection.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.ErrorDetails.MoveRejection = _builder.build()
+    internal fun _build(): hearts.v1.MoveRejection = _builder.build()
 
     /**
      * ```
@@ -74,7 +74,7 @@ public object MoveRejectionKt {
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
      */
-     public val legalCards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>
+     public val legalCards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.legalCardsList
@@ -90,7 +90,7 @@ public object MoveRejectionKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.add(value: hearts.v1.Card) {
       _builder.addLegalCards(value)
     }
     /**
@@ -105,7 +105,7 @@ public object MoveRejectionKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignLegalCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -119,7 +119,7 @@ public object MoveRejectionKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllLegalCards(values)
     }
     /**
@@ -134,7 +134,7 @@ public object MoveRejectionKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllLegalCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -149,7 +149,7 @@ public object MoveRejectionKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setLegalCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setLegalCards(index, value)
     }
     /**
@@ -162,7 +162,7 @@ public object MoveRejectionKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.clear() {
       _builder.clearLegalCards()
     }
 
@@ -195,6 +195,6 @@ public object MoveRejectionKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.ErrorDetails.MoveRejection.copy(block: `hearts.v1`.MoveRejectionKt.Dsl.() -> kotlin.Unit): hearts.v1.ErrorDetails.MoveRejection =
+public inline fun hearts.v1.MoveRejection.copy(block: `hearts.v1`.MoveRejectionKt.Dsl.() -> kotlin.Unit): hearts.v1.MoveRejection =
   `hearts.v1`.MoveRejectionKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializepassCardsRequest")
-public inline fun passCardsRequest(block: hearts.v1.PassCardsRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PassCardsRequest =
-  hearts.v1.PassCardsRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.PassCardsRequest.newBuilder()).apply { block() }._build()
+public inline fun passCardsRequest(block: hearts.v1.PassCardsRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.PassCardsRequest =
+  hearts.v1.PassCardsRequestKt.Dsl._create(hearts.v1.PassCardsRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PassCardsRequest chooses the cards the caller's seat passes; the call must
@@ -22,17 +22,17 @@ public object PassCardsRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.PassCardsRequest.Builder
+    private val _builder: hearts.v1.PassCardsRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.PassCardsRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PassCardsRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.PassCardsRequest = _builder.build()
+    internal fun _build(): hearts.v1.PassCardsRequest = _builder.build()
 
     /**
      * ```
@@ -72,7 +72,7 @@ public object PassCardsRequestKt {
      *
      * `repeated .hearts.v1.Card cards = 2 [(.google.api.field_behavior) = REQUIRED];`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -87,7 +87,7 @@ public object PassCardsRequestKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.add(value: hearts.v1.Card) {
       _builder.addCards(value)
     }
     /**
@@ -101,7 +101,7 @@ public object PassCardsRequestKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -114,7 +114,7 @@ public object PassCardsRequestKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllCards(values)
     }
     /**
@@ -128,7 +128,7 @@ public object PassCardsRequestKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -142,7 +142,7 @@ public object PassCardsRequestKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setCards(index, value)
     }
     /**
@@ -154,7 +154,7 @@ public object PassCardsRequestKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.clear() {
       _builder.clearCards()
     }
 
@@ -210,6 +210,6 @@ public object PassCardsRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.PassCardsRequest.copy(block: `hearts.v1`.PassCardsRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PassCardsRequest =
+public inline fun hearts.v1.PassCardsRequest.copy(block: `hearts.v1`.PassCardsRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.PassCardsRequest =
   `hearts.v1`.PassCardsRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializepassCardsResponse")
-public inline fun passCardsResponse(block: hearts.v1.PassCardsResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PassCardsResponse =
-  hearts.v1.PassCardsResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.PassCardsResponse.newBuilder()).apply { block() }._build()
+public inline fun passCardsResponse(block: hearts.v1.PassCardsResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.PassCardsResponse =
+  hearts.v1.PassCardsResponseKt.Dsl._create(hearts.v1.PassCardsResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PassCardsResponse holds the table as the caller sees it after passing.
@@ -21,17 +21,17 @@ public object PassCardsResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.PassCardsResponse.Builder
+    private val _builder: hearts.v1.PassCardsResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.PassCardsResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PassCardsResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.PassCardsResponse = _builder.build()
+    internal fun _build(): hearts.v1.PassCardsResponse = _builder.build()
 
     /**
      * ```
@@ -41,7 +41,7 @@ public object PassCardsResponseKt {
      *
      * `.hearts.v1.TableView view = 1;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -72,7 +72,7 @@ public object PassCardsResponseKt {
       return _builder.hasView()
     }
 
-    public val PassCardsResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val PassCardsResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
 
     /**
@@ -102,9 +102,9 @@ public object PassCardsResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.PassCardsResponse.copy(block: `hearts.v1`.PassCardsResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PassCardsResponse =
+public inline fun hearts.v1.PassCardsResponse.copy(block: `hearts.v1`.PassCardsResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.PassCardsResponse =
   `hearts.v1`.PassCardsResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.PassCardsResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.PassCardsResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeplayCardRequest")
-public inline fun playCardRequest(block: hearts.v1.PlayCardRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PlayCardRequest =
-  hearts.v1.PlayCardRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.PlayCardRequest.newBuilder()).apply { block() }._build()
+public inline fun playCardRequest(block: hearts.v1.PlayCardRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayCardRequest =
+  hearts.v1.PlayCardRequestKt.Dsl._create(hearts.v1.PlayCardRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PlayCardRequest plays a card from the caller's hand; the call must carry the
@@ -22,17 +22,17 @@ public object PlayCardRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.PlayCardRequest.Builder
+    private val _builder: hearts.v1.PlayCardRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.PlayCardRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PlayCardRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.PlayCardRequest = _builder.build()
+    internal fun _build(): hearts.v1.PlayCardRequest = _builder.build()
 
     /**
      * ```
@@ -66,7 +66,7 @@ public object PlayCardRequestKt {
      *
      * `.hearts.v1.Card card = 2 [(.google.api.field_behavior) = REQUIRED];`
      */
-    public var card: hearts.v1.TableOuterClass.Card
+    public var card: hearts.v1.Card
       @kotlin.jvm.JvmName("getCard")
         get() = _builder.card
       @kotlin.jvm.JvmName("setCard")
@@ -95,7 +95,7 @@ public object PlayCardRequestKt {
       return _builder.hasCard()
     }
 
-    public val PlayCardRequestKt.Dsl.cardOrNull: hearts.v1.TableOuterClass.Card?
+    public val PlayCardRequestKt.Dsl.cardOrNull: hearts.v1.Card?
       get() = _builder.cardOrNull
 
     /**
@@ -150,9 +150,9 @@ public object PlayCardRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.PlayCardRequest.copy(block: `hearts.v1`.PlayCardRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PlayCardRequest =
+public inline fun hearts.v1.PlayCardRequest.copy(block: `hearts.v1`.PlayCardRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayCardRequest =
   `hearts.v1`.PlayCardRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.PlayCardRequestOrBuilder.cardOrNull: hearts.v1.TableOuterClass.Card?
+public val hearts.v1.PlayCardRequestOrBuilder.cardOrNull: hearts.v1.Card?
   get() = if (hasCard()) getCard() else null
 

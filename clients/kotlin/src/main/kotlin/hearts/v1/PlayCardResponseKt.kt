@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeplayCardResponse")
-public inline fun playCardResponse(block: hearts.v1.PlayCardResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PlayCardResponse =
-  hearts.v1.PlayCardResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.PlayCardResponse.newBuilder()).apply { block() }._build()
+public inline fun playCardResponse(block: hearts.v1.PlayCardResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayCardResponse =
+  hearts.v1.PlayCardResponseKt.Dsl._create(hearts.v1.PlayCardResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PlayCardResponse holds the table as the caller sees it after the play.
@@ -21,17 +21,17 @@ public object PlayCardResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.PlayCardResponse.Builder
+    private val _builder: hearts.v1.PlayCardResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.PlayCardResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PlayCardResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.PlayCardResponse = _builder.build()
+    internal fun _build(): hearts.v1.PlayCardResponse = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object PlayCardResponseKt {
      *
      * `.hearts.v1.TableView view = 1;`
      */
-    public var view: hearts.v1.TableOuterClass.TableView
+    public var view: hearts.v1.TableView
       @kotlin.jvm.JvmName("getView")
         get() = _builder.view
       @kotlin.jvm.JvmName("setView")
@@ -69,7 +69,7 @@ public object PlayCardResponseKt {
       return _builder.hasView()
     }
 
-    public val PlayCardResponseKt.Dsl.viewOrNull: hearts.v1.TableOuterClass.TableView?
+    public val PlayCardResponseKt.Dsl.viewOrNull: hearts.v1.TableView?
       get() = _builder.viewOrNull
 
     /**
@@ -99,9 +99,9 @@ public object PlayCardResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.PlayCardResponse.copy(block: `hearts.v1`.PlayCardResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.PlayCardResponse =
+public inline fun hearts.v1.PlayCardResponse.copy(block: `hearts.v1`.PlayCardResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayCardResponse =
   `hearts.v1`.PlayCardResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.PlayCardResponseOrBuilder.viewOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.PlayCardResponseOrBuilder.viewOrNull: hearts.v1.TableView?
   get() = if (hasView()) getView() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeplayedCard")
-public inline fun playedCard(block: hearts.v1.PlayedCardKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.PlayedCard =
-  hearts.v1.PlayedCardKt.Dsl._create(hearts.v1.TableOuterClass.PlayedCard.newBuilder()).apply { block() }._build()
+public inline fun playedCard(block: hearts.v1.PlayedCardKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayedCard =
+  hearts.v1.PlayedCardKt.Dsl._create(hearts.v1.PlayedCard.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PlayedCard is a card together with the seat that played it.
@@ -21,17 +21,17 @@ public object PlayedCardKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.PlayedCard.Builder
+    private val _builder: hearts.v1.PlayedCard.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.PlayedCard.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PlayedCard.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.PlayedCard = _builder.build()
+    internal fun _build(): hearts.v1.PlayedCard = _builder.build()
 
     /**
      * ```
@@ -65,7 +65,7 @@ public object PlayedCardKt {
      *
      * `.hearts.v1.Card card = 2;`
      */
-    public var card: hearts.v1.TableOuterClass.Card
+    public var card: hearts.v1.Card
       @kotlin.jvm.JvmName("getCard")
         get() = _builder.card
       @kotlin.jvm.JvmName("setCard")
@@ -94,14 +94,14 @@ public object PlayedCardKt {
       return _builder.hasCard()
     }
 
-    public val PlayedCardKt.Dsl.cardOrNull: hearts.v1.TableOuterClass.Card?
+    public val PlayedCardKt.Dsl.cardOrNull: hearts.v1.Card?
       get() = _builder.cardOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.PlayedCard.copy(block: `hearts.v1`.PlayedCardKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.PlayedCard =
+public inline fun hearts.v1.PlayedCard.copy(block: `hearts.v1`.PlayedCardKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayedCard =
   `hearts.v1`.PlayedCardKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableOuterClass.PlayedCardOrBuilder.cardOrNull: hearts.v1.TableOuterClass.Card?
+public val hearts.v1.PlayedCardOrBuilder.cardOrNull: hearts.v1.Card?
   get() = if (hasCard()) getCard() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeplayerJoinedEvent")
-public inline fun playerJoinedEvent(block: hearts.v1.PlayerJoinedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.PlayerJoinedEvent =
-  hearts.v1.PlayerJoinedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.PlayerJoinedEvent.newBuilder()).apply { block() }._build()
+public inline fun playerJoinedEvent(block: hearts.v1.PlayerJoinedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayerJoinedEvent =
+  hearts.v1.PlayerJoinedEventKt.Dsl._create(hearts.v1.PlayerJoinedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PlayerJoinedEvent says that a player took a seat.
@@ -21,17 +21,17 @@ public object PlayerJoinedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.PlayerJoinedEvent.Builder
+    private val _builder: hearts.v1.PlayerJoinedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.PlayerJoinedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PlayerJoinedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.PlayerJoinedEvent = _builder.build()
+    internal fun _build(): hearts.v1.PlayerJoinedEvent = _builder.build()
 
     /**
      * ```
@@ -85,6 +85,6 @@ public object PlayerJoinedEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.PlayerJoinedEvent.copy(block: `hearts.v1`.PlayerJoinedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.PlayerJoinedEvent =
+public inline fun hearts.v1.PlayerJoinedEvent.copy(block: `hearts.v1`.PlayerJoinedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayerJoinedEvent =
   `hearts.v1`.PlayerJoinedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

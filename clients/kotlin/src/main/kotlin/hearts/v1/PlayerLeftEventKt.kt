@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeplayerLeftEvent")
-public inline fun playerLeftEvent(block: hearts.v1.PlayerLeftEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.PlayerLeftEvent =
-  hearts.v1.PlayerLeftEventKt.Dsl._create(hearts.v1.TableEventOuterClass.PlayerLeftEvent.newBuilder()).apply { block() }._build()
+public inline fun playerLeftEvent(block: hearts.v1.PlayerLeftEventKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayerLeftEvent =
+  hearts.v1.PlayerLeftEventKt.Dsl._create(hearts.v1.PlayerLeftEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * PlayerLeftEvent says that a player left a seat.
@@ -21,17 +21,17 @@ public object PlayerLeftEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.PlayerLeftEvent.Builder
+    private val _builder: hearts.v1.PlayerLeftEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.PlayerLeftEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.PlayerLeftEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.PlayerLeftEvent = _builder.build()
+    internal fun _build(): hearts.v1.PlayerLeftEvent = _builder.build()
 
     /**
      * ```
@@ -91,7 +91,7 @@ public object PlayerLeftEventKt {
      *
      * `optional .hearts.v1.BotLevel replacement_bot_level = 3;`
      */
-    public var replacementBotLevel: hearts.v1.TableOuterClass.BotLevel
+    public var replacementBotLevel: hearts.v1.BotLevel
       @kotlin.jvm.JvmName("getReplacementBotLevel")
         get() = _builder.replacementBotLevel
       @kotlin.jvm.JvmName("setReplacementBotLevel")
@@ -131,6 +131,6 @@ public object PlayerLeftEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.PlayerLeftEvent.copy(block: `hearts.v1`.PlayerLeftEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.PlayerLeftEvent =
+public inline fun hearts.v1.PlayerLeftEvent.copy(block: `hearts.v1`.PlayerLeftEventKt.Dsl.() -> kotlin.Unit): hearts.v1.PlayerLeftEvent =
   `hearts.v1`.PlayerLeftEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeroundHistory")
-public inline fun roundHistory(block: hearts.v1.RoundHistoryKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.RoundHistory =
-  hearts.v1.RoundHistoryKt.Dsl._create(hearts.v1.TableOuterClass.RoundHistory.newBuilder()).apply { block() }._build()
+public inline fun roundHistory(block: hearts.v1.RoundHistoryKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundHistory =
+  hearts.v1.RoundHistoryKt.Dsl._create(hearts.v1.RoundHistory.newBuilder()).apply { block() }._build()
 /**
  * ```
  * RoundHistory is everything that happened in one round, revealed only once
@@ -22,17 +22,17 @@ public object RoundHistoryKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.RoundHistory.Builder
+    private val _builder: hearts.v1.RoundHistory.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.RoundHistory.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.RoundHistory.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.RoundHistory = _builder.build()
+    internal fun _build(): hearts.v1.RoundHistory = _builder.build()
 
     /**
      * ```
@@ -91,7 +91,7 @@ public object RoundHistoryKt {
      *
      * `.hearts.v1.PassDirection pass_direction = 3;`
      */
-    public var passDirection: hearts.v1.TableOuterClass.PassDirection
+    public var passDirection: hearts.v1.PassDirection
       @kotlin.jvm.JvmName("getPassDirection")
         get() = _builder.passDirection
       @kotlin.jvm.JvmName("setPassDirection")
@@ -129,7 +129,7 @@ public object RoundHistoryKt {
      *
      * `repeated .hearts.v1.SeatCards deals = 4;`
      */
-     public val deals: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>
+     public val deals: com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.dealsList
@@ -144,7 +144,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addDeals")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.add(value: hearts.v1.TableOuterClass.SeatCards) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.add(value: hearts.v1.SeatCards) {
       _builder.addDeals(value)
     }
     /**
@@ -158,7 +158,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignDeals")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.plusAssign(value: hearts.v1.TableOuterClass.SeatCards) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.plusAssign(value: hearts.v1.SeatCards) {
       add(value)
     }
     /**
@@ -171,7 +171,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllDeals")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.SeatCards>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.SeatCards>) {
       _builder.addAllDeals(values)
     }
     /**
@@ -185,7 +185,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllDeals")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.SeatCards>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.SeatCards>) {
       addAll(values)
     }
     /**
@@ -199,7 +199,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setDeals")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.SeatCards) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.set(index: kotlin.Int, value: hearts.v1.SeatCards) {
       _builder.setDeals(index, value)
     }
     /**
@@ -211,7 +211,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearDeals")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.SeatCards, DealsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.SeatCards, DealsProxy>.clear() {
       _builder.clearDeals()
     }
 
@@ -228,7 +228,7 @@ public object RoundHistoryKt {
      *
      * `repeated .hearts.v1.CardPass passes = 5;`
      */
-     public val passes: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>
+     public val passes: com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.passesList
@@ -243,7 +243,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addPasses")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.add(value: hearts.v1.TableOuterClass.CardPass) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.add(value: hearts.v1.CardPass) {
       _builder.addPasses(value)
     }
     /**
@@ -257,7 +257,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignPasses")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.plusAssign(value: hearts.v1.TableOuterClass.CardPass) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.plusAssign(value: hearts.v1.CardPass) {
       add(value)
     }
     /**
@@ -270,7 +270,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllPasses")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.CardPass>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.CardPass>) {
       _builder.addAllPasses(values)
     }
     /**
@@ -284,7 +284,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllPasses")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.CardPass>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.CardPass>) {
       addAll(values)
     }
     /**
@@ -298,7 +298,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setPasses")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.CardPass) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.set(index: kotlin.Int, value: hearts.v1.CardPass) {
       _builder.setPasses(index, value)
     }
     /**
@@ -310,7 +310,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearPasses")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.CardPass, PassesProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.CardPass, PassesProxy>.clear() {
       _builder.clearPasses()
     }
 
@@ -327,7 +327,7 @@ public object RoundHistoryKt {
      *
      * `repeated .hearts.v1.Trick tricks = 6;`
      */
-     public val tricks: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>
+     public val tricks: com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.tricksList
@@ -342,7 +342,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.add(value: hearts.v1.TableOuterClass.Trick) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.add(value: hearts.v1.Trick) {
       _builder.addTricks(value)
     }
     /**
@@ -356,7 +356,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignTricks")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.plusAssign(value: hearts.v1.TableOuterClass.Trick) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.plusAssign(value: hearts.v1.Trick) {
       add(value)
     }
     /**
@@ -369,7 +369,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Trick>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Trick>) {
       _builder.addAllTricks(values)
     }
     /**
@@ -383,7 +383,7 @@ public object RoundHistoryKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllTricks")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Trick>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Trick>) {
       addAll(values)
     }
     /**
@@ -397,7 +397,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setTricks")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Trick) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.set(index: kotlin.Int, value: hearts.v1.Trick) {
       _builder.setTricks(index, value)
     }
     /**
@@ -409,7 +409,7 @@ public object RoundHistoryKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, TricksProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, TricksProxy>.clear() {
       _builder.clearTricks()
     }
 
@@ -420,7 +420,7 @@ public object RoundHistoryKt {
      *
      * `.hearts.v1.RoundScore score = 7;`
      */
-    public var score: hearts.v1.TableOuterClass.RoundScore
+    public var score: hearts.v1.RoundScore
       @kotlin.jvm.JvmName("getScore")
         get() = _builder.score
       @kotlin.jvm.JvmName("setScore")
@@ -449,14 +449,14 @@ public object RoundHistoryKt {
       return _builder.hasScore()
     }
 
-    public val RoundHistoryKt.Dsl.scoreOrNull: hearts.v1.TableOuterClass.RoundScore?
+    public val RoundHistoryKt.Dsl.scoreOrNull: hearts.v1.RoundScore?
       get() = _builder.scoreOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.RoundHistory.copy(block: `hearts.v1`.RoundHistoryKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.RoundHistory =
+public inline fun hearts.v1.RoundHistory.copy(block: `hearts.v1`.RoundHistoryKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundHistory =
   `hearts.v1`.RoundHistoryKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableOuterClass.RoundHistoryOrBuilder.scoreOrNull: hearts.v1.TableOuterClass.RoundScore?
+public val hearts.v1.RoundHistoryOrBuilder.scoreOrNull: hearts.v1.RoundScore?
   get() = if (hasScore()) getScore() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeroundScore")
-public inline fun roundScore(block: hearts.v1.RoundScoreKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.RoundScore =
-  hearts.v1.RoundScoreKt.Dsl._create(hearts.v1.TableOuterClass.RoundScore.newBuilder()).apply { block() }._build()
+public inline fun roundScore(block: hearts.v1.RoundScoreKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundScore =
+  hearts.v1.RoundScoreKt.Dsl._create(hearts.v1.RoundScore.newBuilder()).apply { block() }._build()
 /**
  * ```
  * RoundScore is the scoring of one finished round.
@@ -21,17 +21,17 @@ public object RoundScoreKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.RoundScore.Builder
+    private val _builder: hearts.v1.RoundScore.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.RoundScore.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.RoundScore.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.RoundScore = _builder.build()
+    internal fun _build(): hearts.v1.RoundScore = _builder.build()
 
     /**
      * ```
@@ -289,6 +289,6 @@ public object RoundScoreKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.RoundScore.copy(block: `hearts.v1`.RoundScoreKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.RoundScore =
+public inline fun hearts.v1.RoundScore.copy(block: `hearts.v1`.RoundScoreKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundScore =
   `hearts.v1`.RoundScoreKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

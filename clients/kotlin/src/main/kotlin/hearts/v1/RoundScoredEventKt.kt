@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeroundScoredEvent")
-public inline fun roundScoredEvent(block: hearts.v1.RoundScoredEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.RoundScoredEvent =
-  hearts.v1.RoundScoredEventKt.Dsl._create(hearts.v1.TableEventOuterClass.RoundScoredEvent.newBuilder()).apply { block() }._build()
+public inline fun roundScoredEvent(block: hearts.v1.RoundScoredEventKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundScoredEvent =
+  hearts.v1.RoundScoredEventKt.Dsl._create(hearts.v1.RoundScoredEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * RoundScoredEvent says that a round ended and how it was scored.
@@ -21,17 +21,17 @@ public object RoundScoredEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.RoundScoredEvent.Builder
+    private val _builder: hearts.v1.RoundScoredEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.RoundScoredEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.RoundScoredEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.RoundScoredEvent = _builder.build()
+    internal fun _build(): hearts.v1.RoundScoredEvent = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object RoundScoredEventKt {
      *
      * `.hearts.v1.RoundScore score = 1;`
      */
-    public var score: hearts.v1.TableOuterClass.RoundScore
+    public var score: hearts.v1.RoundScore
       @kotlin.jvm.JvmName("getScore")
         get() = _builder.score
       @kotlin.jvm.JvmName("setScore")
@@ -69,14 +69,14 @@ public object RoundScoredEventKt {
       return _builder.hasScore()
     }
 
-    public val RoundScoredEventKt.Dsl.scoreOrNull: hearts.v1.TableOuterClass.RoundScore?
+    public val RoundScoredEventKt.Dsl.scoreOrNull: hearts.v1.RoundScore?
       get() = _builder.scoreOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.RoundScoredEvent.copy(block: `hearts.v1`.RoundScoredEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.RoundScoredEvent =
+public inline fun hearts.v1.RoundScoredEvent.copy(block: `hearts.v1`.RoundScoredEventKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundScoredEvent =
   `hearts.v1`.RoundScoredEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.RoundScoredEventOrBuilder.scoreOrNull: hearts.v1.TableOuterClass.RoundScore?
+public val hearts.v1.RoundScoredEventOrBuilder.scoreOrNull: hearts.v1.RoundScore?
   get() = if (hasScore()) getScore() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeroundStartedEvent")
-public inline fun roundStartedEvent(block: hearts.v1.RoundStartedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.RoundStartedEvent =
-  hearts.v1.RoundStartedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.RoundStartedEvent.newBuilder()).apply { block() }._build()
+public inline fun roundStartedEvent(block: hearts.v1.RoundStartedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundStartedEvent =
+  hearts.v1.RoundStartedEventKt.Dsl._create(hearts.v1.RoundStartedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * RoundStartedEvent says that a round began and the cards were dealt.
@@ -21,17 +21,17 @@ public object RoundStartedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.RoundStartedEvent.Builder
+    private val _builder: hearts.v1.RoundStartedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.RoundStartedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.RoundStartedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.RoundStartedEvent = _builder.build()
+    internal fun _build(): hearts.v1.RoundStartedEvent = _builder.build()
 
     /**
      * ```
@@ -90,7 +90,7 @@ public object RoundStartedEventKt {
      *
      * `.hearts.v1.PassDirection pass_direction = 3;`
      */
-    public var passDirection: hearts.v1.TableOuterClass.PassDirection
+    public var passDirection: hearts.v1.PassDirection
       @kotlin.jvm.JvmName("getPassDirection")
         get() = _builder.passDirection
       @kotlin.jvm.JvmName("setPassDirection")
@@ -117,6 +117,6 @@ public object RoundStartedEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.RoundStartedEvent.copy(block: `hearts.v1`.RoundStartedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.RoundStartedEvent =
+public inline fun hearts.v1.RoundStartedEvent.copy(block: `hearts.v1`.RoundStartedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.RoundStartedEvent =
   `hearts.v1`.RoundStartedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

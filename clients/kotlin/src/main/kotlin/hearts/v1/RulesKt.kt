@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializerules")
-public inline fun rules(block: hearts.v1.RulesKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Rules =
-  hearts.v1.RulesKt.Dsl._create(hearts.v1.TableOuterClass.Rules.newBuilder()).apply { block() }._build()
+public inline fun rules(block: hearts.v1.RulesKt.Dsl.() -> kotlin.Unit): hearts.v1.Rules =
+  hearts.v1.RulesKt.Dsl._create(hearts.v1.Rules.newBuilder()).apply { block() }._build()
 /**
  * ```
  * Rules are the variant flags of a table, fixed when the table is created.
@@ -25,17 +25,17 @@ public object RulesKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.Rules.Builder
+    private val _builder: hearts.v1.Rules.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.Rules.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.Rules.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.Rules = _builder.build()
+    internal fun _build(): hearts.v1.Rules = _builder.build()
 
     /**
      * ```
@@ -380,7 +380,7 @@ public object RulesKt {
      *
      * `.hearts.v1.MoonScoring moon_scoring = 10;`
      */
-    public var moonScoring: hearts.v1.TableOuterClass.MoonScoring
+    public var moonScoring: hearts.v1.MoonScoring
       @kotlin.jvm.JvmName("getMoonScoring")
         get() = _builder.moonScoring
       @kotlin.jvm.JvmName("setMoonScoring")
@@ -407,6 +407,6 @@ public object RulesKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.Rules.copy(block: `hearts.v1`.RulesKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Rules =
+public inline fun hearts.v1.Rules.copy(block: `hearts.v1`.RulesKt.Dsl.() -> kotlin.Unit): hearts.v1.Rules =
   `hearts.v1`.RulesKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

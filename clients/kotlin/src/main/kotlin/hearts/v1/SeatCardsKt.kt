@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeseatCards")
-public inline fun seatCards(block: hearts.v1.SeatCardsKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.SeatCards =
-  hearts.v1.SeatCardsKt.Dsl._create(hearts.v1.TableOuterClass.SeatCards.newBuilder()).apply { block() }._build()
+public inline fun seatCards(block: hearts.v1.SeatCardsKt.Dsl.() -> kotlin.Unit): hearts.v1.SeatCards =
+  hearts.v1.SeatCardsKt.Dsl._create(hearts.v1.SeatCards.newBuilder()).apply { block() }._build()
 /**
  * ```
  * SeatCards is a set of cards that belongs to one seat.
@@ -21,17 +21,17 @@ public object SeatCardsKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.SeatCards.Builder
+    private val _builder: hearts.v1.SeatCards.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.SeatCards.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.SeatCards.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.SeatCards = _builder.build()
+    internal fun _build(): hearts.v1.SeatCards = _builder.build()
 
     /**
      * ```
@@ -71,7 +71,7 @@ public object SeatCardsKt {
      *
      * `repeated .hearts.v1.Card cards = 2;`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -86,7 +86,7 @@ public object SeatCardsKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.add(value: hearts.v1.Card) {
       _builder.addCards(value)
     }
     /**
@@ -100,7 +100,7 @@ public object SeatCardsKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -113,7 +113,7 @@ public object SeatCardsKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllCards(values)
     }
     /**
@@ -127,7 +127,7 @@ public object SeatCardsKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -141,7 +141,7 @@ public object SeatCardsKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setCards(index, value)
     }
     /**
@@ -153,12 +153,12 @@ public object SeatCardsKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, CardsProxy>.clear() {
       _builder.clearCards()
     }
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.SeatCards.copy(block: `hearts.v1`.SeatCardsKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.SeatCards =
+public inline fun hearts.v1.SeatCards.copy(block: `hearts.v1`.SeatCardsKt.Dsl.() -> kotlin.Unit): hearts.v1.SeatCards =
   `hearts.v1`.SeatCardsKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeseat")
-public inline fun seat(block: hearts.v1.SeatKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Seat =
-  hearts.v1.SeatKt.Dsl._create(hearts.v1.TableOuterClass.Seat.newBuilder()).apply { block() }._build()
+public inline fun seat(block: hearts.v1.SeatKt.Dsl.() -> kotlin.Unit): hearts.v1.Seat =
+  hearts.v1.SeatKt.Dsl._create(hearts.v1.Seat.newBuilder()).apply { block() }._build()
 /**
  * ```
  * Seat is one of the four places at a table and who plays it.
@@ -21,17 +21,17 @@ public object SeatKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.Seat.Builder
+    private val _builder: hearts.v1.Seat.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.Seat.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.Seat.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.Seat = _builder.build()
+    internal fun _build(): hearts.v1.Seat = _builder.build()
 
     /**
      * ```
@@ -65,7 +65,7 @@ public object SeatKt {
      *
      * `.hearts.v1.SeatOccupant occupant = 2;`
      */
-    public var occupant: hearts.v1.TableOuterClass.SeatOccupant
+    public var occupant: hearts.v1.SeatOccupant
       @kotlin.jvm.JvmName("getOccupant")
         get() = _builder.occupant
       @kotlin.jvm.JvmName("setOccupant")
@@ -122,7 +122,7 @@ public object SeatKt {
      *
      * `.hearts.v1.BotLevel bot_level = 4;`
      */
-    public var botLevel: hearts.v1.TableOuterClass.BotLevel
+    public var botLevel: hearts.v1.BotLevel
       @kotlin.jvm.JvmName("getBotLevel")
         get() = _builder.botLevel
       @kotlin.jvm.JvmName("setBotLevel")
@@ -174,6 +174,6 @@ public object SeatKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.Seat.copy(block: `hearts.v1`.SeatKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Seat =
+public inline fun hearts.v1.Seat.copy(block: `hearts.v1`.SeatKt.Dsl.() -> kotlin.Unit): hearts.v1.Seat =
   `hearts.v1`.SeatKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeseatPassedEvent")
-public inline fun seatPassedEvent(block: hearts.v1.SeatPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.SeatPassedEvent =
-  hearts.v1.SeatPassedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.SeatPassedEvent.newBuilder()).apply { block() }._build()
+public inline fun seatPassedEvent(block: hearts.v1.SeatPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.SeatPassedEvent =
+  hearts.v1.SeatPassedEventKt.Dsl._create(hearts.v1.SeatPassedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * SeatPassedEvent says that a seat chose its cards to pass, but not which.
@@ -21,17 +21,17 @@ public object SeatPassedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.SeatPassedEvent.Builder
+    private val _builder: hearts.v1.SeatPassedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.SeatPassedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.SeatPassedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.SeatPassedEvent = _builder.build()
+    internal fun _build(): hearts.v1.SeatPassedEvent = _builder.build()
 
     /**
      * ```
@@ -60,6 +60,6 @@ public object SeatPassedEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.SeatPassedEvent.copy(block: `hearts.v1`.SeatPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.SeatPassedEvent =
+public inline fun hearts.v1.SeatPassedEvent.copy(block: `hearts.v1`.SeatPassedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.SeatPassedEvent =
   `hearts.v1`.SeatPassedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetableDeletedEvent")
-public inline fun tableDeletedEvent(block: hearts.v1.TableDeletedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TableDeletedEvent =
-  hearts.v1.TableDeletedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.TableDeletedEvent.newBuilder()).apply { block() }._build()
+public inline fun tableDeletedEvent(block: hearts.v1.TableDeletedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableDeletedEvent =
+  hearts.v1.TableDeletedEventKt.Dsl._create(hearts.v1.TableDeletedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * TableDeletedEvent says that the table's creator deleted the table.
@@ -21,20 +21,20 @@ public object TableDeletedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.TableDeletedEvent.Builder
+    private val _builder: hearts.v1.TableDeletedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.TableDeletedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.TableDeletedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.TableDeletedEvent = _builder.build()
+    internal fun _build(): hearts.v1.TableDeletedEvent = _builder.build()
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.TableDeletedEvent.copy(block: `hearts.v1`.TableDeletedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TableDeletedEvent =
+public inline fun hearts.v1.TableDeletedEvent.copy(block: `hearts.v1`.TableDeletedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableDeletedEvent =
   `hearts.v1`.TableDeletedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

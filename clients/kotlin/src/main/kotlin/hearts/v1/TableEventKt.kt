@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetableEvent")
-public inline fun tableEvent(block: hearts.v1.TableEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TableEvent =
-  hearts.v1.TableEventKt.Dsl._create(hearts.v1.TableEventOuterClass.TableEvent.newBuilder()).apply { block() }._build()
+public inline fun tableEvent(block: hearts.v1.TableEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEvent =
+  hearts.v1.TableEventKt.Dsl._create(hearts.v1.TableEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * TableEvent is one thing that happened at a table.
@@ -21,17 +21,17 @@ public object TableEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.TableEvent.Builder
+    private val _builder: hearts.v1.TableEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.TableEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.TableEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.TableEvent = _builder.build()
+    internal fun _build(): hearts.v1.TableEvent = _builder.build()
 
     /**
      * ```
@@ -79,7 +79,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.PlayerJoinedEvent player_joined = 2;`
      */
-    public var playerJoined: hearts.v1.TableEventOuterClass.PlayerJoinedEvent
+    public var playerJoined: hearts.v1.PlayerJoinedEvent
       @kotlin.jvm.JvmName("getPlayerJoined")
         get() = _builder.playerJoined
       @kotlin.jvm.JvmName("setPlayerJoined")
@@ -115,7 +115,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.PlayerLeftEvent player_left = 3;`
      */
-    public var playerLeft: hearts.v1.TableEventOuterClass.PlayerLeftEvent
+    public var playerLeft: hearts.v1.PlayerLeftEvent
       @kotlin.jvm.JvmName("getPlayerLeft")
         get() = _builder.playerLeft
       @kotlin.jvm.JvmName("setPlayerLeft")
@@ -151,7 +151,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.RoundStartedEvent round_started = 4;`
      */
-    public var roundStarted: hearts.v1.TableEventOuterClass.RoundStartedEvent
+    public var roundStarted: hearts.v1.RoundStartedEvent
       @kotlin.jvm.JvmName("getRoundStarted")
         get() = _builder.roundStarted
       @kotlin.jvm.JvmName("setRoundStarted")
@@ -187,7 +187,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.HandDealtEvent hand_dealt = 5;`
      */
-    public var handDealt: hearts.v1.TableEventOuterClass.HandDealtEvent
+    public var handDealt: hearts.v1.HandDealtEvent
       @kotlin.jvm.JvmName("getHandDealt")
         get() = _builder.handDealt
       @kotlin.jvm.JvmName("setHandDealt")
@@ -223,7 +223,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.SeatPassedEvent seat_passed = 6;`
      */
-    public var seatPassed: hearts.v1.TableEventOuterClass.SeatPassedEvent
+    public var seatPassed: hearts.v1.SeatPassedEvent
       @kotlin.jvm.JvmName("getSeatPassed")
         get() = _builder.seatPassed
       @kotlin.jvm.JvmName("setSeatPassed")
@@ -259,7 +259,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.CardsPassedEvent cards_passed = 7;`
      */
-    public var cardsPassed: hearts.v1.TableEventOuterClass.CardsPassedEvent
+    public var cardsPassed: hearts.v1.CardsPassedEvent
       @kotlin.jvm.JvmName("getCardsPassed")
         get() = _builder.cardsPassed
       @kotlin.jvm.JvmName("setCardsPassed")
@@ -295,7 +295,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.CardsReceivedEvent cards_received = 8;`
      */
-    public var cardsReceived: hearts.v1.TableEventOuterClass.CardsReceivedEvent
+    public var cardsReceived: hearts.v1.CardsReceivedEvent
       @kotlin.jvm.JvmName("getCardsReceived")
         get() = _builder.cardsReceived
       @kotlin.jvm.JvmName("setCardsReceived")
@@ -331,7 +331,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.CardPlayedEvent card_played = 9;`
      */
-    public var cardPlayed: hearts.v1.TableEventOuterClass.CardPlayedEvent
+    public var cardPlayed: hearts.v1.CardPlayedEvent
       @kotlin.jvm.JvmName("getCardPlayed")
         get() = _builder.cardPlayed
       @kotlin.jvm.JvmName("setCardPlayed")
@@ -367,7 +367,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.HeartsBrokenEvent hearts_broken = 10;`
      */
-    public var heartsBroken: hearts.v1.TableEventOuterClass.HeartsBrokenEvent
+    public var heartsBroken: hearts.v1.HeartsBrokenEvent
       @kotlin.jvm.JvmName("getHeartsBroken")
         get() = _builder.heartsBroken
       @kotlin.jvm.JvmName("setHeartsBroken")
@@ -403,7 +403,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.TrickWonEvent trick_won = 11;`
      */
-    public var trickWon: hearts.v1.TableEventOuterClass.TrickWonEvent
+    public var trickWon: hearts.v1.TrickWonEvent
       @kotlin.jvm.JvmName("getTrickWon")
         get() = _builder.trickWon
       @kotlin.jvm.JvmName("setTrickWon")
@@ -439,7 +439,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.RoundScoredEvent round_scored = 12;`
      */
-    public var roundScored: hearts.v1.TableEventOuterClass.RoundScoredEvent
+    public var roundScored: hearts.v1.RoundScoredEvent
       @kotlin.jvm.JvmName("getRoundScored")
         get() = _builder.roundScored
       @kotlin.jvm.JvmName("setRoundScored")
@@ -475,7 +475,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.GameOverEvent game_over = 13;`
      */
-    public var gameOver: hearts.v1.TableEventOuterClass.GameOverEvent
+    public var gameOver: hearts.v1.GameOverEvent
       @kotlin.jvm.JvmName("getGameOver")
         get() = _builder.gameOver
       @kotlin.jvm.JvmName("setGameOver")
@@ -511,7 +511,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.TurnChangedEvent turn_changed = 14;`
      */
-    public var turnChanged: hearts.v1.TableEventOuterClass.TurnChangedEvent
+    public var turnChanged: hearts.v1.TurnChangedEvent
       @kotlin.jvm.JvmName("getTurnChanged")
         get() = _builder.turnChanged
       @kotlin.jvm.JvmName("setTurnChanged")
@@ -547,7 +547,7 @@ public object TableEventKt {
      *
      * `.hearts.v1.TableDeletedEvent table_deleted = 15;`
      */
-    public var tableDeleted: hearts.v1.TableEventOuterClass.TableDeletedEvent
+    public var tableDeleted: hearts.v1.TableDeletedEvent
       @kotlin.jvm.JvmName("getTableDeleted")
         get() = _builder.tableDeleted
       @kotlin.jvm.JvmName("setTableDeleted")
@@ -575,7 +575,7 @@ public object TableEventKt {
     public fun hasTableDeleted(): kotlin.Boolean {
       return _builder.hasTableDeleted()
     }
-    public val eventCase: hearts.v1.TableEventOuterClass.TableEvent.EventCase
+    public val eventCase: hearts.v1.TableEvent.EventCase
     @kotlin.jvm.JvmName("getEventCase")
       get() = _builder.getEventCase()
 
@@ -585,51 +585,51 @@ public object TableEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.TableEvent.copy(block: `hearts.v1`.TableEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TableEvent =
+public inline fun hearts.v1.TableEvent.copy(block: `hearts.v1`.TableEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEvent =
   `hearts.v1`.TableEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.eventTimeOrNull: com.google.protobuf.Timestamp?
+public val hearts.v1.TableEventOrBuilder.eventTimeOrNull: com.google.protobuf.Timestamp?
   get() = if (hasEventTime()) getEventTime() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.playerJoinedOrNull: hearts.v1.TableEventOuterClass.PlayerJoinedEvent?
+public val hearts.v1.TableEventOrBuilder.playerJoinedOrNull: hearts.v1.PlayerJoinedEvent?
   get() = if (hasPlayerJoined()) getPlayerJoined() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.playerLeftOrNull: hearts.v1.TableEventOuterClass.PlayerLeftEvent?
+public val hearts.v1.TableEventOrBuilder.playerLeftOrNull: hearts.v1.PlayerLeftEvent?
   get() = if (hasPlayerLeft()) getPlayerLeft() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.roundStartedOrNull: hearts.v1.TableEventOuterClass.RoundStartedEvent?
+public val hearts.v1.TableEventOrBuilder.roundStartedOrNull: hearts.v1.RoundStartedEvent?
   get() = if (hasRoundStarted()) getRoundStarted() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.handDealtOrNull: hearts.v1.TableEventOuterClass.HandDealtEvent?
+public val hearts.v1.TableEventOrBuilder.handDealtOrNull: hearts.v1.HandDealtEvent?
   get() = if (hasHandDealt()) getHandDealt() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.seatPassedOrNull: hearts.v1.TableEventOuterClass.SeatPassedEvent?
+public val hearts.v1.TableEventOrBuilder.seatPassedOrNull: hearts.v1.SeatPassedEvent?
   get() = if (hasSeatPassed()) getSeatPassed() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.cardsPassedOrNull: hearts.v1.TableEventOuterClass.CardsPassedEvent?
+public val hearts.v1.TableEventOrBuilder.cardsPassedOrNull: hearts.v1.CardsPassedEvent?
   get() = if (hasCardsPassed()) getCardsPassed() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.cardsReceivedOrNull: hearts.v1.TableEventOuterClass.CardsReceivedEvent?
+public val hearts.v1.TableEventOrBuilder.cardsReceivedOrNull: hearts.v1.CardsReceivedEvent?
   get() = if (hasCardsReceived()) getCardsReceived() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.cardPlayedOrNull: hearts.v1.TableEventOuterClass.CardPlayedEvent?
+public val hearts.v1.TableEventOrBuilder.cardPlayedOrNull: hearts.v1.CardPlayedEvent?
   get() = if (hasCardPlayed()) getCardPlayed() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.heartsBrokenOrNull: hearts.v1.TableEventOuterClass.HeartsBrokenEvent?
+public val hearts.v1.TableEventOrBuilder.heartsBrokenOrNull: hearts.v1.HeartsBrokenEvent?
   get() = if (hasHeartsBroken()) getHeartsBroken() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.trickWonOrNull: hearts.v1.TableEventOuterClass.TrickWonEvent?
+public val hearts.v1.TableEventOrBuilder.trickWonOrNull: hearts.v1.TrickWonEvent?
   get() = if (hasTrickWon()) getTrickWon() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.roundScoredOrNull: hearts.v1.TableEventOuterClass.RoundScoredEvent?
+public val hearts.v1.TableEventOrBuilder.roundScoredOrNull: hearts.v1.RoundScoredEvent?
   get() = if (hasRoundScored()) getRoundScored() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.gameOverOrNull: hearts.v1.TableEventOuterClass.GameOverEvent?
+public val hearts.v1.TableEventOrBuilder.gameOverOrNull: hearts.v1.GameOverEvent?
   get() = if (hasGameOver()) getGameOver() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.turnChangedOrNull: hearts.v1.TableEventOuterClass.TurnChangedEvent?
+public val hearts.v1.TableEventOrBuilder.turnChangedOrNull: hearts.v1.TurnChangedEvent?
   get() = if (hasTurnChanged()) getTurnChanged() else null
 
-public val hearts.v1.TableEventOuterClass.TableEventOrBuilder.tableDeletedOrNull: hearts.v1.TableEventOuterClass.TableDeletedEvent?
+public val hearts.v1.TableEventOrBuilder.tableDeletedOrNull: hearts.v1.TableDeletedEvent?
   get() = if (hasTableDeleted()) getTableDeleted() else null
 

@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetable")
-public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Table =
-  hearts.v1.TableKt.Dsl._create(hearts.v1.TableOuterClass.Table.newBuilder()).apply { block() }._build()
+public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.v1.Table =
+  hearts.v1.TableKt.Dsl._create(hearts.v1.Table.newBuilder()).apply { block() }._build()
 /**
  * ```
  * Table is the API resource: four seats, fixed rules and one game.
@@ -24,17 +24,17 @@ public object TableKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.Table.Builder
+    private val _builder: hearts.v1.Table.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.Table.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.Table.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.Table = _builder.build()
+    internal fun _build(): hearts.v1.Table = _builder.build()
 
     /**
      * ```
@@ -93,7 +93,7 @@ public object TableKt {
      *
      * `.hearts.v1.Rules rules = 3 [(.google.api.field_behavior) = IMMUTABLE];`
      */
-    public var rules: hearts.v1.TableOuterClass.Rules
+    public var rules: hearts.v1.Rules
       @kotlin.jvm.JvmName("getRules")
         get() = _builder.rules
       @kotlin.jvm.JvmName("setRules")
@@ -122,7 +122,7 @@ public object TableKt {
       return _builder.hasRules()
     }
 
-    public val TableKt.Dsl.rulesOrNull: hearts.v1.TableOuterClass.Rules?
+    public val TableKt.Dsl.rulesOrNull: hearts.v1.Rules?
       get() = _builder.rulesOrNull
 
     /**
@@ -140,7 +140,7 @@ public object TableKt {
      *
      * `repeated .hearts.v1.Seat seats = 4;`
      */
-     public val seats: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>
+     public val seats: com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.seatsList
@@ -157,7 +157,7 @@ public object TableKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addSeats")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.add(value: hearts.v1.TableOuterClass.Seat) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.add(value: hearts.v1.Seat) {
       _builder.addSeats(value)
     }
     /**
@@ -173,7 +173,7 @@ public object TableKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignSeats")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Seat) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.plusAssign(value: hearts.v1.Seat) {
       add(value)
     }
     /**
@@ -188,7 +188,7 @@ public object TableKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllSeats")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Seat>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Seat>) {
       _builder.addAllSeats(values)
     }
     /**
@@ -204,7 +204,7 @@ public object TableKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllSeats")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Seat>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Seat>) {
       addAll(values)
     }
     /**
@@ -220,7 +220,7 @@ public object TableKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setSeats")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Seat) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.set(index: kotlin.Int, value: hearts.v1.Seat) {
       _builder.setSeats(index, value)
     }
     /**
@@ -234,7 +234,7 @@ public object TableKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearSeats")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Seat, SeatsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Seat, SeatsProxy>.clear() {
       _builder.clearSeats()
     }
 
@@ -245,7 +245,7 @@ public object TableKt {
      *
      * `.hearts.v1.Phase phase = 5 [(.google.api.field_behavior) = OUTPUT_ONLY];`
      */
-    public var phase: hearts.v1.TableOuterClass.Phase
+    public var phase: hearts.v1.Phase
       @kotlin.jvm.JvmName("getPhase")
         get() = _builder.phase
       @kotlin.jvm.JvmName("setPhase")
@@ -436,7 +436,7 @@ public object TableKt {
      *
      * `.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];`
      */
-    public var passDirection: hearts.v1.TableOuterClass.PassDirection
+    public var passDirection: hearts.v1.PassDirection
       @kotlin.jvm.JvmName("getPassDirection")
         get() = _builder.passDirection
       @kotlin.jvm.JvmName("setPassDirection")
@@ -600,7 +600,7 @@ public object TableKt {
      *
      * `.hearts.v1.GameResult result = 14 [(.google.api.field_behavior) = OUTPUT_ONLY];`
      */
-    public var result: hearts.v1.TableOuterClass.GameResult
+    public var result: hearts.v1.GameResult
       @kotlin.jvm.JvmName("getResult")
         get() = _builder.result
       @kotlin.jvm.JvmName("setResult")
@@ -629,7 +629,7 @@ public object TableKt {
       return _builder.hasResult()
     }
 
-    public val TableKt.Dsl.resultOrNull: hearts.v1.TableOuterClass.GameResult?
+    public val TableKt.Dsl.resultOrNull: hearts.v1.GameResult?
       get() = _builder.resultOrNull
 
     /**
@@ -685,18 +685,18 @@ public object TableKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.Table.copy(block: `hearts.v1`.TableKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Table =
+public inline fun hearts.v1.Table.copy(block: `hearts.v1`.TableKt.Dsl.() -> kotlin.Unit): hearts.v1.Table =
   `hearts.v1`.TableKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableOuterClass.TableOrBuilder.rulesOrNull: hearts.v1.TableOuterClass.Rules?
+public val hearts.v1.TableOrBuilder.rulesOrNull: hearts.v1.Rules?
   get() = if (hasRules()) getRules() else null
 
-public val hearts.v1.TableOuterClass.TableOrBuilder.createTimeOrNull: com.google.protobuf.Timestamp?
+public val hearts.v1.TableOrBuilder.createTimeOrNull: com.google.protobuf.Timestamp?
   get() = if (hasCreateTime()) getCreateTime() else null
 
-public val hearts.v1.TableOuterClass.TableOrBuilder.updateTimeOrNull: com.google.protobuf.Timestamp?
+public val hearts.v1.TableOrBuilder.updateTimeOrNull: com.google.protobuf.Timestamp?
   get() = if (hasUpdateTime()) getUpdateTime() else null
 
-public val hearts.v1.TableOuterClass.TableOrBuilder.resultOrNull: hearts.v1.TableOuterClass.GameResult?
+public val hearts.v1.TableOrBuilder.resultOrNull: hearts.v1.GameResult?
   get() = if (hasResult()) getResult() else null
 

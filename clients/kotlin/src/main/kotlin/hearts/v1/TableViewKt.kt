@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetableView")
-public inline fun tableView(block: hearts.v1.TableViewKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.TableView =
-  hearts.v1.TableViewKt.Dsl._create(hearts.v1.TableOuterClass.TableView.newBuilder()).apply { block() }._build()
+public inline fun tableView(block: hearts.v1.TableViewKt.Dsl.() -> kotlin.Unit): hearts.v1.TableView =
+  hearts.v1.TableViewKt.Dsl._create(hearts.v1.TableView.newBuilder()).apply { block() }._build()
 /**
  * ```
  * TableView is a table as one caller may see it: the public table plus the
@@ -23,17 +23,17 @@ public object TableViewKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.TableView.Builder
+    private val _builder: hearts.v1.TableView.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.TableView.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.TableView.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.TableView = _builder.build()
+    internal fun _build(): hearts.v1.TableView = _builder.build()
 
     /**
      * ```
@@ -42,7 +42,7 @@ public object TableViewKt {
      *
      * `.hearts.v1.Table table = 1;`
      */
-    public var table: hearts.v1.TableOuterClass.Table
+    public var table: hearts.v1.Table
       @kotlin.jvm.JvmName("getTable")
         get() = _builder.table
       @kotlin.jvm.JvmName("setTable")
@@ -71,7 +71,7 @@ public object TableViewKt {
       return _builder.hasTable()
     }
 
-    public val TableViewKt.Dsl.tableOrNull: hearts.v1.TableOuterClass.Table?
+    public val TableViewKt.Dsl.tableOrNull: hearts.v1.Table?
       get() = _builder.tableOrNull
 
     /**
@@ -124,7 +124,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.Card hand = 3;`
      */
-     public val hand: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>
+     public val hand: com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.handList
@@ -140,7 +140,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addHand")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.add(value: hearts.v1.Card) {
       _builder.addHand(value)
     }
     /**
@@ -155,7 +155,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignHand")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -169,7 +169,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllHand")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllHand(values)
     }
     /**
@@ -184,7 +184,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllHand")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -199,7 +199,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setHand")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setHand(index, value)
     }
     /**
@@ -212,7 +212,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearHand")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, HandProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, HandProxy>.clear() {
       _builder.clearHand()
     }
 
@@ -229,7 +229,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.Card passed_cards = 4;`
      */
-     public val passedCards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>
+     public val passedCards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.passedCardsList
@@ -244,7 +244,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addPassedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.add(value: hearts.v1.Card) {
       _builder.addPassedCards(value)
     }
     /**
@@ -258,7 +258,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignPassedCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -271,7 +271,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllPassedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllPassedCards(values)
     }
     /**
@@ -285,7 +285,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllPassedCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -299,7 +299,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setPassedCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setPassedCards(index, value)
     }
     /**
@@ -311,7 +311,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearPassedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, PassedCardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, PassedCardsProxy>.clear() {
       _builder.clearPassedCards()
     }
 
@@ -329,7 +329,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.Card received_cards = 5;`
      */
-     public val receivedCards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>
+     public val receivedCards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.receivedCardsList
@@ -345,7 +345,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addReceivedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.add(value: hearts.v1.Card) {
       _builder.addReceivedCards(value)
     }
     /**
@@ -360,7 +360,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignReceivedCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -374,7 +374,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllReceivedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllReceivedCards(values)
     }
     /**
@@ -389,7 +389,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllReceivedCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -404,7 +404,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setReceivedCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setReceivedCards(index, value)
     }
     /**
@@ -417,7 +417,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearReceivedCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, ReceivedCardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, ReceivedCardsProxy>.clear() {
       _builder.clearReceivedCards()
     }
 
@@ -429,7 +429,7 @@ public object TableViewKt {
      *
      * `.hearts.v1.Trick current_trick = 6;`
      */
-    public var currentTrick: hearts.v1.TableOuterClass.Trick
+    public var currentTrick: hearts.v1.Trick
       @kotlin.jvm.JvmName("getCurrentTrick")
         get() = _builder.currentTrick
       @kotlin.jvm.JvmName("setCurrentTrick")
@@ -460,7 +460,7 @@ public object TableViewKt {
       return _builder.hasCurrentTrick()
     }
 
-    public val TableViewKt.Dsl.currentTrickOrNull: hearts.v1.TableOuterClass.Trick?
+    public val TableViewKt.Dsl.currentTrickOrNull: hearts.v1.Trick?
       get() = _builder.currentTrickOrNull
 
     /**
@@ -477,7 +477,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.Trick completed_tricks = 7;`
      */
-     public val completedTricks: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>
+     public val completedTricks: com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.completedTricksList
@@ -493,7 +493,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCompletedTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.add(value: hearts.v1.TableOuterClass.Trick) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.add(value: hearts.v1.Trick) {
       _builder.addCompletedTricks(value)
     }
     /**
@@ -508,7 +508,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCompletedTricks")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.plusAssign(value: hearts.v1.TableOuterClass.Trick) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.plusAssign(value: hearts.v1.Trick) {
       add(value)
     }
     /**
@@ -522,7 +522,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCompletedTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Trick>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Trick>) {
       _builder.addAllCompletedTricks(values)
     }
     /**
@@ -537,7 +537,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCompletedTricks")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Trick>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Trick>) {
       addAll(values)
     }
     /**
@@ -552,7 +552,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCompletedTricks")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Trick) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.set(index: kotlin.Int, value: hearts.v1.Trick) {
       _builder.setCompletedTricks(index, value)
     }
     /**
@@ -565,7 +565,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCompletedTricks")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Trick, CompletedTricksProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Trick, CompletedTricksProxy>.clear() {
       _builder.clearCompletedTricks()
     }
 
@@ -796,7 +796,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.RoundScore score_history = 11;`
      */
-     public val scoreHistory: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>
+     public val scoreHistory: com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.scoreHistoryList
@@ -812,7 +812,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addScoreHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.add(value: hearts.v1.TableOuterClass.RoundScore) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.add(value: hearts.v1.RoundScore) {
       _builder.addScoreHistory(value)
     }
     /**
@@ -827,7 +827,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignScoreHistory")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.plusAssign(value: hearts.v1.TableOuterClass.RoundScore) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.plusAssign(value: hearts.v1.RoundScore) {
       add(value)
     }
     /**
@@ -841,7 +841,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllScoreHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.RoundScore>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.RoundScore>) {
       _builder.addAllScoreHistory(values)
     }
     /**
@@ -856,7 +856,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllScoreHistory")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.RoundScore>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.RoundScore>) {
       addAll(values)
     }
     /**
@@ -871,7 +871,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setScoreHistory")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.RoundScore) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.set(index: kotlin.Int, value: hearts.v1.RoundScore) {
       _builder.setScoreHistory(index, value)
     }
     /**
@@ -884,7 +884,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearScoreHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundScore, ScoreHistoryProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundScore, ScoreHistoryProxy>.clear() {
       _builder.clearScoreHistory()
     }
 
@@ -903,7 +903,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.Card legal_cards = 12;`
      */
-     public val legalCards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>
+     public val legalCards: com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.legalCardsList
@@ -920,7 +920,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.add(value: hearts.v1.TableOuterClass.Card) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.add(value: hearts.v1.Card) {
       _builder.addLegalCards(value)
     }
     /**
@@ -936,7 +936,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignLegalCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.Card) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.plusAssign(value: hearts.v1.Card) {
       add(value)
     }
     /**
@@ -951,7 +951,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       _builder.addAllLegalCards(values)
     }
     /**
@@ -967,7 +967,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllLegalCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.Card>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.Card>) {
       addAll(values)
     }
     /**
@@ -983,7 +983,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setLegalCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.Card) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.set(index: kotlin.Int, value: hearts.v1.Card) {
       _builder.setLegalCards(index, value)
     }
     /**
@@ -997,7 +997,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearLegalCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.Card, LegalCardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.Card, LegalCardsProxy>.clear() {
       _builder.clearLegalCards()
     }
 
@@ -1044,7 +1044,7 @@ public object TableViewKt {
      *
      * `repeated .hearts.v1.RoundHistory game_history = 14;`
      */
-     public val gameHistory: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>
+     public val gameHistory: com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.gameHistoryList
@@ -1060,7 +1060,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addGameHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.add(value: hearts.v1.TableOuterClass.RoundHistory) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.add(value: hearts.v1.RoundHistory) {
       _builder.addGameHistory(value)
     }
     /**
@@ -1075,7 +1075,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignGameHistory")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.plusAssign(value: hearts.v1.TableOuterClass.RoundHistory) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.plusAssign(value: hearts.v1.RoundHistory) {
       add(value)
     }
     /**
@@ -1089,7 +1089,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllGameHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.RoundHistory>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.RoundHistory>) {
       _builder.addAllGameHistory(values)
     }
     /**
@@ -1104,7 +1104,7 @@ public object TableViewKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllGameHistory")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.RoundHistory>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.RoundHistory>) {
       addAll(values)
     }
     /**
@@ -1119,7 +1119,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setGameHistory")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.RoundHistory) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.set(index: kotlin.Int, value: hearts.v1.RoundHistory) {
       _builder.setGameHistory(index, value)
     }
     /**
@@ -1132,7 +1132,7 @@ public object TableViewKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearGameHistory")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.RoundHistory, GameHistoryProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.RoundHistory, GameHistoryProxy>.clear() {
       _builder.clearGameHistory()
     }
 
@@ -1165,12 +1165,12 @@ public object TableViewKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.TableView.copy(block: `hearts.v1`.TableViewKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.TableView =
+public inline fun hearts.v1.TableView.copy(block: `hearts.v1`.TableViewKt.Dsl.() -> kotlin.Unit): hearts.v1.TableView =
   `hearts.v1`.TableViewKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableOuterClass.TableViewOrBuilder.tableOrNull: hearts.v1.TableOuterClass.Table?
+public val hearts.v1.TableViewOrBuilder.tableOrNull: hearts.v1.Table?
   get() = if (hasTable()) getTable() else null
 
-public val hearts.v1.TableOuterClass.TableViewOrBuilder.currentTrickOrNull: hearts.v1.TableOuterClass.Trick?
+public val hearts.v1.TableViewOrBuilder.currentTrickOrNull: hearts.v1.Trick?
   get() = if (hasCurrentTrick()) getCurrentTrick() else null
 

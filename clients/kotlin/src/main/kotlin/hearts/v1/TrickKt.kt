@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetrick")
-public inline fun trick(block: hearts.v1.TrickKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Trick =
-  hearts.v1.TrickKt.Dsl._create(hearts.v1.TableOuterClass.Trick.newBuilder()).apply { block() }._build()
+public inline fun trick(block: hearts.v1.TrickKt.Dsl.() -> kotlin.Unit): hearts.v1.Trick =
+  hearts.v1.TrickKt.Dsl._create(hearts.v1.Trick.newBuilder()).apply { block() }._build()
 /**
  * ```
  * Trick is one trick of a round, complete or in progress.
@@ -21,17 +21,17 @@ public object TrickKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableOuterClass.Trick.Builder
+    private val _builder: hearts.v1.Trick.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableOuterClass.Trick.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.Trick.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableOuterClass.Trick = _builder.build()
+    internal fun _build(): hearts.v1.Trick = _builder.build()
 
     /**
      * ```
@@ -96,7 +96,7 @@ public object TrickKt {
      *
      * `repeated .hearts.v1.PlayedCard cards = 3;`
      */
-     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>
+     public val cards: com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>
       @kotlin.jvm.JvmSynthetic
   get() = com.google.protobuf.kotlin.DslList(
         _builder.cardsList
@@ -111,7 +111,7 @@ public object TrickKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.add(value: hearts.v1.TableOuterClass.PlayedCard) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.add(value: hearts.v1.PlayedCard) {
       _builder.addCards(value)
     }
     /**
@@ -125,7 +125,7 @@ public object TrickKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.plusAssign(value: hearts.v1.TableOuterClass.PlayedCard) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.plusAssign(value: hearts.v1.PlayedCard) {
       add(value)
     }
     /**
@@ -138,7 +138,7 @@ public object TrickKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("addAllCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.PlayedCard>) {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.addAll(values: kotlin.collections.Iterable<hearts.v1.PlayedCard>) {
       _builder.addAllCards(values)
     }
     /**
@@ -152,7 +152,7 @@ public object TrickKt {
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("plusAssignAllCards")
     @Suppress("NOTHING_TO_INLINE")
-    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.TableOuterClass.PlayedCard>) {
+    public inline operator fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.plusAssign(values: kotlin.collections.Iterable<hearts.v1.PlayedCard>) {
       addAll(values)
     }
     /**
@@ -166,7 +166,7 @@ public object TrickKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("setCards")
-    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.TableOuterClass.PlayedCard) {
+    public operator fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.set(index: kotlin.Int, value: hearts.v1.PlayedCard) {
       _builder.setCards(index, value)
     }
     /**
@@ -178,7 +178,7 @@ public object TrickKt {
      */
     @kotlin.jvm.JvmSynthetic
 @kotlin.jvm.JvmName("clearCards")
-    public fun com.google.protobuf.kotlin.DslList<hearts.v1.TableOuterClass.PlayedCard, CardsProxy>.clear() {
+    public fun com.google.protobuf.kotlin.DslList<hearts.v1.PlayedCard, CardsProxy>.clear() {
       _builder.clearCards()
     }
 
@@ -247,6 +247,6 @@ public object TrickKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableOuterClass.Trick.copy(block: `hearts.v1`.TrickKt.Dsl.() -> kotlin.Unit): hearts.v1.TableOuterClass.Trick =
+public inline fun hearts.v1.Trick.copy(block: `hearts.v1`.TrickKt.Dsl.() -> kotlin.Unit): hearts.v1.Trick =
   `hearts.v1`.TrickKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

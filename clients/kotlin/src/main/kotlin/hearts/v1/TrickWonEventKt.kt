@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializetrickWonEvent")
-public inline fun trickWonEvent(block: hearts.v1.TrickWonEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TrickWonEvent =
-  hearts.v1.TrickWonEventKt.Dsl._create(hearts.v1.TableEventOuterClass.TrickWonEvent.newBuilder()).apply { block() }._build()
+public inline fun trickWonEvent(block: hearts.v1.TrickWonEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TrickWonEvent =
+  hearts.v1.TrickWonEventKt.Dsl._create(hearts.v1.TrickWonEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * TrickWonEvent says that a trick was completed and who won it.
@@ -21,17 +21,17 @@ public object TrickWonEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.TrickWonEvent.Builder
+    private val _builder: hearts.v1.TrickWonEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.TrickWonEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.TrickWonEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.TrickWonEvent = _builder.build()
+    internal fun _build(): hearts.v1.TrickWonEvent = _builder.build()
 
     /**
      * ```
@@ -40,7 +40,7 @@ public object TrickWonEventKt {
      *
      * `.hearts.v1.Trick trick = 1;`
      */
-    public var trick: hearts.v1.TableOuterClass.Trick
+    public var trick: hearts.v1.Trick
       @kotlin.jvm.JvmName("getTrick")
         get() = _builder.trick
       @kotlin.jvm.JvmName("setTrick")
@@ -69,14 +69,14 @@ public object TrickWonEventKt {
       return _builder.hasTrick()
     }
 
-    public val TrickWonEventKt.Dsl.trickOrNull: hearts.v1.TableOuterClass.Trick?
+    public val TrickWonEventKt.Dsl.trickOrNull: hearts.v1.Trick?
       get() = _builder.trickOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.TrickWonEvent.copy(block: `hearts.v1`.TrickWonEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TrickWonEvent =
+public inline fun hearts.v1.TrickWonEvent.copy(block: `hearts.v1`.TrickWonEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TrickWonEvent =
   `hearts.v1`.TrickWonEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableEventOuterClass.TrickWonEventOrBuilder.trickOrNull: hearts.v1.TableOuterClass.Trick?
+public val hearts.v1.TrickWonEventOrBuilder.trickOrNull: hearts.v1.Trick?
   get() = if (hasTrick()) getTrick() else null
 

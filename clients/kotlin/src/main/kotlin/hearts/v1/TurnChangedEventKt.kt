@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializeturnChangedEvent")
-public inline fun turnChangedEvent(block: hearts.v1.TurnChangedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TurnChangedEvent =
-  hearts.v1.TurnChangedEventKt.Dsl._create(hearts.v1.TableEventOuterClass.TurnChangedEvent.newBuilder()).apply { block() }._build()
+public inline fun turnChangedEvent(block: hearts.v1.TurnChangedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TurnChangedEvent =
+  hearts.v1.TurnChangedEventKt.Dsl._create(hearts.v1.TurnChangedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
  * TurnChangedEvent says whose move the game now waits for.
@@ -21,17 +21,17 @@ public object TurnChangedEventKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableEventOuterClass.TurnChangedEvent.Builder
+    private val _builder: hearts.v1.TurnChangedEvent.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableEventOuterClass.TurnChangedEvent.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.TurnChangedEvent.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableEventOuterClass.TurnChangedEvent = _builder.build()
+    internal fun _build(): hearts.v1.TurnChangedEvent = _builder.build()
 
     /**
      * ```
@@ -60,6 +60,6 @@ public object TurnChangedEventKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableEventOuterClass.TurnChangedEvent.copy(block: `hearts.v1`.TurnChangedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TableEventOuterClass.TurnChangedEvent =
+public inline fun hearts.v1.TurnChangedEvent.copy(block: `hearts.v1`.TurnChangedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TurnChangedEvent =
   `hearts.v1`.TurnChangedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

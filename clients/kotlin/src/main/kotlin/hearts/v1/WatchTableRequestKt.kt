@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializewatchTableRequest")
-public inline fun watchTableRequest(block: hearts.v1.WatchTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.WatchTableRequest =
-  hearts.v1.WatchTableRequestKt.Dsl._create(hearts.v1.TableServiceOuterClass.WatchTableRequest.newBuilder()).apply { block() }._build()
+public inline fun watchTableRequest(block: hearts.v1.WatchTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.WatchTableRequest =
+  hearts.v1.WatchTableRequestKt.Dsl._create(hearts.v1.WatchTableRequest.newBuilder()).apply { block() }._build()
 /**
  * ```
  * WatchTableRequest names the table to watch and where to resume.
@@ -21,17 +21,17 @@ public object WatchTableRequestKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.WatchTableRequest.Builder
+    private val _builder: hearts.v1.WatchTableRequest.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.WatchTableRequest.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.WatchTableRequest.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.WatchTableRequest = _builder.build()
+    internal fun _build(): hearts.v1.WatchTableRequest = _builder.build()
 
     /**
      * ```
@@ -105,6 +105,6 @@ public object WatchTableRequestKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.WatchTableRequest.copy(block: `hearts.v1`.WatchTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.WatchTableRequest =
+public inline fun hearts.v1.WatchTableRequest.copy(block: `hearts.v1`.WatchTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.WatchTableRequest =
   `hearts.v1`.WatchTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 

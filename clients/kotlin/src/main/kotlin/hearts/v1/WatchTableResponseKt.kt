@@ -8,8 +8,8 @@
 package hearts.v1;
 
 @kotlin.jvm.JvmName("-initializewatchTableResponse")
-public inline fun watchTableResponse(block: hearts.v1.WatchTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.WatchTableResponse =
-  hearts.v1.WatchTableResponseKt.Dsl._create(hearts.v1.TableServiceOuterClass.WatchTableResponse.newBuilder()).apply { block() }._build()
+public inline fun watchTableResponse(block: hearts.v1.WatchTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.WatchTableResponse =
+  hearts.v1.WatchTableResponseKt.Dsl._create(hearts.v1.WatchTableResponse.newBuilder()).apply { block() }._build()
 /**
  * ```
  * WatchTableResponse is one message of a table's watch stream.
@@ -21,17 +21,17 @@ public object WatchTableResponseKt {
   @kotlin.OptIn(com.google.protobuf.kotlin.OnlyForUseByGeneratedProtoCode::class)
   @com.google.protobuf.kotlin.ProtoDslMarker
   public class Dsl private constructor(
-    private val _builder: hearts.v1.TableServiceOuterClass.WatchTableResponse.Builder
+    private val _builder: hearts.v1.WatchTableResponse.Builder
   ) {
     public companion object {
       @kotlin.jvm.JvmSynthetic
     @kotlin.PublishedApi
-      internal fun _create(builder: hearts.v1.TableServiceOuterClass.WatchTableResponse.Builder): Dsl = Dsl(builder)
+      internal fun _create(builder: hearts.v1.WatchTableResponse.Builder): Dsl = Dsl(builder)
     }
 
     @kotlin.jvm.JvmSynthetic
   @kotlin.PublishedApi
-    internal fun _build(): hearts.v1.TableServiceOuterClass.WatchTableResponse = _builder.build()
+    internal fun _build(): hearts.v1.WatchTableResponse = _builder.build()
 
     /**
      * ```
@@ -72,7 +72,7 @@ public object WatchTableResponseKt {
      *
      * `.hearts.v1.TableView snapshot = 2;`
      */
-    public var snapshot: hearts.v1.TableOuterClass.TableView
+    public var snapshot: hearts.v1.TableView
       @kotlin.jvm.JvmName("getSnapshot")
         get() = _builder.snapshot
       @kotlin.jvm.JvmName("setSnapshot")
@@ -110,7 +110,7 @@ public object WatchTableResponseKt {
      *
      * `.hearts.v1.TableEvent event = 3;`
      */
-    public var event: hearts.v1.TableEventOuterClass.TableEvent
+    public var event: hearts.v1.TableEvent
       @kotlin.jvm.JvmName("getEvent")
         get() = _builder.event
       @kotlin.jvm.JvmName("setEvent")
@@ -138,7 +138,7 @@ public object WatchTableResponseKt {
     public fun hasEvent(): kotlin.Boolean {
       return _builder.hasEvent()
     }
-    public val kindCase: hearts.v1.TableServiceOuterClass.WatchTableResponse.KindCase
+    public val kindCase: hearts.v1.WatchTableResponse.KindCase
     @kotlin.jvm.JvmName("getKindCase")
       get() = _builder.getKindCase()
 
@@ -148,12 +148,12 @@ public object WatchTableResponseKt {
   }
 }
 @kotlin.jvm.JvmSynthetic
-public inline fun hearts.v1.TableServiceOuterClass.WatchTableResponse.copy(block: `hearts.v1`.WatchTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.TableServiceOuterClass.WatchTableResponse =
+public inline fun hearts.v1.WatchTableResponse.copy(block: `hearts.v1`.WatchTableResponseKt.Dsl.() -> kotlin.Unit): hearts.v1.WatchTableResponse =
   `hearts.v1`.WatchTableResponseKt.Dsl._create(this.toBuilder()).apply { block() }._build()
 
-public val hearts.v1.TableServiceOuterClass.WatchTableResponseOrBuilder.snapshotOrNull: hearts.v1.TableOuterClass.TableView?
+public val hearts.v1.WatchTableResponseOrBuilder.snapshotOrNull: hearts.v1.TableView?
   get() = if (hasSnapshot()) getSnapshot() else null
 
-public val hearts.v1.TableServiceOuterClass.WatchTableResponseOrBuilder.eventOrNull: hearts.v1.TableEventOuterClass.TableEvent?
+public val hearts.v1.WatchTableResponseOrBuilder.eventOrNull: hearts.v1.TableEvent?
   get() = if (hasEvent()) getEvent() else null
 

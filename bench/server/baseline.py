@@ -1,0 +1,91 @@
+"""The benchmark's floor: a bare grpc.aio server whose one unary method runs one Redis EVALSHA.
+
+The script does the core of a table commit and nothing else: compare the key's version, set the
+new value and version, append the value to the key's stream. The server uses the same gRPC options,
+the same Redis client (redis-py asyncio with hiredis, a blocking pool of 16 connections, EVALSHA
+without redis-py's Script objects) as ``hearts-server``, so the difference between the two is
+what the Hearts server does on top: tokens, records, the engine, views, events, metrics.
+
+Run by ``run.py``: ``python baseline.py --port P --redis-url URL --gen-dir DIR`` where ``DIR``
+holds ``baseline_pb2*.py`` generated from ``baseline.proto``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import signal
+import sys
+from typing import Any
+
+import grpc
+from grpc_reflection.v1alpha import reflection
+from redis.asyncio import BlockingConnectionPool, Redis
+
+SCRIPT = b"""
+local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if current ~= tonumber(ARGV[1]) then
+  return -current
+end
+redis.call('HSET', KEYS[1], 'v', current + 1, 'd', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 100, '*', 'p', ARGV[2])
+return current + 1
+"""
+SHA = hashlib.sha1(SCRIPT).hexdigest()
+
+
+async def serve(port: int, redis_url: str) -> None:
+    import baseline_pb2  # noqa: PLC0415 - generated at run time into --gen-dir
+    import baseline_pb2_grpc  # noqa: PLC0415
+
+    pool = BlockingConnectionPool.from_url(
+        redis_url, max_connections=16, timeout=5.0, socket_timeout=5.0
+    )
+    client = Redis.from_pool(pool)
+    await client.script_load(SCRIPT)
+
+    class Servicer(baseline_pb2_grpc.BaselineServicer):  # type: ignore[misc]
+        async def Write(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC name
+            key = request.key
+            version = await client.execute_command(
+                "EVALSHA", SHA, 2, f"b:{{{key}}}:t", f"b:{{{key}}}:e", request.version,
+                request.payload,
+            )  # fmt: skip
+            return baseline_pb2.WriteResponse(version=version, payload=request.payload)
+
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_concurrent_streams", 1000),
+            ("grpc.keepalive_time_ms", 30_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ]
+    )
+    baseline_pb2_grpc.add_BaselineServicer_to_server(Servicer(), server)
+    name = baseline_pb2.DESCRIPTOR.services_by_name["Baseline"].full_name
+    reflection.enable_server_reflection((name, reflection.SERVICE_NAME), server)
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print(f"baseline listening on 127.0.0.1:{bound}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop(1)
+    await client.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--redis-url", required=True)
+    parser.add_argument("--gen-dir", required=True)
+    args = parser.parse_args()
+    sys.path.insert(0, args.gen_dir)
+    asyncio.run(serve(args.port, args.redis_url))
+
+
+if __name__ == "__main__":
+    main()
