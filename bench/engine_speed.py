@@ -1,22 +1,28 @@
 """Engine speed: complete random rounds per second, ours against OpenSpiel's Hearts.
 
 A round is a deal, the passes and 13 tricks, played through each engine's public Python API
-with a seeded ``random.Random`` choosing uniformly among the legal moves, so both sides pay the
-same kind of driver cost (a Python-level choice per decision):
+with a seeded ``random.Random`` choosing uniformly among the legal moves, each engine driven the
+fastest natural way its API offers, so both sides pay the same kind of driver cost (a Python-level
+choice per decision):
 
 * OpenSpiel (``pyspiel``, game ``hearts`` with ``qs_breaks_hearts=False`` to match our default
-  rules; one OpenSpiel game is one round): chance nodes take ``rng.choice`` over
-  ``chance_outcomes()`` (the pass direction, then the 52 cards one at a time); player nodes take
-  ``rng.choice(legal_actions())`` (three single-card pass actions per seat, then the plays).
+  rules; one OpenSpiel game is one round): ``state.apply_action(rng.choice(state.legal_actions()))``
+  at every node until the game is terminal. At a chance node (the pass direction, then the 52
+  cards one at a time) ``legal_actions()`` lists the outcomes, which are uniform, so this draws
+  them correctly; player nodes are the three single-card passes per seat, then the plays. This is
+  the headline comparison. A second line drives the chance nodes through
+  ``rng.choice(state.chance_outcomes())[0]`` instead, as a reader of OpenSpiel's API might, which
+  is markedly slower.
 * ours: the round starts from a state waiting for the deal of round 0, 1, 2 or 3 (pass left,
   across, right, or hold), drawn with ``rng.choice`` like OpenSpiel's pass-direction chance node;
-  ``Deal(deck)`` with the deck shuffled by ``rng.shuffle``; then every pass and every play is
-  ``apply(state, rng.choice(legal_actions(state)))`` until the round is over (a pass is one
-  action of three cards; the 286 passes of each seat are listed lazily).
+  ``apply(state, Deal(deck))`` with ``DECK`` shuffled by ``rng.shuffle``; then
+  ``apply(state, rng.choice(legal_actions(state)))`` until there is nothing left to do: a pass is
+  one action of three cards chosen among the lazily listed ``PassChoices`` of the seats yet to
+  pass, a play one of the ``PlayCard`` values.
 
-The two are timed in alternating repetitions (the order flips each repetition, so slow drift of
-the machine hits both alike) and the median and spread of each are reported. Rates are per second
-of this process's CPU time, which other load on the machine disturbs less than wall time.
+The engines are timed in alternating repetitions (the order flips each repetition, so slow drift
+of the machine hits all alike) and the median and spread of each are reported. Rates are per
+second of this process's CPU time, which other load on the machine disturbs less than wall time.
 
 Run it with OpenSpiel available (``uv run --with`` installs it into a throwaway environment)::
 
@@ -56,6 +62,9 @@ from hearts_engine import (
 )
 
 OPENSPIEL_PARAMS = {"qs_breaks_hearts": False}
+OURS = "ours"
+OPENSPIEL = "OpenSpiel"
+OPENSPIEL_CHANCE = "OpenSpiel/chance_outcomes"
 INSTALL_HINT = (
     "pyspiel is not importable; for the comparison run\n"
     "    uv run --with open_spiel==2.0.2 python bench/engine_speed.py\n"
@@ -100,7 +109,18 @@ def round_starts() -> list[State]:
 
 
 def openspiel_round(rng: random.Random, game: Any) -> Any:
-    """Play one random OpenSpiel Hearts round (one OpenSpiel game); return the terminal state."""
+    """Play one random OpenSpiel Hearts round (one OpenSpiel game); return the terminal state.
+
+    ``legal_actions()`` at every node, chance nodes included (their outcomes are uniform).
+    """
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        state.apply_action(rng.choice(state.legal_actions()))
+    return state
+
+
+def openspiel_round_chance_outcomes(rng: random.Random, game: Any) -> Any:
+    """Like :func:`openspiel_round`, with chance nodes drawn from ``chance_outcomes()``."""
     state = game.new_initial_state()
     while not state.is_terminal():
         if state.is_chance_node():
@@ -120,6 +140,7 @@ def check_drivers(starts: Sequence[State], game: Any | None) -> None:
         assert sum(end.rounds[-1].points) in (26, 78), end.rounds[-1].points
     if game is not None:
         assert openspiel_round(random.Random(0), game).is_terminal()
+        assert openspiel_round_chance_outcomes(random.Random(0), game).is_terminal()
 
 
 def rounds_per_second(play: Callable[[], object], seconds: float) -> float:
@@ -312,16 +333,20 @@ def main(argv: list[str] | None = None) -> None:
             print(f"OpenSpiel {version}: {game}")
     check_drivers(starts, game)
 
+    engines: dict[str, Callable[[], object]] = {}
     ours_rng = random.Random(args.seed)
-    theirs_rng = random.Random(args.seed)
-    engines: dict[str, Callable[[], object]] = {"ours": lambda: our_round(ours_rng, starts)}
+    engines[OURS] = lambda: our_round(ours_rng, starts)
     if game is not None:
-        engines["OpenSpiel"] = lambda: openspiel_round(theirs_rng, game)
+        theirs_rng = random.Random(args.seed)
+        chance_rng = random.Random(args.seed)
+        engines[OPENSPIEL] = lambda: openspiel_round(theirs_rng, game)
+        engines[OPENSPIEL_CHANCE] = lambda: openspiel_round_chance_outcomes(chance_rng, game)
     for play in engines.values():  # warm up: let the interpreter specialise the hot loops
         rounds_per_second(play, min(0.5, args.seconds))
 
     rates: dict[str, list[float]] = {name: [] for name in engines}
     names = list(engines)
+    width = max(map(len, names))
     print(f"{args.reps} alternating repetitions of {args.seconds:g} s each")
     for rep in range(args.reps):
         for name in names if rep % 2 == 0 else names[::-1]:
@@ -329,14 +354,18 @@ def main(argv: list[str] | None = None) -> None:
         line = "  ".join(f"{name} {rates[name][-1]:8,.0f}" for name in names)
         print(f"  rep {rep + 1}: {line}  rounds/s")
     for name in names:
-        print(f"{name:9s} rounds/s: {summary(rates[name])}")
-    if game is not None:
-        ratios = [a / b for a, b in zip(rates["ours"], rates["OpenSpiel"], strict=True)]
-        ratio = statistics.median(rates["ours"]) / statistics.median(rates["OpenSpiel"])
-        print(
-            f"ratio ours/OpenSpiel: {ratio:.2f}x "
-            f"(per repetition {min(ratios):.2f}x..{max(ratios):.2f}x)"
-        )
+        print(f"{name:{width}s} rounds/s: {summary(rates[name])}")
+    for other, how in (
+        (OPENSPIEL, "legal_actions everywhere"),
+        (OPENSPIEL_CHANCE, "chance_outcomes"),
+    ):
+        if other in rates:
+            ratios = [a / b for a, b in zip(rates[OURS], rates[other], strict=True)]
+            ratio = statistics.median(rates[OURS]) / statistics.median(rates[other])
+            print(
+                f"ratio ours/OpenSpiel ({how}): {ratio:.2f}x "
+                f"(per repetition {min(ratios):.2f}x..{max(ratios):.2f}x)"
+            )
     if args.bot_decisions:
         bench_bots(args.bot_decisions, args.seed)
         bench_playouts(args.bot_decisions, args.seed, args.seconds)

@@ -49,9 +49,14 @@ async def serve(port: int, redis_url: str) -> None:
         async def Write(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC name
             key = request.key
             version = await client.execute_command(
-                "EVALSHA", SHA, 2, f"b:{{{key}}}:t", f"b:{{{key}}}:e", request.version,
+                "EVALSHA",
+                SHA,
+                2,
+                f"b:{{{key}}}:t",
+                f"b:{{{key}}}:e",
+                request.version,
                 request.payload,
-            )  # fmt: skip
+            )
             return baseline_pb2.WriteResponse(version=version, payload=request.payload)
 
     server = grpc.aio.server(

@@ -10,13 +10,16 @@ Workloads:
 * ``play``: tables of four client-driven seats. The generator mirrors each game with the engine
   (the tables are created with a ``deck_seed``, so it knows every hand) and plays a random legal
   card, or three random cards to pass, for whichever seat owes one. Phases: a closed-loop sweep
-  over concurrency levels (the best is the saturating rate), an open loop at half of it, and an
+  over concurrency levels, each level run against the baseline right before it (the best of ours
+  is the saturating rate), an open loop at half of it (and the baseline at the same rate), and an
   overload open loop at twice it with a client deadline.
 * ``bots``: tables of one client seat and three heuristic bots, played from the client's own view.
 * ``watch``: idle spectator streams on idle tables (server memory per stream), then four seat
   streams on each of the active tables, whose writes are paced open-loop; event delivery latency is
   the watcher's receive time minus the event's ``event_time``.
-* ``baseline``: the bare ``Baseline.Write`` server, closed-loop sweep, same runner as ``play``.
+
+The baseline (``baseline.py``: ``Baseline.Write``, one EVALSHA) is driven by the same runner,
+through :class:`BaselineTable`, one key per call in flight.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import collections
 import contextlib
 import gc
 import json
+import os
 import random
 import sys
 import time
@@ -42,6 +46,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_engine import (
+    PASS_COUNT,
     Card,
     Deal,
     PassCards,
@@ -95,8 +100,6 @@ class Sampler:
         self.redis = redis.Redis.from_url(redis_url, socket_timeout=10)
         self._ticks = 100.0
         with contextlib.suppress(ValueError, OSError, AttributeError):
-            import os  # noqa: PLC0415 - only for sysconf
-
             self._ticks = float(os.sysconf("SC_CLK_TCK"))
 
     def cpu_seconds(self) -> float:
@@ -251,7 +254,7 @@ class Table:
 
 
 class MirroredTable(Table):
-    """Four client seats; the engine mirrors the game from the seeded deck, so every hand is known."""
+    """Four client seats, mirrored with the engine: the deck is seeded, so every hand is known."""
 
     def __init__(self, name: str, tokens: Sequence[str], seed: int, rng: random.Random) -> None:
         self.name = name
@@ -273,11 +276,13 @@ class MirroredTable(Table):
         if state.phase is Phase.PLAYING:
             seat = state.turn
             card = self.rng.choice(legal_plays(state, seat))
-            request = api.PlayCardRequest(name=self.name, card=_CARDS[card], request_id=_request_id())
+            request = api.PlayCardRequest(
+                name=self.name, card=_CARDS[card], request_id=_request_id()
+            )
             self.pending = Call("PlayCard", request, self.metadata[seat], PlayCard(seat, card))
         elif state.phase is Phase.PASSING:
             seat = seats_to_act(state)[0]
-            chosen = tuple(self.rng.sample(legal_passes(state, seat), state.rules.pass_cards))
+            chosen = tuple(self.rng.sample(legal_passes(state, seat), PASS_COUNT))
             request = api.PassCardsRequest(
                 name=self.name, cards=[_CARDS[c] for c in chosen], request_id=_request_id()
             )
@@ -290,7 +295,10 @@ class MirroredTable(Table):
         self.state = self._deal(apply(self.state, call.action))
         self.pending = None
         seat = call.action.seat
-        if call.method == "PlayCard" and len(response.view.hand) != self.state.hands[seat].bit_count():
+        if (
+            call.method == "PlayCard"
+            and len(response.view.hand) != self.state.hands[seat].bit_count()
+        ):
             raise RuntimeError(f"{self.name}: the mirror disagrees with the server's view")
 
 
@@ -357,7 +365,10 @@ class Pool:
                 request, metadata=metadata, timeout=self.timeout
             )
         except grpc.aio.AioRpcError as error:
-            self.recorder.failure(method, error.code().name, time.perf_counter() - started)
+            code = error.code().name
+            self.recorder.failure(method, code, time.perf_counter() - started)
+            if self.recorder.codes[f"{method}:{code}"] == 1:
+                print(f"  first {method} {code}: {error.details()}", file=sys.stderr)
             raise
         self.recorder.success(method, time.perf_counter() - started)
         return response
@@ -388,7 +399,10 @@ class Pool:
                 joined = await self._retrying(
                     "JoinTable",
                     api.JoinTableRequest(
-                        name=name, seat=seat, player_display_name=f"p{seat}", request_id=_request_id()
+                        name=name,
+                        seat=seat,
+                        player_display_name=f"p{seat}",
+                        request_id=_request_id(),
                     ),
                 )
                 tokens.append(joined.seat_token)
@@ -458,7 +472,9 @@ class Pool:
                     return
                 # The mirror lost track (should not happen): drop this table, start another.
                 self.broken += 1
-                print(f"dropping {table.name}: {error.code().name} {error.details()}", file=sys.stderr)
+                print(
+                    f"dropping {table.name}: {error.code().name} {error.details()}", file=sys.stderr
+                )
                 table = await self.new_table()
                 return
             table.answered(call, response)
@@ -524,79 +540,140 @@ async def open_loop(pool: Pool, rate: float, seconds: float, max_commands: int) 
         await asyncio.wait(tasks, timeout=pool.timeout + 5)
 
 
-async def sweep(
-    sampler: Sampler, pool: Pool, levels: Sequence[int], seconds: float, max_commands: int
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    results = []
-    for level in levels:
+async def sweep_level(
+    sampler: Sampler, pool: Pool, level: int, *, seconds: float, max_commands: int, label: str
+) -> dict[str, Any]:
+    async def body() -> None:
+        await closed_loop(pool, level, seconds, max_commands)
 
-        async def body(level: int = level) -> None:
-            await closed_loop(pool, level, seconds, max_commands)
+    result = await measured(sampler, pool, body)
+    result["concurrency"] = level
+    print(
+        f"  {label:8s} closed loop, {level:4d} in flight: {result['commands_per_s']:8.0f} /s",
+        file=sys.stderr,
+    )
+    return result
 
-        result = await measured(sampler, pool, body)
-        result["concurrency"] = level
-        results.append(result)
-        print(
-            f"  closed loop, {level:4d} in flight: {result['commands_per_s']:8.0f} commands/s",
-            file=sys.stderr,
-        )
-    best = max(results, key=lambda r: r["commands_per_s"])
-    return results, best
+
+def table_memory(sampler: Sampler, names: Sequence[str]) -> float:
+    """Mean bytes Redis holds for a table (record, event log, remembered requests)."""
+    total = 0
+    pipe = sampler.redis.pipeline(transaction=False)
+    for name in names:
+        table_id = name.removeprefix("tables/")
+        for suffix in ("t", "e", "r"):
+            pipe.execute_command("MEMORY USAGE", f"hearts:{{{table_id}}}:{suffix}", "SAMPLES", "0")
+    for value in pipe.execute():
+        total += value or 0
+    return total / max(1, len(names))
 
 
 async def workload_play(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
+    """(a) or (b); for (a), the baseline's phases alternate with ours, level by level."""
     rng = random.Random(args.seed)
     channels = Channels(args.target, args.channels)
     pool = Pool(channels, "mirrored" if args.workload == "play" else "bots", rng, args.timeout)
+    base_pool: Pool | None = None
+    base_sampler: Sampler | None = None
+    if args.baseline_target:
+        sys.path.insert(0, args.gen_dir)
+        import baseline_pb2  # noqa: PLC0415 - generated by run.py
+        import baseline_pb2_grpc  # noqa: PLC0415
+
+        base_channels = Channels(args.baseline_target, args.channels)
+        base_channels.stubs = [baseline_pb2_grpc.BaselineStub(c) for c in base_channels.channels]
+        base_pool = Pool(base_channels, "baseline", random.Random(args.seed), args.timeout)
+        payload = random.Random(args.seed).randbytes(args.payload_bytes)
+        for index in range(max(args.levels)):
+            base_pool.give(BaselineTable(f"k{index}", payload, baseline_pb2))
+        base_sampler = Sampler(args.baseline_pid, args.redis_url)
     out: dict[str, Any] = {"workload": args.workload}
     try:
-        before = sampler.sample()
         await pool.fill(args.tables)
-        after = sampler.sample()
-        out["setup"] = {
-            "tables": args.tables,
-            "redis_memory_per_new_table": (after["redis_memory"] - before["redis_memory"])
-            / args.tables,
-        }
-        start_memory = sampler.sample()["redis_memory"]
         created_before = pool.tables_created
-        results, best = await sweep(sampler, pool, args.levels, args.seconds, args.max_commands)
-        out["sweep"] = results
-        out["saturated"] = best
+        ours: list[dict[str, Any]] = []
+        base: list[dict[str, Any]] = []
+        for rep in range(args.reps):
+            for level in args.levels:
+                if base_pool is not None and base_sampler is not None:
+                    result = await sweep_level(
+                        base_sampler,
+                        base_pool,
+                        level,
+                        seconds=args.seconds,
+                        max_commands=args.max_commands,
+                        label="baseline",
+                    )
+                    result["rep"] = rep
+                    base.append(result)
+                result = await sweep_level(
+                    sampler,
+                    pool,
+                    level,
+                    seconds=args.seconds,
+                    max_commands=args.max_commands,
+                    label=args.workload,
+                )
+                result["rep"] = rep
+                ours.append(result)
+        out["sweep"] = _best_per_level(ours)
+        out["saturated"] = max(out["sweep"], key=lambda r: r["commands_per_s"])
+        if base:
+            out["baseline_sweep"] = _best_per_level(base)
+            out["baseline_saturated"] = max(
+                out["baseline_sweep"], key=lambda r: r["commands_per_s"]
+            )
         if args.workload == "play":
-            rate = best["commands_per_s"]
-            for name, factor, seconds in (
-                ("half", 0.5, args.open_seconds),
-                ("overload", 2.0, args.overload_seconds),
-            ):
+            rate = out["saturated"]["commands_per_s"]
+            phases: list[tuple[str, Pool, Sampler, float, float]] = [
+                ("half", pool, sampler, 0.5 * rate, args.open_seconds)
+            ]
+            if base_pool is not None and base_sampler is not None:
+                # The baseline at the very same rate: CPU per command and latency side by side.
+                phases.append(
+                    ("baseline_half", base_pool, base_sampler, 0.5 * rate, args.open_seconds)
+                )
+            phases.append(("overload", pool, sampler, 2.0 * rate, args.overload_seconds))
+            for name, target, target_sampler, offered, seconds in phases:
 
-                async def body(factor: float = factor, seconds: float = seconds) -> None:
-                    await open_loop(pool, rate * factor, seconds, args.max_commands)
+                async def body(
+                    target: Pool = target, offered: float = offered, seconds: float = seconds
+                ) -> None:
+                    await open_loop(target, offered, seconds, args.max_commands)
 
-                result = await measured(sampler, pool, body)
-                result["offered_per_s"] = rate * factor
+                result = await measured(target_sampler, target, body)
+                result["offered_per_s"] = offered
                 out[name] = result
                 print(
-                    f"  open loop at {factor}x ({rate * factor:.0f}/s): "
-                    f"{result['commands_per_s']:.0f} ok/s, failures {result['failures']}",
+                    f"  {name}: open loop at {offered:.0f}/s: {result['commands_per_s']:.0f} ok/s, "
+                    f"failures {result['failures']}",
                     file=sys.stderr,
                 )
-        end_memory = sampler.sample()["redis_memory"]
-        tables = args.tables + pool.tables_created - created_before
-        out["tables_total"] = tables
-        out["redis_memory_per_played_table"] = (
-            end_memory - start_memory + out["setup"]["redis_memory_per_new_table"] * args.tables
-        ) / tables
+        names = [t.name for t in list(pool.ready)[:200]]
+        out["tables_total"] = args.tables + pool.tables_created - created_before
+        out["redis_bytes_per_table_in_play"] = table_memory(sampler, names)
         out["broken_tables"] = pool.broken
     finally:
         await channels.close()
+        if base_pool is not None:
+            await base_pool.channels.close()
     return out
+
+
+def _best_per_level(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of repeated phases at one level, the fastest (the machine is shared: noise only slows)."""
+    best: dict[int, dict[str, Any]] = {}
+    for result in results:
+        level = result["concurrency"]
+        if level not in best or result["commands_per_s"] > best[level]["commands_per_s"]:
+            best[level] = result
+    return [best[level] for level in sorted(best)]
 
 
 # --------------------------------------------------------------------------- watching
 
 
-async def _watch(
+async def _watch(  # noqa: PLR0917 - one stream's whole context
     stub: Any,
     name: str,
     metadata: Any,
@@ -617,6 +694,8 @@ async def _watch(
     except grpc.aio.AioRpcError as error:
         if error.code() != grpc.StatusCode.CANCELLED:
             counter[1] += 1
+            if counter[1] <= 3:
+                print(f"  stream failed: {error.code().name} {error.details()}", file=sys.stderr)
             ready.set()
     finally:
         call.cancel()
@@ -655,7 +734,6 @@ async def workload_watch(args: argparse.Namespace, sampler: Sampler) -> dict[str
     try:
         # Idle tables and their spectator streams: memory per open stream.
         idle_tables = max(1, args.idle_streams // 4)
-        before = sampler.sample()
         names: list[str] = []
 
         async def create_idle(count: int) -> None:
@@ -670,10 +748,7 @@ async def workload_watch(args: argparse.Namespace, sampler: Sampler) -> dict[str
 
         share = -(-idle_tables // 16)
         await asyncio.gather(*(create_idle(min(share, idle_tables - i * share)) for i in range(16)))
-        after = sampler.sample()
-        out["redis_memory_per_new_table"] = (
-            after["redis_memory"] - before["redis_memory"]
-        ) / len(names)
+        out["redis_bytes_per_new_table"] = table_memory(sampler, names[:200])
         await asyncio.sleep(1.0)
         rss_before = sampler.rss_bytes()
         targets = [(names[i % len(names)], ()) for i in range(args.idle_streams)]
@@ -727,7 +802,8 @@ async def workload_watch(args: argparse.Namespace, sampler: Sampler) -> dict[str
         out["active"] = result
         print(
             f"  {active_counter[0]} active + {idle_counter[0]} idle streams, {rate:.0f} writes/s: "
-            f"delivery p50 {result['delivery_ms']['p50']} ms, p99 {result['delivery_ms']['p99']} ms",
+            f"delivery p50 {result['delivery_ms']['p50']} ms, "
+            f"p99 {result['delivery_ms']['p99']} ms",
             file=sys.stderr,
         )
     finally:
@@ -753,7 +829,9 @@ class BaselineTable(Table):
         self.pending = None
 
     def next_call(self) -> Call | None:
-        request = self.modules.WriteRequest(key=self.name, version=self.version, payload=self.payload)
+        request = self.modules.WriteRequest(
+            key=self.name, version=self.version, payload=self.payload
+        )
         return Call("Write", request, (), None)
 
     def answered(self, call: Call, response: Any) -> None:
@@ -762,33 +840,12 @@ class BaselineTable(Table):
         self.version = abs(response.version)
 
 
-async def workload_baseline(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
-    sys.path.insert(0, args.gen_dir)
-    import baseline_pb2  # noqa: PLC0415 - generated by run.py
-    import baseline_pb2_grpc  # noqa: PLC0415
-
-    channels = Channels(args.target, args.channels)
-    channels.stubs = [baseline_pb2_grpc.BaselineStub(c) for c in channels.channels]
-    pool = Pool(channels, "baseline", random.Random(args.seed), args.timeout)
-    payload = bytes(random.Random(args.seed).getrandbits(8) for _ in range(args.payload_bytes))
-    for index in range(args.tables):
-        pool.give(BaselineTable(f"k{index}", payload, baseline_pb2))
-    out: dict[str, Any] = {"workload": "baseline"}
-    try:
-        results, best = await sweep(sampler, pool, args.levels, args.seconds, args.max_commands)
-        out["sweep"] = results
-        out["saturated"] = best
-    finally:
-        await channels.close()
-    return out
-
-
 # --------------------------------------------------------------------------- main
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", choices=("play", "bots", "watch", "baseline"), required=True)
+    parser.add_argument("--workload", choices=("play", "bots", "watch"), required=True)
     parser.add_argument("--target", required=True, help="host:port of the server (loopback)")
     parser.add_argument("--server-pid", type=int, required=True)
     parser.add_argument("--redis-url", required=True)
@@ -805,7 +862,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--idle-streams", type=int, default=5000)
     parser.add_argument("--active-tables", type=int, default=250)
     parser.add_argument("--watch-rate", type=float, default=300.0)
-    parser.add_argument("--gen-dir", default="")
+    parser.add_argument("--gen-dir", default="", help="where run.py generated baseline_pb2")
+    parser.add_argument("--baseline-target", default="", help="host:port of baseline.py")
+    parser.add_argument("--baseline-pid", type=int, default=0)
+    parser.add_argument("--reps", type=int, default=1, help="sweeps (best of them per level)")
     parser.add_argument("--payload-bytes", type=int, default=1024)
     args = parser.parse_args(argv)
     if not args.target.startswith(("127.", "localhost")):
@@ -817,15 +877,21 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     sampler = Sampler(args.server_pid, args.redis_url)
     if args.workload in ("play", "bots"):
         return await workload_play(args, sampler)
-    if args.workload == "watch":
-        return await workload_watch(args, sampler)
-    return await workload_baseline(args, sampler)
+    return await workload_watch(args, sampler)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(sys.argv[1:] if argv is None else argv)
     started = time.process_time()
-    result = asyncio.run(amain(args))
+    profile = os.environ.get("HEARTS_BENCH_LOAD_PROFILE")
+    if profile:  # to see what the generator itself costs: python -m pstats FILE
+        import cProfile  # noqa: PLC0415
+
+        with cProfile.Profile() as profiler:
+            result = asyncio.run(amain(args))
+        profiler.dump_stats(profile)
+    else:
+        result = asyncio.run(amain(args))
     result["load_generator_cpu_s"] = time.process_time() - started
     Path(args.out).write_text(json.dumps(result, indent=1))
 

@@ -8,6 +8,7 @@ more, freshly drawn, games.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -33,6 +34,7 @@ from hearts_engine import (
     Rules,
     State,
     apply,
+    legal_actions,
     legal_passes,
     legal_plays,
     new_game,
@@ -131,12 +133,28 @@ def check_actions(state: State, where: str) -> None:
         assert len(hand) == 13, where
         apply(state, PassCards(seat, hand[:3]))
         apply(state, PassCards(seat, hand[-3:]))
+        # legal_actions lists every 3-card subset of each owing hand, by seat, lazily.
+        choices = legal_actions(state)
+        assert len(choices) == 286 * len(owing), where
+        subsets = [
+            PassCards(other, cards)
+            for other in owing
+            for cards in itertools.combinations(legal_passes(state, other), 3)
+        ]
+        for index in (0, 1, 285, len(subsets) - 1, len(subsets) // 2):
+            assert choices[index] == subsets[index], where
+            assert choices[index - len(subsets)] == subsets[index], where
+        assert list(legal_actions(state, seat)) == subsets[:286], where
         return
     assert owing == (state.turn,), where
     seat = state.turn
     legal = legal_plays(state, seat)
     assert legal, where
     assert set(legal) <= set(state.hand(seat)), where
+    plays = tuple(PlayCard(seat, card) for card in legal)
+    assert legal_actions(state) == plays, where
+    assert legal_actions(state, seat) == plays, where
+    assert all(legal_actions(state, other) == () for other in SEATS if other != seat), where
     for card in DECK:
         if card in legal:
             after = apply(state, PlayCard(seat, card))

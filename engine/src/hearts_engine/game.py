@@ -2,19 +2,31 @@
 
 Design notes.
 
-* A :class:`State` is an immutable named tuple. Nothing in it is ever mutated; every action
-  returns a new state, so a state can be shared, cached, stored and compared freely.
+* A :class:`State` is an immutable tuple with named, read-only fields. Nothing in it is ever
+  mutated; every action returns a new state, so a state can be shared, cached, stored and compared
+  freely.
 * No clock, randomness or I/O. The shuffled deck of each round is an input (the :class:`Deal`
   action), like a chance node in OpenSpiel.
-* Hands are 52-bit masks (``1 << card``), which makes legal-move generation a handful of bit
-  operations. Public accessors turn masks back into sorted card tuples.
+* The representation is compact because playouts build a state per card. A state is eight slots;
+  a card played changes three of them (turn, hands, trick). All four hands are one int of 4 × 52
+  bits (bit ``52 * seat + card``), so playing a card is one xor with a precomputed bit, and the
+  cards each seat has taken are kept the same way. What stays fixed while a round is played (the
+  rules, round index, deck, passes, totals, finished rounds) is one sub-tuple that plays pass on
+  untouched. The public fields (``hands``, ``taken``, ``leader``, ``rules``, ...) are properties
+  computed from the slots; :func:`_assemble` builds a state from them.
 * Legal plays are written as ordered rule clauses (follow suit; the first-trick rules; leading
-  hearts), once, in :func:`_legal_mask`. A play is checked against that mask, and a refused play
-  is explained by :func:`_play_rejection`, which walks the same clauses to name the reason.
-* There is no unchecked path: :func:`apply` and :func:`step` validate every action. Events are
-  built only by :func:`step`; :func:`apply` skips them, which keeps playouts fast. Bots that play
-  many rounds out can use :mod:`hearts_engine.playout`, which runs the same clauses, trick and
-  scoring functions on mutable values and still checks every chosen card.
+  hearts), once, in :func:`_legal_mask`. :func:`legal_actions` answers the common case, following
+  suit, from per-seat tables of ready-made :class:`PlayCard` tuples and asks the clauses otherwise.
+  :func:`apply` accepts without asking the clauses what they would certainly allow (a card of the
+  led suit; a card of another suit from a seat that has none of it, after the first trick; a
+  non-heart lead, or any lead once hearts are broken, after the first trick) and asks them about
+  everything else. A refused play is explained by :func:`_play_rejection`, which walks the same
+  clauses to name the reason.
+* There is no unchecked path: :func:`apply` and :func:`step` validate every action. :func:`step`
+  is :func:`apply` plus the events, which it reads off the states before and after the action, so
+  the rules are implemented once and :func:`apply` builds no events, which keeps playouts fast.
+  Bots that play many rounds out can use :mod:`hearts_engine.playout`, which runs the same
+  clauses, trick and scoring functions on mutable values and still checks every chosen card.
 * Passing is simultaneous and secret: each seat submits its three cards in any order; the
   exchange happens when the fourth pass arrives.
 """
@@ -24,8 +36,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from itertools import compress
-from operator import itemgetter, not_
-from typing import NamedTuple, Protocol
+from operator import getitem, itemgetter, not_
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hearts_engine.cards import (
     _SUIT_TABLES,
@@ -53,6 +65,15 @@ from hearts_engine.events import (
     TrickWon,
 )
 from hearts_engine.rules import MoonScoring, PassDirection, Rules
+
+if not TYPE_CHECKING:
+    try:  # namedtuple's field accessor: a C descriptor, quicker than a property
+        from collections import _tuplegetter
+    except ImportError:  # pragma: no cover -- another implementation of the standard library
+
+        def _tuplegetter(index, doc):
+            return property(itemgetter(index), doc=doc)
+
 
 __all__ = [
     "PASS_COUNT",
@@ -88,14 +109,24 @@ _2C_BIT = 1 << TWO_OF_CLUBS
 _JD_BIT = 1 << JACK_OF_DIAMONDS
 _CLUBS = SUIT_MASKS[0]
 _POINT_CARDS = HEARTS_MASK | _QS_BIT
+_FULL = (1 << 52) - 1
 # Per-card tables: a subscript is quicker than the arithmetic, and shares the ints and tuples.
 _BITS = tuple(1 << card for card in range(52))
+_SUIT_OF = tuple(card // 13 for card in range(52))  # small ints: compared by identity
 _SUIT_MASK_OF = tuple(SUIT_MASKS[card // 13] for card in range(52))
+_HEART_BIT = tuple(bit & HEARTS_MASK for bit in _BITS)  # the card's bit if it is a heart, else 0
 _ALONE = tuple((card,) for card in DECK)  # to extend a trick by one card
+_NEXT = (1, 2, 3, 0)  # the seat to the left
+# The four hands (and the four seats' taken cards) are one int: seat s's cards are bits
+# 52*s .. 52*s+51. _HAND_BIT[seat][card] is that card's bit in that seat's part.
+_SHIFT = (0, 52, 104, 156)
+_HAND_BIT = tuple(tuple(1 << (52 * seat + card) for card in range(52)) for seat in SEATS)
+_SEAT_ONES = 1 | 1 << 52 | 1 << 104 | 1 << 156  # bit 0 of each seat's part
+_PART = tuple(_FULL << shift for shift in _SHIFT)  # each seat's part
+_ALL_SEATS = (1 << 208) - 1
 # isinstance is quicker with a tuple of types than with a union
 _DECK_CONTAINERS = (tuple, list)
 _PASS_CONTAINERS = (tuple, list, frozenset, set)
-_FULL = (1 << 52) - 1
 
 
 class Phase(enum.IntEnum):
@@ -162,29 +193,121 @@ class RoundRecord(NamedTuple):
     moon_shooter: int | None
 
 
-class State(NamedTuple):
-    """The whole game. Treat it as opaque and read it through the functions of this package.
-
-    Fields hold masks and tuples, never mutable containers. ``turn`` is -1 when no single seat is
-    to act. ``passed[seat]`` is 0 until that seat has passed, then the mask of its three cards
-    (kept for the round record after the exchange).
-    """
+class _Round(NamedTuple):
+    """The slot of a :class:`State` that a card played never changes."""
 
     rules: Rules
-    phase: Phase
     round_index: int
     first_dealer: int
     deck: tuple[Card, ...]
-    hands: tuple[int, int, int, int]
-    passed: tuple[int, int, int, int]
-    turn: int
-    leader: int
-    trick: tuple[Card, ...]
-    tricks: tuple[Trick, ...]
-    hearts_broken: bool
-    taken: tuple[int, int, int, int]
+    passed: int  # the cards each seat passed: bit 52 * seat + card, like State._hands
     totals: tuple[int, int, int, int]
     rounds: tuple[RoundRecord, ...]
+
+
+class State(tuple[Any, ...]):
+    """The whole game. Treat it as opaque and read it through the functions of this package.
+
+    Its fields hold ints, masks and tuples, never mutable containers. ``turn`` and ``leader`` are
+    -1 when no single seat is to act. ``hands[seat]`` and ``taken[seat]`` are masks of cards;
+    ``passed[seat]`` is 0 until that seat has passed, then the mask of its three cards (kept for
+    the round record after the exchange).
+
+    The tuple itself is eight slots, in this order (see the module's design notes): ``phase``,
+    ``turn``, ``_hands`` (all four hands in one int), ``trick``, ``tricks``, ``_breaking`` (the
+    cards whose play breaks hearts; 0 once they are broken), ``_taken`` (like ``_hands``) and
+    ``_round`` (a :class:`_Round`). It is built by calling ``State`` with that tuple, which goes
+    straight to ``tuple``'s constructor: a state is built for every card played.
+    """
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        @property
+        def phase(self) -> Phase: ...
+        @property
+        def turn(self) -> int: ...
+        @property
+        def _hands(self) -> int: ...
+        @property
+        def trick(self) -> tuple[Card, ...]: ...
+        @property
+        def tricks(self) -> tuple[Trick, ...]: ...
+        @property
+        def _breaking(self) -> int: ...
+        @property
+        def _taken(self) -> int: ...
+        @property
+        def _round(self) -> _Round: ...
+
+    else:
+        phase = _tuplegetter(0, "Where the game stands.")
+        turn = _tuplegetter(1, "The seat that owes a card, or -1.")
+        _hands = _tuplegetter(2, "All four hands: bit 52 * seat + card.")
+        trick = _tuplegetter(3, "The current trick's cards in play order, from the leader.")
+        tricks = _tuplegetter(4, "This round's completed tricks.")
+        _breaking = _tuplegetter(5, "The cards whose play breaks hearts; 0 once broken.")
+        _taken = _tuplegetter(6, "The cards each seat took this round: bit 52 * seat + card.")
+        _round = _tuplegetter(7, "What stays fixed while the round is played.")
+
+    @property
+    def rules(self) -> Rules:
+        """The game's rules."""
+        return self._round.rules
+
+    @property
+    def round_index(self) -> int:
+        """The current round, from 0 (the next one while dealing; the last once over)."""
+        return self._round.round_index
+
+    @property
+    def first_dealer(self) -> int:
+        """The dealer of round 0."""
+        return self._round.first_dealer
+
+    @property
+    def deck(self) -> tuple[Card, ...]:
+        """This round's deck as dealt; empty while waiting for the deal."""
+        return self._round.deck
+
+    @property
+    def passed(self) -> tuple[int, int, int, int]:
+        """Per seat, 0 until it has passed this round, then the mask of its three cards."""
+        return _split(self._round.passed)
+
+    @property
+    def totals(self) -> tuple[int, int, int, int]:
+        """Each seat's points over the finished rounds."""
+        return self._round.totals
+
+    @property
+    def rounds(self) -> tuple[RoundRecord, ...]:
+        """The finished rounds."""
+        return self._round.rounds
+
+    @property
+    def hands(self) -> tuple[int, int, int, int]:
+        """Each seat's hand as a mask of cards."""
+        hands = self._hands  # _split, written out: bots read this once per card they consider
+        return (hands & _FULL, hands >> 52 & _FULL, hands >> 104 & _FULL, hands >> 156)
+
+    @property
+    def taken(self) -> tuple[int, int, int, int]:
+        """The cards each seat has taken in tricks this round, as masks."""
+        return _split(self._taken)
+
+    @property
+    def hearts_broken(self) -> bool:
+        """Whether a heart (or the queen of spades, if the rules say so) was played this round."""
+        return not self._breaking
+
+    @property
+    def leader(self) -> int:
+        """The seat that led the current trick, or -1 when no round is being played."""
+        if self.phase is not _PLAYING:
+            return -1
+        return (self.turn - len(self.trick)) & 3
 
     @property
     def dealer(self) -> int:
@@ -198,7 +321,39 @@ class State(NamedTuple):
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         """The cards ``seat`` holds now."""
-        return cards_of(self.hands[_seat(seat)])
+        return cards_of(self._hands >> _SHIFT[_seat(seat)] & _FULL)
+
+    def _replace(self, **changes: Any) -> State:
+        """A copy with some public fields changed, like a named tuple's ``_replace``."""
+        fields = {name: getattr(self, name) for name in _PUBLIC_FIELDS}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise ValueError(f"State has no fields {sorted(unknown)}")
+        fields.update(changes)
+        return _assemble(**fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _PUBLIC_FIELDS)
+        return f"State({fields})"
+
+
+_PUBLIC_FIELDS = (
+    "rules",
+    "phase",
+    "round_index",
+    "first_dealer",
+    "deck",
+    "hands",
+    "passed",
+    "turn",
+    "leader",
+    "trick",
+    "tricks",
+    "hearts_broken",
+    "taken",
+    "totals",
+    "rounds",
+)
 
 
 class GameResult(NamedTuple):
@@ -216,9 +371,34 @@ _DEALING = Phase.DEALING
 _PASSING = Phase.PASSING
 _PLAYING = Phase.PLAYING
 _GAME_OVER = Phase.GAME_OVER
-# Building a State through tuple.__new__ skips the generated __new__'s Python frame; the argument
-# order is the field order above.
-_new_state = tuple.__new__
+# Named tuples other than State are built through tuple.__new__, which skips the generated
+# __new__'s Python frame; the argument order is the field order.
+_new = tuple.__new__
+
+
+def _split(bits: int) -> tuple[int, int, int, int]:
+    """Four seats' masks from one int of 4 × 52 bits."""
+    return (bits & _FULL, bits >> 52 & _FULL, bits >> 104 & _FULL, bits >> 156)
+
+
+def _join(masks: Sequence[int]) -> int:
+    """The inverse of :func:`_split`."""
+    return masks[0] | masks[1] << 52 | masks[2] << 104 | masks[3] << 156
+
+
+def _yet_to_pass(passed: int) -> tuple[int, ...]:
+    """The seats whose part of ``passed`` (a :class:`_Round`'s) is still empty."""
+    return tuple(compress(SEATS, map(not_, _split(passed))))
+
+
+def _breaking_cards(rules: Rules) -> int:
+    """The cards whose play breaks hearts under ``rules``."""
+    return HEARTS_MASK | _QS_BIT if rules.queen_breaks_hearts else HEARTS_MASK
+
+
+def _holder(hands: int, card: Card) -> int:
+    """The seat whose part of ``hands`` holds ``card`` (exactly one does)."""
+    return ((hands >> card & _SEAT_ONES).bit_length() - 1) // 52
 
 
 def new_game(rules: Rules | None = None, *, first_dealer: int = 0) -> State:
@@ -231,10 +411,42 @@ def new_game(rules: Rules | None = None, *, first_dealer: int = 0) -> State:
         rules = Rules()
     elif not isinstance(rules, Rules):
         raise MalformedError(MalformedReason.INVALID_RULES, "rules must be a Rules value")
-    return _new_state(State, (
-        rules, Phase.DEALING, 0, _seat(first_dealer), (), _ZERO4, _ZERO4, -1, -1, (), (),
-        False, _ZERO4, _ZERO4, (),
-    ))  # fmt: skip
+    fixed = _new(_Round, (rules, 0, _seat(first_dealer), (), 0, _ZERO4, ()))
+    return State((_DEALING, -1, 0, (), (), _breaking_cards(rules), 0, fixed))
+
+
+def _assemble(
+    *,
+    rules: Rules,
+    phase: Phase,
+    round_index: int,
+    first_dealer: int,
+    deck: tuple[Card, ...],
+    hands: Sequence[int],
+    passed: Sequence[int],
+    turn: int,
+    leader: int,
+    trick: tuple[Card, ...],
+    tricks: tuple[Trick, ...],
+    hearts_broken: bool,
+    taken: Sequence[int],
+    totals: Sequence[int],
+    rounds: tuple[RoundRecord, ...],
+) -> State:
+    """A state from its public fields (for :mod:`~hearts_engine.serialize`, views, ``_replace``).
+
+    ``leader`` is not stored: it follows from the turn and the trick, and must agree with them.
+    """
+    totals4 = (totals[0], totals[1], totals[2], totals[3])
+    fixed = _Round(rules, round_index, first_dealer, deck, _join(passed), totals4, rounds)
+    breaking = 0 if hearts_broken else _breaking_cards(rules)
+    state = State((phase, turn, _join(hands), trick, tricks, breaking, _join(taken), fixed))
+    if state.leader != leader:
+        raise MalformedError(
+            MalformedReason.INVALID_STATE,
+            f"leader {leader} does not fit turn {turn} after {len(trick)} cards of the trick",
+        )
+    return state
 
 
 def _seat(seat: object) -> int:
@@ -271,51 +483,41 @@ def deal_hands(deck: Sequence[Card], dealer: int) -> tuple[int, int, int, int]:
     return (hands[0], hands[1], hands[2], hands[3])
 
 
-# Per dealer, per seat, the 13 deck positions deal_hands gives that seat, read off by dealing the
-# ordered DECK (card i is at position i). _deal gathers a validated deck's hands with these at C
-# speed; its cards are distinct, so adding their bits is the same as or-ing them.
-_HAND_POSITIONS = tuple(
-    tuple(itemgetter(*(p for p in range(52) if mask >> p & 1)) for mask in deal_hands(DECK, dealer))
-    for dealer in SEATS
+# Per dealer, per deck position, the bit of each card in State._hands when it is dealt from that
+# position: _DEAL_BITS[dealer][position][card]. The seat of each position is read off by dealing
+# the ordered DECK (card i is at position i), so deal_hands stays the definition of the deal.
+_DEAL_BITS = tuple(
+    tuple(
+        next(_HAND_BIT[seat] for seat in SEATS if masks[seat] >> position & 1)
+        for position in range(52)
+    )
+    for masks in (deal_hands(DECK, dealer) for dealer in SEATS)
 )
 
 
 # --------------------------------------------------------------------------- legal moves
 
 
-class _Position(Protocol):
-    """What :func:`_legal_mask` reads: a :class:`State`, or the mutable stand-in for one that
-    :mod:`hearts_engine.playout` updates in place."""
+def _legal_mask(
+    rules: Rules, hand: int, trick: tuple[Card, ...], first_trick: bool, broken: bool
+) -> int:
+    """The mask of the cards a seat holding ``hand`` may play now: the rule clauses, in order.
 
-    @property
-    def rules(self) -> Rules: ...
-    @property
-    def hands(self) -> Sequence[int]: ...
-    @property
-    def trick(self) -> tuple[Card, ...]: ...
-    @property
-    def tricks(self) -> Sequence[Trick]: ...
-    @property
-    def hearts_broken(self) -> bool: ...
-
-
-def _legal_mask(state: _Position, seat: int) -> int:
-    """The mask of cards ``seat`` may play now; the caller has checked phase and turn."""
-    hand = state.hands[seat]
-    trick = state.trick
+    ``first_trick`` says no trick of the round is complete yet, ``broken`` that hearts are
+    broken. Both :class:`State` and :mod:`hearts_engine.playout` ask this function.
+    """
     if trick:
         follow = hand & _SUIT_MASK_OF[trick[0]]
         if follow:  # the common case: answered before reading the rules
             return follow
-        if not state.tricks and state.rules.no_points_on_first_trick:
+        if first_trick and rules.no_points_on_first_trick:
             safe = hand & ~_POINT_CARDS
             if safe:
                 return safe
         return hand
-    rules = state.rules
-    if not state.tricks:
+    if first_trick:
         return hand & _CLUBS if rules.can_lead_any_club else _2C_BIT
-    if rules.must_break_hearts and not state.hearts_broken:
+    if rules.must_break_hearts and not broken:
         no_hearts = hand & ~HEARTS_MASK
         if no_hearts:
             if no_hearts == _QS_BIT and rules.can_lead_hearts_instead_of_queen:
@@ -324,16 +526,25 @@ def _legal_mask(state: _Position, seat: int) -> int:
     return hand
 
 
+def _seat_legal_mask(state: State, seat: int) -> int:
+    """:func:`_legal_mask` for ``seat`` in ``state``; the caller has checked phase and turn."""
+    return _legal_mask(
+        state._round.rules,
+        state._hands >> _SHIFT[seat] & _FULL,
+        state.trick,
+        not state.tricks,
+        not state._breaking,
+    )
+
+
 def _play_rejection(state: State, seat: int, card: Card) -> IllegalActionError:
     """Name the first rule clause that forbids ``card``; mirrors :func:`_legal_mask`."""
-    hand = state.hands[seat]
-    bit = 1 << card
-    if not hand & bit:
+    hand = state._hands >> _SHIFT[seat] & _FULL
+    if not hand & _BITS[card]:
         return IllegalActionError(Reason.CARD_NOT_IN_HAND, f"seat {seat} does not hold {card}")
     trick = state.trick
     if trick:
-        led = trick[0] // 13
-        if hand & SUIT_MASKS[led]:
+        if hand & _SUIT_MASK_OF[trick[0]]:
             return IllegalActionError(
                 Reason.MUST_FOLLOW_SUIT, f"seat {seat} must follow {trick[0].suit.name.lower()}"
             )
@@ -350,20 +561,13 @@ def _play_rejection(state: State, seat: int, card: Card) -> IllegalActionError:
     )
 
 
-# The last (state, legal mask) that legal_plays computed. A player almost always asks for its legal
-# cards and then plays one, so _play can reuse the mask instead of deriving it again. States are
-# immutable, so an identity match is always correct; the pair is replaced in one assignment, so
-# threads can only ever see a stale pair, which simply misses.
-_memo: tuple[State | None, int] = (None, 0)
-
-
 def seats_to_act(state: State) -> tuple[int, ...]:
     """The seats that owe an action: every seat yet to pass, the seat to play, or none."""
     phase = state.phase
     if phase is _PLAYING:
         return (state.turn,)
-    if phase is _PASSING:
-        return tuple(compress(SEATS, map(not_, state.passed)))  # the seats whose mask is still 0
+    if phase is _PASSING:  # the seats whose pass mask is still 0
+        return _yet_to_pass(state._round.passed)
     return ()
 
 
@@ -375,29 +579,73 @@ def legal_plays(state: State, seat: int) -> tuple[Card, ...]:
     >>> legal_plays(s, s.turn)
     (Card.parse('2C'),)
     """
-    global _memo  # noqa: PLW0603 -- see _memo
     if state.turn != seat or state.phase is not _PLAYING:
         _seat(seat)
         return ()
-    mask = _legal_mask(state, seat)
-    _memo = (state, mask)
-    c, d, h, s = _SUIT_TABLES  # cards_of(mask), inlined: this runs once per card played
-    return c[mask & 0x1FFF] + d[mask >> 13 & 0x1FFF] + h[mask >> 26 & 0x1FFF] + s[mask >> 39]
+    hand = state._hands >> _SHIFT[seat] & _FULL
+    trick = state.trick
+    if trick and hand & _SUIT_MASK_OF[trick[0]]:  # following suit: no rule to read
+        return cards_of(hand & _SUIT_MASK_OF[trick[0]])
+    rules = state._round.rules
+    return cards_of(_legal_mask(rules, hand, trick, not state.tricks, not state._breaking))
 
 
 def legal_passes(state: State, seat: int) -> tuple[Card, ...]:
     """The cards ``seat`` may choose its three passes from (its hand), or empty."""
     seat = _seat(seat)
-    if state.phase is not _PASSING or state.passed[seat]:
+    if state.phase is not _PASSING or state._round.passed & _PART[seat]:
         return ()
-    return cards_of(state.hands[seat])
+    return cards_of(state._hands >> _SHIFT[seat] & _FULL)
 
 
 # Every PlayCard there can be, built once: legal_actions hands out these shared immutable values
 # instead of constructing new ones for every card of every playout.
-_PLAYS = tuple(tuple(PlayCard(seat, card) for card in DECK) for seat in SEATS)
-# The index triples of the 3-card subsets of a 13-card hand, in lexicographic order.
-_TRIPLES = tuple((i, j, k) for i in range(13) for j in range(i + 1, 13) for k in range(j + 1, 13))
+_PLAYS = tuple(tuple(_new(PlayCard, (seat, card)) for card in DECK) for seat in SEATS)
+# The legal actions as ready-made tuples, per seat and suit, indexed by the 13-bit slice of that
+# seat's cards of that suit: _ACTIONS[seat][suit][bits]. A slot is None until its tuple is first
+# asked for (all 4 * 4 * 8192 of them would take a while to build and some megabytes to hold);
+# filling one is a single list store, so threads can at worst build the same tuple twice.
+_ACTIONS: tuple[tuple[list[tuple[PlayCard, ...] | None], ...], ...] = tuple(
+    tuple([None] * 8192 for _ in range(4)) for _ in SEATS
+)
+# For a seat that must follow the suit of the card led: where that suit's 13 bits of the seat's
+# hand start in State._hands, and the table of their actions. _FOLLOW[seat][led card].
+_FOLLOW = tuple(
+    tuple((52 * seat + 13 * (card // 13), _ACTIONS[seat][card // 13]) for card in range(52))
+    for seat in SEATS
+)
+
+
+def _decode(seat: int, suit: int, bits: int) -> tuple[PlayCard, ...]:
+    """The actions of ``seat`` playing the cards of ``suit`` in ``bits``; fills the table."""
+    table = _ACTIONS[seat][suit]
+    actions = table[bits]
+    if actions is None:
+        actions = table[bits] = tuple(map(_PLAYS[seat].__getitem__, _SUIT_TABLES[suit][bits]))
+    return actions
+
+
+def _actions_of(seat: int, mask: int) -> tuple[PlayCard, ...]:
+    """The actions of ``seat`` playing the cards in ``mask``, in card order."""
+    c, d, h, s = _ACTIONS[seat]
+    clubs, diamonds = c[mask & 0x1FFF], d[mask >> 13 & 0x1FFF]
+    hearts, spades = h[mask >> 26 & 0x1FFF], s[mask >> 39]
+    if clubs is None or diamonds is None or hearts is None or spades is None:
+        return (  # a slot not filled yet: fill the four (next time they are four look-ups)
+            _decode(seat, 0, mask & 0x1FFF)
+            + _decode(seat, 1, mask >> 13 & 0x1FFF)
+            + _decode(seat, 2, mask >> 26 & 0x1FFF)
+            + _decode(seat, 3, mask >> 39)
+        )
+    return clubs + diamonds + hearts + spades
+
+
+# The 3-card subsets of a 13-card hand, in lexicographic order of the cards' indices there.
+# Each picks its three cards out of the sorted hand at C speed.
+_TRIPLES = tuple(
+    itemgetter(i, j, k) for i in range(13) for j in range(i + 1, 13) for k in range(j + 1, 13)
+)
+_TRIPLE_COUNT = len(_TRIPLES)
 
 
 class PassChoices(Sequence[PassCards]):
@@ -413,28 +661,33 @@ class PassChoices(Sequence[PassCards]):
     (286, 2, 3)
     """
 
-    __slots__ = ("_hands",)
+    __slots__ = ("_hands", "_len", "_seats")
 
-    def __init__(self, hands: Sequence[tuple[int, tuple[Card, ...]]]) -> None:
-        self._hands = tuple(hands)
+    def __init__(self, seats: Sequence[int], hands: int) -> None:
+        """The passes of ``seats`` (each holding 13 cards) from ``hands`` (a state's ``_hands``)."""
+        self._seats = tuple(seats)
+        self._hands = hands
+        self._len = _TRIPLE_COUNT * len(self._seats)
 
     def __len__(self) -> int:
-        return len(_TRIPLES) * len(self._hands)
+        return self._len
 
     def __getitem__(self, index: int) -> PassCards:  # type: ignore[override]
-        if not isinstance(index, int):
-            raise TypeError("PassChoices takes an int index")
-        size = len(_TRIPLES)
-        if index < 0:
-            index += size * len(self._hands)
-        if not 0 <= index < size * len(self._hands):
-            raise IndexError(index)
-        seat, hand = self._hands[index // size]
-        i, j, k = _TRIPLES[index % size]
-        return PassCards(seat, (hand[i], hand[j], hand[k]))
+        if index.__class__ is not int:
+            if not isinstance(index, int):
+                raise TypeError("PassChoices takes an int index")
+            index = int(index)
+        if not 0 <= index < self._len:
+            if not -self._len <= index < 0:
+                raise IndexError(index)
+            index += self._len
+        which, triple = divmod(index, _TRIPLE_COUNT)
+        seat = self._seats[which]
+        hand = cards_of(self._hands >> _SHIFT[seat] & _FULL)
+        return _new(PassCards, (seat, _TRIPLES[triple](hand)))
 
     def __repr__(self) -> str:
-        return f"PassChoices(seats={[seat for seat, _ in self._hands]}, count={len(self)})"
+        return f"PassChoices(seats={list(self._seats)}, count={self._len})"
 
 
 def legal_actions(state: State, seat: int | None = None) -> Sequence[Action]:
@@ -450,25 +703,33 @@ def legal_actions(state: State, seat: int | None = None) -> Sequence[Action]:
     >>> legal_actions(s) == (PlayCard(s.turn, Card.parse("2C")),)
     True
     """
-    global _memo  # noqa: PLW0603 -- see _memo
     phase = state.phase
     if phase is _PLAYING:
         turn = state.turn
         if seat is not None and seat != turn:
             _seat(seat)
             return ()
-        mask = _legal_mask(state, turn)
-        _memo = (state, mask)
-        c, d, h, s = _SUIT_TABLES
-        return tuple(
-            map(
-                _PLAYS[turn].__getitem__,
-                c[mask & 0x1FFF] + d[mask >> 13 & 0x1FFF] + h[mask >> 26 & 0x1FFF] + s[mask >> 39],
-            )
+        trick = state.trick
+        if trick:
+            shift, table = _FOLLOW[turn][trick[0]]
+            bits = state._hands >> shift & 0x1FFF
+            if bits:  # following suit: exactly the seat's cards of the led suit, no rule to read
+                return table[bits] or _decode(turn, _SUIT_OF[trick[0]], bits)
+        hand = state._hands >> _SHIFT[turn] & _FULL
+        if state.tricks and (trick or not state._breaking):
+            return _actions_of(turn, hand)  # a discard, or a lead once hearts are broken: any card
+        rules = state._round.rules
+        return _actions_of(
+            turn, _legal_mask(rules, hand, trick, not state.tricks, not state._breaking)
         )
     if phase is _PASSING:
-        seats = SEATS if seat is None else (_seat(seat),)
-        return PassChoices([(s, cards_of(state.hands[s])) for s in seats if not state.passed[s]])
+        passed = state._round.passed
+        if seat is None:
+            seats = _yet_to_pass(passed)
+        else:
+            seat = _seat(seat)
+            seats = () if passed & _PART[seat] else (seat,)
+        return PassChoices(seats, state._hands)
     if seat is not None:
         _seat(seat)
     return ()
@@ -488,71 +749,164 @@ def is_legal(state: State, action: Action) -> bool:
 
 def apply(state: State, action: Action) -> State:
     """The state after ``action``; raises if the action is malformed or illegal."""
-    if action.__class__ is PlayCard:  # the hot path of every playout: one call less
-        return _play(state, action[0], action[1], None)
-    return _step(state, action, None)
+    cls = action.__class__
+    if cls is not PlayCard:
+        if cls is PassCards:
+            return _pass(state, action.seat, action.cards)  # type: ignore[union-attr]
+        if cls is Deal:
+            return _deal(state, action.deck)  # type: ignore[union-attr]
+        raise MalformedError(MalformedReason.INVALID_ACTION, f"not an action: {action!r}")
+    # Playing a card: the hot path of every playout, written out here so that it costs one
+    # Python call. The slots are those of State, in order.
+    seat, card = action  # type: ignore[misc]  # a PlayCard: its class is checked above
+    phase, turn, hands, trick, tricks, breaking, taken, fixed = state
+    # Identity, not equality: CPython shares the small ints, so a plain int seat that is the turn
+    # is the same object. Anything else (a bool, an int subclass, not a seat) takes this branch,
+    # as does a card given in notation.
+    if seat is not turn or phase is not _PLAYING or card.__class__ is not Card:
+        seat, card = _check_play(state, seat, card)
+    bit = _HAND_BIT[seat][card]
+    if not hands & bit:
+        raise _play_rejection(state, seat, card)
+    if trick:
+        led = trick[0]
+        # Another suit than the one led is fine from a seat that holds none of it, except on
+        # the first trick, where the clauses decide (no points while something else is held).
+        if _SUIT_OF[card] is not _SUIT_OF[led] and (
+            hands >> _FOLLOW[seat][led][0] & 0x1FFF or not tricks
+        ):
+            _check_by_clauses(state, seat, card)
+    elif not tricks or breaking & _HEART_BIT[card]:  # the first lead, or a heart while unbroken
+        _check_by_clauses(state, seat, card)
+    hands ^= bit
+    if breaking and breaking & _BITS[card]:
+        breaking = 0  # hearts are broken
+    trick += _ALONE[card]
+    if len(trick) < 4:
+        return State((_PLAYING, _NEXT[seat], hands, trick, tricks, breaking, taken, fixed))
+    leader = _NEXT[seat]  # the fourth card was played by the seat to the leader's right
+    winner, trick_mask = _take(trick, leader)
+    taken |= trick_mask << _SHIFT[winner]
+    tricks += (_new(Trick, (leader, trick, winner)),)
+    if len(tricks) < 13:
+        return State((_PLAYING, winner, hands, (), tricks, breaking, taken, fixed))
+    return _score_round(fixed, tricks, taken)
+
+
+def _check_play(state: State, seat: object, card: object) -> tuple[int, Card]:
+    """The seat and card of a play that is not plainly this seat's (both normalised), or raise.
+
+    Malformed values are refused before illegal ones: the card, the seat, then phase and turn.
+    """
+    card = _card(card)
+    seat = _seat(seat)
+    if state.phase is not _PLAYING:
+        _raise_phase(state, "play")
+    if seat != state.turn:
+        raise IllegalActionError(Reason.NOT_YOUR_TURN, f"it is seat {state.turn}'s turn")
+    return seat, card
+
+
+def _check_by_clauses(state: State, seat: int, card: Card) -> None:
+    """Raise unless the rule clauses allow ``seat`` to play ``card`` (a card it holds)."""
+    if not _seat_legal_mask(state, seat) & _BITS[card]:
+        raise _play_rejection(state, seat, card)
 
 
 def step(state: State, action: Action) -> tuple[State, tuple[Event, ...]]:
-    """Like :func:`apply`, and also the events the action caused, in order."""
-    events: list[Event] = []
-    return _step(state, action, events), tuple(events)
+    """Like :func:`apply`, and also the events the action caused, in order.
 
-
-def _step(state: State, action: Action, events: list[Event] | None) -> State:
+    The events are read off the states before and after the action: :func:`apply` is the one
+    implementation of the rules.
+    """
+    after = apply(state, action)
     cls = action.__class__
     if cls is PlayCard:
-        return _play(state, action.seat, action.card, events)  # type: ignore[union-attr]
+        return after, _play_events(state, after)
     if cls is PassCards:
-        return _pass(state, action.seat, action.cards, events)  # type: ignore[union-attr]
-    if cls is Deal:
-        return _deal(state, action.deck, events)  # type: ignore[union-attr]
-    raise MalformedError(MalformedReason.INVALID_ACTION, f"not an action: {action!r}")
+        return after, _pass_events(state, after, _seat(action.seat))  # type: ignore[union-attr]
+    return after, _deal_events(after)
+
+
+def _deal_events(after: State) -> tuple[Event, ...]:
+    return (
+        RoundStarted(after.round_index, after.dealer, after.pass_direction),
+        *(HandDealt(seat, after.hand(seat)) for seat in SEATS),
+    )
+
+
+def _pass_events(before: State, after: State, seat: int) -> tuple[Event, ...]:
+    direction = before.pass_direction
+    passed = after.passed
+    events: list[Event] = [
+        SeatPassed(seat),
+        CardsPassed(seat, (seat + direction) & 3, cards_of(passed[seat])),
+    ]
+    if after.phase is _PLAYING:  # the fourth pass: the exchange
+        for taker in SEATS:
+            giver = (taker - direction) & 3
+            events.append(CardsReceived(taker, giver, cards_of(passed[giver])))
+    return tuple(events)
+
+
+def _play_events(before: State, after: State) -> tuple[Event, ...]:
+    seat, trick_index, rules = before.turn, len(before.tricks), before.rules
+    done: Trick | None = None
+    record: RoundRecord | None = None
+    if len(before.trick) < 3:
+        card = after.trick[-1]
+    else:  # the trick is complete, and maybe the round
+        if after.phase is _PLAYING:
+            done = after.tricks[-1]
+        else:
+            record = after.rounds[-1]
+            done = record.tricks[-1]
+        card = done.cards[-1]
+    events: list[Event] = [CardPlayed(seat, card, trick_index)]
+    if before._breaking & _BITS[card]:
+        events.append(HeartsBroken(seat, card))
+    if done is not None:
+        points = points_of(done.cards, rules)
+        events.append(TrickWon(trick_index, done.leader, done.cards, done.winner, points))
+    if record is not None:
+        events.append(
+            RoundScored(record.round_index, record.points, after.totals, record.moon_shooter)
+        )
+        final = result(after)
+        if final is not None:
+            events.append(GameOver(final.totals, final.winners, final.losers))
+    return tuple(events)
 
 
 def _check_deck(deck: object) -> tuple[Card, ...]:
     if not isinstance(deck, _DECK_CONTAINERS) or len(deck) != 52:
         raise MalformedError(MalformedReason.INVALID_DECK, "a deck is a sequence of 52 cards")
     # The common case, all Card already, is checked at C speed.
-    cards = tuple(deck) if set(map(type, deck)) == {Card} else tuple(_card(c) for c in deck)
-    if len(set(cards)) != 52:
-        raise MalformedError(MalformedReason.INVALID_DECK, "a deck holds each card exactly once")
-    return cards
+    return tuple(deck) if set(map(type, deck)) == {Card} else tuple(_card(c) for c in deck)
 
 
-def _deal(state: State, deck: object, events: list[Event] | None) -> State:
+def _deal(state: State, deck: object) -> State:
     cards = _check_deck(deck)  # malformed before illegal, as for passes and plays
+    rules, round_index, first_dealer, _, _, totals, rounds = state._round
+    # deal_hands(cards, dealer) as one int, at C speed: each position's table gives its card's bit
+    hands = sum(map(getitem, _DEAL_BITS[(first_dealer + round_index) & 3], cards))
+    # The sum of 52 distinct bits has 52 bits set; a card dealt twice to one seat carries into
+    # another bit, and one dealt to two seats leaves a card out of the union of the hands.
+    if hands.bit_count() != 52 or _fold(hands) != _FULL:
+        raise MalformedError(MalformedReason.INVALID_DECK, "a deck holds each card exactly once")
     if state.phase is not _DEALING:
         _raise_phase(state, "deal")
-    dealer = state.dealer
-    g0, g1, g2, g3 = _HAND_POSITIONS[dealer]  # deal_hands(cards, dealer), at C speed
-    hands = (
-        sum(map(_BITS.__getitem__, g0(cards))),
-        sum(map(_BITS.__getitem__, g1(cards))),
-        sum(map(_BITS.__getitem__, g2(cards))),
-        sum(map(_BITS.__getitem__, g3(cards))),
-    )
-    direction = state.pass_direction
-    if direction == PassDirection.HOLD:
-        phase, turn = Phase.PLAYING, _holder(hands, TWO_OF_CLUBS)
+    if rules.pass_direction(round_index) == PassDirection.HOLD:
+        phase, turn = _PLAYING, _holder(hands, TWO_OF_CLUBS)
     else:
-        phase, turn = Phase.PASSING, -1
-    if events is not None:
-        events.append(RoundStarted(state.round_index, dealer, direction))
-        for seat in SEATS:
-            events.append(HandDealt(seat, cards_of(hands[seat])))
-    return _new_state(State, (
-        state.rules, phase, state.round_index, state.first_dealer, cards, hands, _ZERO4, turn,
-        turn, (), (), False, _ZERO4, state.totals, state.rounds,
-    ))  # fmt: skip
+        phase, turn = _PASSING, -1
+    fixed = _new(_Round, (rules, round_index, first_dealer, cards, 0, totals, rounds))
+    return State((phase, turn, hands, (), (), _breaking_cards(rules), 0, fixed))
 
 
-def _holder(hands: Sequence[int], card: Card) -> int:
-    bit = 1 << card
-    for seat in SEATS:
-        if hands[seat] & bit:
-            return seat
-    raise AssertionError(f"nobody holds {card}")  # unreachable: every card is dealt
+def _fold(bits: int) -> int:
+    """The union of the four seats' masks in one int of 4 × 52 bits."""
+    return (bits | bits >> 52 | bits >> 104 | bits >> 156) & _FULL
 
 
 def _raise_phase(state: State, what: str) -> None:
@@ -563,126 +917,52 @@ def _raise_phase(state: State, what: str) -> None:
     )
 
 
-def _pass(state: State, seat: object, cards: object, events: list[Event] | None) -> State:
-    seat = _seat(seat)
-    if not isinstance(cards, _PASS_CONTAINERS):
+def _pass(state: State, seat: Any, cards: Any) -> State:
+    if seat.__class__ is not int or not 0 <= seat <= 3:
+        seat = _seat(seat)
+    # Three cards in a tuple, the usual pass, are taken as they are; anything else is parsed.
+    if (
+        cards.__class__ is tuple
+        and len(cards) == PASS_COUNT
+        and cards[0].__class__ is Card
+        and cards[1].__class__ is Card
+        and cards[2].__class__ is Card
+    ):
+        parsed = cards
+    elif isinstance(cards, _PASS_CONTAINERS):
+        parsed = tuple(map(_card, cards))
+    else:
         raise MalformedError(MalformedReason.INVALID_ACTION, "pass a sequence of cards")
-    parsed = tuple(map(_card, cards))
-    (
-        rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick, tricks,
-        broken, taken, totals, rounds,
-    ) = state  # fmt: skip
+    phase, turn, hands, trick, tricks, breaking, taken, fixed = state
     if phase is not _PASSING:
         _raise_phase(state, "pass")
-    if passed[seat]:
+    rules, round_index, first_dealer, deck, passed, totals, rounds = fixed
+    if passed & _PART[seat]:
         raise IllegalActionError(Reason.ALREADY_PASSED, f"seat {seat} has already passed")
     if len(parsed) != PASS_COUNT:
         raise IllegalActionError(
             Reason.WRONG_PASS_COUNT, f"pass exactly {PASS_COUNT} cards, not {len(parsed)}"
         )
     first, second, third = parsed
-    mask = 1 << first | 1 << second | 1 << third
+    bits = _HAND_BIT[seat]
+    mask = bits[first] | bits[second] | bits[third]  # the three cards in the seat's part
     if mask.bit_count() != PASS_COUNT:  # the card named a second time, in the order given
         duplicate = second if second == first else third
         raise IllegalActionError(Reason.DUPLICATE_CARD, f"{duplicate} is named twice")
-    hand = hands[seat]
-    if mask & ~hand:
-        missing = cards_of(mask & ~hand)[0]
+    if mask & ~hands:
+        missing = cards_of((mask & ~hands) >> _SHIFT[seat])[0]
         raise IllegalActionError(Reason.CARD_NOT_IN_HAND, f"seat {seat} does not hold {missing}")
-    new_passed = list(passed)
-    new_passed[seat] = mask
-    p0, p1, p2, p3 = new_passed
-    passed = (p0, p1, p2, p3)
-    direction = rules.pass_direction(round_index)
-    if events is not None:
-        events.append(SeatPassed(seat))
-        events.append(CardsPassed(seat, (seat + direction) & 3, cards_of(mask)))
-    if not (p0 and p1 and p2 and p3):
-        return _new_state(State, (
-            rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick,
-            tricks, broken, taken, totals, rounds,
-        ))  # fmt: skip
-    # The fourth pass: every seat gives its three cards and takes the three passed to it.
-    new_hands = [0, 0, 0, 0]
-    for giver in SEATS:
-        taker = (giver + direction) & 3
-        new_hands[taker] = hands[taker] & ~passed[taker] | passed[giver]
-    hands = (new_hands[0], new_hands[1], new_hands[2], new_hands[3])
-    if events is not None:
-        for taker in SEATS:
-            giver = (taker - direction) & 3
-            events.append(CardsReceived(taker, giver, cards_of(passed[giver])))
+    passed |= mask
+    fixed = _new(_Round, (rules, round_index, first_dealer, deck, passed, totals, rounds))
+    if passed.bit_count() < 4 * PASS_COUNT:
+        return State((phase, turn, hands, trick, tricks, breaking, taken, fixed))
+    # The fourth pass: every seat gives its three cards and takes the three passed to it. The
+    # passes sit in the givers' parts of ``passed``; rotated by the direction, in the takers'.
+    shift = 52 * rules.pass_direction(round_index)
+    hands ^= passed
+    hands |= (passed << shift | passed >> (208 - shift)) & _ALL_SEATS
     turn = _holder(hands, TWO_OF_CLUBS)
-    return _new_state(State, (
-        rules, _PLAYING, round_index, first_dealer, deck, hands, passed, turn, turn, (), (),
-        False, _ZERO4, totals, rounds,
-    ))  # fmt: skip
-
-
-def _play(state: State, seat: int, card: Card, events: list[Event] | None) -> State:
-    if card.__class__ is not Card:
-        card = _card(card)
-    # One unpacking instead of an attribute load per field: the new state needs nearly all of them.
-    (
-        rules, phase, round_index, first_dealer, deck, hands, passed, turn, leader, trick, tricks,
-        broken, taken, totals, rounds,
-    ) = state  # fmt: skip
-    # Identity, not equality: CPython shares the small ints, so a plain int seat that is the turn
-    # is the same object. Anything else (a bool, an int subclass, not a seat) takes this branch.
-    if seat is not turn or phase is not _PLAYING:
-        seat = _seat(seat)  # not a seat, or a seat given as an int subclass (converted here)
-        if phase is not _PLAYING:
-            _raise_phase(state, "play")
-        if seat != turn:
-            raise IllegalActionError(Reason.NOT_YOUR_TURN, f"it is seat {turn}'s turn")
-    bit = _BITS[card]
-    memo_state, legal = _memo
-    if memo_state is not state:
-        legal = _legal_mask(state, seat)
-    if not legal & bit:
-        raise _play_rejection(state, seat, card)
-    h0, h1, h2, h3 = hands
-    if seat == 0:
-        hands = (h0 ^ bit, h1, h2, h3)
-    elif seat == 1:
-        hands = (h0, h1 ^ bit, h2, h3)
-    elif seat == 2:
-        hands = (h0, h1, h2 ^ bit, h3)
-    else:
-        hands = (h0, h1, h2, h3 ^ bit)
-    if events is not None:
-        events.append(CardPlayed(seat, card, len(tricks)))
-    if not broken and (bit & HEARTS_MASK or (bit == _QS_BIT and rules.queen_breaks_hearts)):
-        broken = True
-        if events is not None:
-            events.append(HeartsBroken(seat, card))
-    trick += _ALONE[card]
-    if len(trick) < 4:
-        return _new_state(State, (
-            rules, _PLAYING, round_index, first_dealer, deck, hands, passed, (seat + 1) & 3,
-            leader, trick, tricks, broken, taken, totals, rounds,
-        ))  # fmt: skip
-    winner, trick_mask = _take(trick, leader)
-    t0, t1, t2, t3 = taken
-    if winner == 0:
-        taken = (t0 | trick_mask, t1, t2, t3)
-    elif winner == 1:
-        taken = (t0, t1 | trick_mask, t2, t3)
-    elif winner == 2:
-        taken = (t0, t1, t2 | trick_mask, t3)
-    else:
-        taken = (t0, t1, t2, t3 | trick_mask)
-    tricks += (_new_state(Trick, (leader, trick, winner)),)
-    if events is not None:
-        events.append(
-            TrickWon(len(tricks) - 1, leader, trick, winner, _mask_points(trick_mask, rules))
-        )
-    if len(tricks) < 13:
-        return _new_state(State, (
-            rules, _PLAYING, round_index, first_dealer, deck, hands, passed, winner, winner, (),
-            tricks, broken, taken, totals, rounds,
-        ))  # fmt: skip
-    return _score_round(state, tricks, taken, events)
+    return State((_PLAYING, turn, hands, (), (), breaking, 0, fixed))
 
 
 def _take(trick: tuple[Card, ...], leader: int) -> tuple[int, int]:
@@ -727,19 +1007,14 @@ def round_points(
     ``taken[seat]`` is the mask of cards that seat took. The moon needs all 13 hearts and the
     queen of spades; the jack of diamonds never counts toward it.
     """
-    shooter = None
-    for seat in SEATS:
-        if taken[seat] & _POINT_CARDS == _POINT_CARDS:
-            shooter = seat
-    if shooter is None:
-        points = [
-            (taken[seat] & HEARTS_MASK).bit_count() + (13 if taken[seat] & _QS_BIT else 0)
-            for seat in SEATS
-        ]
-    elif rules.moon_scoring == MoonScoring.ADD_TO_OTHERS:
-        points = [0 if seat == shooter else 26 for seat in SEATS]
-    else:
-        points = [-26 if seat == shooter else 0 for seat in SEATS]
+    # Hearts and the queen; 26 of them are all 13 hearts and the queen: the moon.
+    points = [(mask & HEARTS_MASK).bit_count() + (13 if mask & _QS_BIT else 0) for mask in taken]
+    shooter = points.index(26) if 26 in points else None
+    if shooter is not None:
+        if rules.moon_scoring == MoonScoring.ADD_TO_OTHERS:
+            points = [0 if seat == shooter else 26 for seat in SEATS]
+        else:
+            points = [-26 if seat == shooter else 0 for seat in SEATS]
     if rules.jack_of_diamonds_bonus:
         for seat in SEATS:
             if taken[seat] & _JD_BIT:
@@ -752,36 +1027,26 @@ def round_points(
     return (points[0], points[1], points[2], points[3]), shooter
 
 
-def _score_round(
-    state: State,
-    tricks: tuple[Trick, ...],
-    taken: tuple[int, int, int, int],
-    events: list[Event] | None,
-) -> State:
-    points, shooter = round_points(state.rules, taken, tricks)
+def _score_round(fixed: _Round, tricks: tuple[Trick, ...], taken: int) -> State:
+    """The state after the last card of a round: scored, and waiting for the next deal."""
+    rules, round_index, first_dealer, deck, passed, totals, rounds = fixed
+    points, shooter = round_points(rules, _split(taken), tricks)
     totals = (
-        state.totals[0] + points[0],
-        state.totals[1] + points[1],
-        state.totals[2] + points[2],
-        state.totals[3] + points[3],
+        totals[0] + points[0],
+        totals[1] + points[1],
+        totals[2] + points[2],
+        totals[3] + points[3],
     )
-    record = _new_state(RoundRecord, (
-        state.round_index, state.dealer, state.deck, tuple(map(cards_of, state.passed)), tricks,
-        points, shooter,
+    dealer = (first_dealer + round_index) & 3
+    passes = tuple(map(cards_of, _split(passed)))
+    record = _new(RoundRecord, (round_index, dealer, deck, passes, tricks, points, shooter))
+    over = max(totals) >= rules.target_score
+    fixed = _new(_Round, (
+        rules, round_index if over else round_index + 1, first_dealer, (), 0, totals,
+        (*rounds, record),
     ))  # fmt: skip
-    over = max(totals) >= state.rules.target_score
-    if events is not None:
-        events.append(RoundScored(state.round_index, points, totals, shooter))
-    nxt = _new_state(State, (
-        state.rules, _GAME_OVER if over else _DEALING,
-        state.round_index if over else state.round_index + 1, state.first_dealer, (), _ZERO4,
-        _ZERO4, -1, -1, (), (), False, _ZERO4, totals, (*state.rounds, record),
-    ))  # fmt: skip
-    if over and events is not None:
-        final = result(nxt)
-        assert final is not None
-        events.append(GameOver(final.totals, final.winners, final.losers))
-    return nxt
+    phase = _GAME_OVER if over else _DEALING
+    return State((phase, -1, 0, (), (), _breaking_cards(rules), 0, fixed))
 
 
 def result(state: State) -> GameResult | None:

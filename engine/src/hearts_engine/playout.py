@@ -1,26 +1,24 @@
 """Fast playouts for bots: the rest of a round played on mutable values, scored by the engine.
 
 A Monte Carlo bot plays many rounds to their end for every decision. Through
-:func:`~hearts_engine.game.apply`, each card builds a new state and a new action and is checked
-from scratch; :func:`play_out` keeps the round in a few local variables and one small mutable
-stand-in for the state, and updates them in place. With the heuristic as the chooser that makes
-Monte Carlo decisions about 1.6 times as fast.
+:func:`~hearts_engine.game.apply`, each card builds a new state and a new action and is checked;
+:func:`play_out` keeps the round in a few local variables and updates them in place. With the
+heuristic as the chooser that makes Monte Carlo decisions about 1.6 times as fast.
 
 It plays the engine's rules, not a copy of them: the legal cards come from the engine's own rule
-clauses (``_legal_mask``, which reads the stand-in as it reads a state), tricks are taken by the
-engine's ``_take``, and the round is scored by :func:`~hearts_engine.game.round_points`. The one
-rule restated here is when hearts break; ``tests/engine/test_playout.py`` checks card for card and
-point for point against ``apply``. Each chosen card is still checked against the legal cards, so a
-faulty chooser raises instead of corrupting the round.
+clauses (``_legal_mask``, asked with the values a state holds), hearts break on the cards the
+state says break them, tricks are taken by the engine's ``_take``, and the round is scored by
+:func:`~hearts_engine.game.round_points`; ``tests/engine/test_playout.py`` checks card for card
+and point for point against ``apply``. Each chosen card is still checked against the legal cards,
+so a faulty chooser raises instead of corrupting the round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from hearts_engine.cards import DECK, HEARTS_MASK, QUEEN_OF_SPADES, Card
+from hearts_engine.cards import DECK, Card
 from hearts_engine.game import Phase, State, Trick, _legal_mask, _take, round_points
-from hearts_engine.rules import Rules
 
 __all__ = ["Chooser", "play_out"]
 
@@ -29,19 +27,6 @@ Chooser = Callable[[int, int, tuple[Card, ...], int], int]
 cards, the current trick in play order, and the mask of every card played this round so far."""
 
 _PLAYING = Phase.PLAYING
-
-
-class _Table:
-    """The parts of a state that ``_legal_mask`` reads, as mutable attributes."""
-
-    __slots__ = ("hands", "hearts_broken", "rules", "trick", "tricks")
-
-    def __init__(self, state: State) -> None:
-        self.rules: Rules = state.rules
-        self.hands: list[int] = list(state.hands)
-        self.trick: tuple[Card, ...] = state.trick
-        self.tricks: list[Trick] = list(state.tricks)
-        self.hearts_broken: bool = state.hearts_broken
 
 
 def play_out(state: State, choose: Chooser, played: int) -> tuple[int, ...]:
@@ -61,17 +46,13 @@ def play_out(state: State, choose: Chooser, played: int) -> tuple[int, ...]:
         if state.rounds and state.phase in (Phase.DEALING, Phase.GAME_OVER):
             return state.rounds[-1].points
         raise ValueError(f"no round to play out while the game is {state.phase.name}")
-    table = _Table(state)
-    rules, hands, trick, tricks = table.rules, table.hands, table.trick, table.tricks
-    broken = table.hearts_broken
-    # When a card breaks hearts, restated from game._play: a heart, or the queen of spades if
-    # the rules say so.
-    breaking = HEARTS_MASK | (1 << QUEEN_OF_SPADES if rules.queen_breaks_hearts else 0)
-    taken = list(state.taken)
+    rules, trick, tricks = state.rules, state.trick, list(state.tricks)
+    hands, taken = list(state.hands), list(state.taken)
+    breaking = state._breaking  # the cards whose play breaks hearts (by the rules); 0 once broken
     turn, leader = state.turn, state.leader
     legal_mask, deck = _legal_mask, DECK
     while True:
-        legal = legal_mask(table, turn)
+        legal = legal_mask(rules, hands[turn], trick, not tricks, not breaking)
         hand = hands[turn]
         if legal & (legal - 1):  # more than one legal card
             card = deck[choose(hand, legal, trick, played)]
@@ -83,11 +64,10 @@ def play_out(state: State, choose: Chooser, played: int) -> tuple[int, ...]:
             bit = legal
         played |= bit
         hands[turn] = hand ^ bit
-        if not broken and bit & breaking:
-            broken = table.hearts_broken = True
+        if bit & breaking:
+            breaking = 0
         trick += (card,)
         if len(trick) < 4:
-            table.trick = trick
             turn = (turn + 1) & 3
             continue
         winner, trick_mask = _take(trick, leader)
@@ -95,5 +75,5 @@ def play_out(state: State, choose: Chooser, played: int) -> tuple[int, ...]:
         tricks.append(Trick(leader, trick, winner))
         if len(tricks) == 13:
             return round_points(rules, taken, tricks)[0]
-        trick = table.trick = ()
+        trick = ()
         turn = leader = winner

@@ -12,7 +12,7 @@ from typing import Any
 
 from hearts_engine.cards import Card, cards_of, format_cards, mask_of, parse_cards
 from hearts_engine.errors import HeartsError, MalformedError, MalformedReason
-from hearts_engine.game import Phase, RoundRecord, State, Trick
+from hearts_engine.game import Phase, RoundRecord, State, Trick, _assemble
 from hearts_engine.rules import Rules
 
 __all__ = [
@@ -107,22 +107,22 @@ def state_from_dict(data: dict[str, Any]) -> State:
         if len(totals) != 4:
             raise ValueError("four totals")
         deck: tuple[Card, ...] = parse_cards(data["deck"])
-        return State(
-            Rules.from_dict(data["rules"]),
-            Phase[data["phase"]],
-            int(data["round_index"]),
-            int(data["first_dealer"]),
-            deck,
-            _four_masks(data["hands"]),
-            _four_masks(data["passed"]),
-            int(data["turn"]),
-            int(data["leader"]),
-            parse_cards(data["trick"]),
-            tuple(_trick_from_dict(trick) for trick in data["tricks"]),
-            bool(data["hearts_broken"]),
-            _four_masks(data["taken"]),
-            (totals[0], totals[1], totals[2], totals[3]),
-            tuple(record_from_dict(record) for record in data["rounds"]),
+        return _assemble(
+            rules=Rules.from_dict(data["rules"]),
+            phase=Phase[data["phase"]],
+            round_index=int(data["round_index"]),
+            first_dealer=int(data["first_dealer"]),
+            deck=deck,
+            hands=_four_masks(data["hands"]),
+            passed=_four_masks(data["passed"]),
+            turn=int(data["turn"]),
+            leader=int(data["leader"]),
+            trick=parse_cards(data["trick"]),
+            tricks=tuple(_trick_from_dict(trick) for trick in data["tricks"]),
+            hearts_broken=bool(data["hearts_broken"]),
+            taken=_four_masks(data["taken"]),
+            totals=totals,
+            rounds=tuple(record_from_dict(record) for record in data["rounds"]),
         )
     except (KeyError, TypeError, ValueError) as error:
         if isinstance(error, HeartsError):

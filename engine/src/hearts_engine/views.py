@@ -23,8 +23,9 @@ from hearts_engine.game import (
     RoundRecord,
     State,
     Trick,
-    _legal_mask,
+    _assemble,
     _seat,
+    legal_plays,
     result,
 )
 from hearts_engine.rules import PassDirection, Rules
@@ -104,7 +105,7 @@ def _view(state: State, seat: int | None) -> SeatView:
         if phase == Phase.PASSING and not state.passed[seat]:
             legal, pass_count = hand, PASS_COUNT
         elif phase == Phase.PLAYING and state.turn == seat:
-            legal = cards_of(_legal_mask(state, seat))
+            legal = legal_plays(state, seat)
     tricks_won = [0, 0, 0, 0]
     for trick in state.tricks:
         tricks_won[trick.winner] += 1
@@ -185,11 +186,20 @@ def determinize(seat_view: SeatView, hands: Mapping[int, tuple[Card, ...]]) -> S
         raise MalformedError(MalformedReason.INVALID_STATE, "the hands do not complete the deck")
     turn = seat_view.turn if seat_view.turn is not None else -1
     leader = seat_view.leader if seat_view.leader is not None else -1
-    return State(
-        seat_view.rules, Phase.PLAYING, seat_view.round_index,
-        (seat_view.dealer - seat_view.round_index) & 3, (),
-        (masks[0], masks[1], masks[2], masks[3]), (0, 0, 0, 0), turn, leader, seat_view.trick,
-        seat_view.tricks, seat_view.hearts_broken, (taken[0], taken[1], taken[2], taken[3]),
-        (seat_view.totals[0], seat_view.totals[1], seat_view.totals[2], seat_view.totals[3]),
-        (),
-    )  # fmt: skip
+    return _assemble(
+        rules=seat_view.rules,
+        phase=Phase.PLAYING,
+        round_index=seat_view.round_index,
+        first_dealer=(seat_view.dealer - seat_view.round_index) & 3,
+        deck=(),
+        hands=masks,
+        passed=(0, 0, 0, 0),
+        turn=turn,
+        leader=leader,
+        trick=seat_view.trick,
+        tricks=seat_view.tricks,
+        hearts_broken=seat_view.hearts_broken,
+        taken=taken,
+        totals=seat_view.totals,
+        rounds=(),
+    )

@@ -31,9 +31,10 @@ class Settings:
     log_format: str = "text"
     grace_seconds: float = 10.0
     max_streams: int = 10_000
-    max_concurrent_rpcs: int = 2_000
+    max_concurrent_rpcs: int = 256
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
+    record_cache_size: int = 4096
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -62,9 +63,11 @@ def parse_settings(
         "log_format": "text, or json for JSON lines",
         "grace_seconds": "on SIGTERM, how long in-flight calls may finish",
         "max_streams": "open WatchTable streams allowed per process",
-        "max_concurrent_rpcs": "calls in flight before new ones are refused (RESOURCE_EXHAUSTED)",
+        "max_concurrent_rpcs": "unary calls in flight before new ones are refused "
+        "(RESOURCE_EXHAUSTED, reason OVERLOADED); streams count against max_streams",
         "max_message_bytes": "largest request or response message",
         "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
+        "record_cache_size": "tables whose newest record this process keeps decoded (0: none)",
     }
     for name, field in _FIELDS.items():
         env = f"HEARTS_{name.upper()}"

@@ -8,6 +8,7 @@ the API and from 0 in the engine.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -96,9 +97,8 @@ def table_name(table_id: str) -> str:
 
 def timestamp(ms: int) -> Timestamp:
     """A protobuf timestamp from Unix milliseconds."""
-    ts = Timestamp()
-    ts.FromMilliseconds(ms)
-    return ts
+    # What Timestamp.FromMilliseconds computes, without its Python-level checks (hot path).
+    return Timestamp(seconds=ms // 1000, nanos=ms % 1000 * 1_000_000)
 
 
 def card_to_pb(card: Card) -> pb.Card:
@@ -157,6 +157,12 @@ def rules_from_pb(message: pb.Rules) -> Rules:
     return Rules(**values)  # type: ignore[arg-type]
 
 
+@functools.lru_cache(maxsize=64)
+def _rules_pb(rules: Rules) -> pb.Rules:
+    """A shared prototype of :func:`rules_to_pb` (never mutated: messages copy it in)."""
+    return rules_to_pb(rules)
+
+
 def rules_to_pb(rules: Rules) -> pb.Rules:
     """Every rules field, set."""
     return pb.Rules(
@@ -191,7 +197,7 @@ def table_to_pb(record: TableRecord, version: int, seat_view: SeatView | None = 
     table = pb.Table(
         name=table_name(record.table_id),
         display_name=record.display_name,
-        rules=rules_to_pb(record.rules),
+        rules=_rules_pb(record.rules),
         create_time=timestamp(record.create_ms),
         update_time=timestamp(record.update_ms),
         etag=str(version),
@@ -234,6 +240,21 @@ def _trick_to_pb(number: int, trick: Trick, points: int) -> pb.Trick:
     return message
 
 
+_TRICKS_PB: dict[tuple[int, Trick, int], pb.Trick] = {}
+_TRICKS_PB_SIZE = 16384
+
+
+def _completed_trick(number: int, trick: Trick, rules: Rules) -> pb.Trick:
+    """A completed trick's message, built once: every view of the rest of the round shows it."""
+    key = (number, trick, points_of(trick.cards, rules))
+    message = _TRICKS_PB.get(key)
+    if message is None:
+        if len(_TRICKS_PB) >= _TRICKS_PB_SIZE:
+            _TRICKS_PB.clear()  # a plain bound: refilling is cheap
+        message = _TRICKS_PB[key] = _trick_to_pb(*key)
+    return message
+
+
 def _round_history(record: RoundRecord, rules: Rules, totals: list[int]) -> pb.RoundHistory:
     hands = deal_hands(record.deck, record.dealer)
     direction = rules.pass_direction(record.round_index)
@@ -273,6 +294,29 @@ def _round_score(
     return score
 
 
+_HISTORIES: dict[tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...]], list[pb.RoundScore]]
+_HISTORIES = {}
+
+
+def _score_history(
+    round_scores: tuple[tuple[int, ...], ...], moon_shooters: tuple[int | None, ...]
+) -> list[pb.RoundScore]:
+    """The scores of the finished rounds, built once per game: every later view repeats them."""
+    key = (round_scores, moon_shooters)
+    history = _HISTORIES.get(key)
+    if history is None:
+        history = []
+        totals = [0, 0, 0, 0]
+        for index, (points, shooter) in enumerate(zip(round_scores, moon_shooters, strict=True)):
+            for s in range(4):
+                totals[s] += points[s]
+            history.append(_round_score(index, points, totals, shooter))
+        if len(_HISTORIES) >= 4096:
+            _HISTORIES.clear()  # a plain bound: refilling is cheap
+        _HISTORIES[key] = history
+    return history
+
+
 def view_to_pb(
     record: TableRecord, version: int, seat: int | None, *, seat_view: SeatView | None = None
 ) -> pb.TableView:
@@ -300,18 +344,16 @@ def view_to_pb(
                 pb.PlayedCard(seat=(seat_view.leader + index) % 4, card=_CARDS_PB[card])
             )
         current.points = points_of(seat_view.trick, rules)
-    for number, trick in enumerate(seat_view.tricks, start=1):
-        message.completed_tricks.append(_trick_to_pb(number, trick, points_of(trick.cards, rules)))
+    message.completed_tricks.extend(
+        [_completed_trick(number, trick, rules) for number, trick in enumerate(seat_view.tricks, 1)]
+    )
     message.hearts_broken = seat_view.hearts_broken
     message.round_points.extend(seat_view.round_points)
     message.tricks_won.extend(seat_view.tricks_won)
-    totals = [0, 0, 0, 0]
-    for index, (points, shooter) in enumerate(
-        zip(seat_view.round_scores, seat_view.moon_shooters, strict=True)
-    ):
-        for s in range(4):
-            totals[s] += points[s]
-        message.score_history.append(_round_score(index, points, totals, shooter))
+    if seat_view.round_scores:
+        message.score_history.extend(
+            _score_history(tuple(seat_view.round_scores), tuple(seat_view.moon_shooters))
+        )
     message.legal_cards.extend(_cards(seat_view.legal))
     message.cards_to_pass = seat_view.pass_count
     if seat_view.history:

@@ -1,23 +1,42 @@
 """The stored form of a table: seats, settings, the engine state and the last event sequence.
 
-A record is a frozen value encoded as compact JSON (the engine state inside it uses the engine's
-own versioned dict form). It holds secrets (every hand, the deck seed), so it never leaves the
-server: responses are built from engine views only (:mod:`hearts_server.convert`).
+A record is a frozen value encoded as compact JSON. It holds secrets (every hand, the deck seed),
+so it never leaves the server: responses are built from engine views only
+(:mod:`hearts_server.convert`).
+
+Every command writes the whole record, and the record carries every finished round of the game,
+so its encoding is on the hot path. Schema 2 therefore writes the engine state as arrays of card
+indexes (0..51) and 52-bit masks, read off the state's public fields by name and rebuilt with
+``_replace`` on a fresh game (see :func:`_game_to_json`), and encodes each finished round once
+per process. Schema 1 records, which hold the engine's readable dict form with card notation, are
+still read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import json
 from typing import Any
 
-from hearts_engine import Phase, Rules, State, state_from_dict, state_to_dict
+from hearts_engine import (
+    DECK,
+    Card,
+    Phase,
+    RoundRecord,
+    Rules,
+    State,
+    Trick,
+    new_game,
+    state_from_dict,
+)
 from hearts_engine.bots import BotLevel
 
 __all__ = ["Occupant", "SeatRecord", "TableRecord"]
 
-RECORD_SCHEMA = 1
+RECORD_SCHEMA = 2
+_READABLE_SCHEMAS = (1, 2)
 
 
 class Occupant(enum.StrEnum):
@@ -65,13 +84,34 @@ class TableRecord:
         """Whether a human could still join."""
         return any(seat.occupant == Occupant.EMPTY for seat in self.seats)
 
+    def evolve(self, game: State | None, sequence: int, update_ms: int) -> TableRecord:
+        """A copy with another game, last event sequence and update time.
+
+        What ``dataclasses.replace`` does for these three fields, several times faster: every
+        command makes two such copies.
+        """
+        return TableRecord(
+            self.table_id,
+            self.display_name,
+            self.rules,
+            self.first_dealer,
+            self.seats,
+            self.create_ms,
+            update_ms,
+            sequence,
+            self.deck_seed,
+            self.bot_seed,
+            self.creator_epoch,
+            game,
+        )
+
     def to_json(self) -> bytes:
         """The record as UTF-8 JSON."""
         data: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
             "id": self.table_id,
             "name": self.display_name,
-            "rules": self.rules.to_dict(),
+            "rules": _rules_to_dict(self.rules),
             "first_dealer": self.first_dealer,
             "seats": [
                 [
@@ -88,20 +128,24 @@ class TableRecord:
             "deck_seed": self.deck_seed,
             "bot_seed": self.bot_seed,
             "creator_epoch": self.creator_epoch,
-            "game": None if self.game is None else state_to_dict(self.game),
         }
-        return json.dumps(data, separators=(",", ":")).encode()
+        head = _JSON.encode(data)
+        game = "null" if self.game is None else _game_to_json(self.game, self.rules)
+        return f'{head[:-1]},"game":{game}}}'.encode()
 
     @classmethod
     def from_json(cls, raw: bytes) -> TableRecord:
-        """The inverse of :meth:`to_json`."""
+        """The inverse of :meth:`to_json`; also reads schema 1 records."""
         data = json.loads(raw)
-        if data.get("schema") != RECORD_SCHEMA:
-            raise ValueError(f"unsupported table record schema {data.get('schema')!r}")
+        schema = data.get("schema")
+        if schema not in _READABLE_SCHEMAS:
+            raise ValueError(f"unsupported table record schema {schema!r}")
+        rules = _rules_from_dict(data["rules"])
+        game = data["game"]
         return cls(
             table_id=data["id"],
             display_name=data["name"],
-            rules=Rules.from_dict(data["rules"]),
+            rules=rules,
             first_dealer=data["first_dealer"],
             seats=tuple(
                 SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
@@ -113,5 +157,159 @@ class TableRecord:
             deck_seed=data["deck_seed"],
             bot_seed=data["bot_seed"],
             creator_epoch=data["creator_epoch"],
-            game=None if data["game"] is None else state_from_dict(data["game"]),
+            game=(
+                None
+                if game is None
+                else _game_from_json(game, rules)
+                if schema == RECORD_SCHEMA
+                else state_from_dict(game)
+            ),
         )
+
+
+# --- Schema 2: the engine state as arrays -------------------------------------------------------
+#
+# The layout is written out here, field by field by name, so it does not follow the engine's
+# field order by accident: an engine change that adds a State field fails the record round-trip
+# tests instead of silently writing records that miss it. Cards are their indexes; hands, passes
+# and taken cards are 52-bit masks, as in the engine.
+
+_JSON = json.JSONEncoder(separators=(",", ":"))
+"""One encoder for all records: ``json.dumps`` with options builds a new one per call."""
+_CARD: tuple[Card, ...] = DECK
+_BLANK: State = new_game()
+"""A state to build others from by their public fields (``_replace`` takes every one)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_to_dict(rules: Rules) -> dict[str, Any]:
+    # Shared and never mutated: json.dumps only reads it.
+    return rules.to_dict()
+
+
+def _rules_from_dict(data: dict[str, Any]) -> Rules:
+    return _rules_from_items(tuple(data.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
+    return Rules.from_dict(dict(items))
+
+
+def _cards(indexes: list[int]) -> tuple[Card, ...]:
+    return tuple(map(_CARD.__getitem__, indexes))
+
+
+def _trick_to_json(trick: Trick) -> list[Any]:
+    return [trick.leader, trick.cards, trick.winner]
+
+
+def _trick_from_json(data: list[Any]) -> Trick:
+    leader, cards, winner = data
+    return Trick(leader=leader, cards=_cards(cards), winner=winner)
+
+
+def _round_to_json(record: RoundRecord) -> str:
+    # A finished round never changes, and the next state of a game shares its RoundRecord
+    # objects, so each is encoded once per process: by identity, holding the object so that
+    # its id cannot be reused while cached.
+    cached = _ROUNDS_JSON.get(id(record))
+    if cached is not None and cached[0] is record:
+        return cached[1]
+    text = _JSON.encode(
+        [
+            record.round_index,
+            record.dealer,
+            record.deck,
+            record.passes,
+            [[t.leader, t.cards, t.winner] for t in record.tricks],
+            record.points,
+            record.moon_shooter,
+        ]
+    )
+    if len(_ROUNDS_JSON) >= _ROUNDS_JSON_SIZE:
+        _ROUNDS_JSON.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
+    _ROUNDS_JSON[id(record)] = (record, text)
+    return text
+
+
+_ROUNDS_JSON: dict[int, tuple[RoundRecord, str]] = {}
+_ROUNDS_JSON_SIZE = 8192
+
+
+def _round_from_json(data: list[Any]) -> RoundRecord:
+    round_index, dealer, deck, passes, tricks, points, moon_shooter = data
+    return RoundRecord(
+        round_index=round_index,
+        dealer=dealer,
+        deck=_cards(deck),
+        passes=tuple(map(_cards, passes)),
+        tricks=tuple(map(_trick_from_json, tricks)),
+        points=tuple(points),
+        moon_shooter=moon_shooter,
+    )
+
+
+def _game_to_json(state: State, rules: Rules) -> str:
+    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are.
+    head = _JSON.encode(
+        [
+            2,  # the layout of this array, for a later change
+            None if state.rules is rules or state.rules == rules else _rules_to_dict(state.rules),
+            state.phase.name,
+            state.round_index,
+            state.first_dealer,
+            state.deck,
+            state.hands,
+            state.passed,
+            state.turn,
+            state.leader,
+            state.trick,
+            [_trick_to_json(trick) for trick in state.tricks],
+            state.hearts_broken,
+            state.taken,
+            state.totals,
+        ]
+    )
+    rounds = ",".join([_round_to_json(record) for record in state.rounds])
+    return f"{head[:-1]},[{rounds}]]"
+
+
+def _game_from_json(data: list[Any], rules: Rules) -> State:
+    if not isinstance(data, list) or not data or data[0] != 2:
+        raise ValueError("unsupported game layout in a schema 2 record")
+    (
+        _,
+        own_rules,
+        phase,
+        round_index,
+        first_dealer,
+        deck,
+        hands,
+        passed,
+        turn,
+        leader,
+        trick,
+        tricks,
+        hearts_broken,
+        taken,
+        totals,
+        rounds,
+    ) = data
+    return _BLANK._replace(
+        rules=rules if own_rules is None else _rules_from_dict(own_rules),
+        phase=Phase[phase],
+        round_index=round_index,
+        first_dealer=first_dealer,
+        deck=_cards(deck),
+        hands=tuple(hands),
+        passed=tuple(passed),
+        turn=turn,
+        leader=leader,
+        trick=_cards(trick),
+        tricks=tuple(map(_trick_from_json, tricks)),
+        hearts_broken=hearts_broken,
+        taken=tuple(taken),
+        totals=tuple(totals),
+        rounds=tuple(map(_round_from_json, rounds)),
+    )

@@ -91,11 +91,24 @@ def bearer_token(context: grpc.aio.ServicerContext) -> str | None:
 
 def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[..., Awaitable[R]]]:
     def wrap(handler: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
+        # The metric children of this method, looked up once instead of per call.
+        latency = METRICS.latency.labels(method)
+        counters: dict[str, Any] = {}
+
         @functools.wraps(handler)
         async def run(self: TableServicer, request: Any, context: grpc.aio.ServicerContext) -> R:
             started = time.perf_counter()
             code = "OK"
+            # Shed at once what the server cannot take now: queued behind a full event loop, the
+            # call would only time out later, after costing as much as one that succeeds.
+            admitted = self.calls_in_flight < self.max_calls
+            if admitted:
+                self.calls_in_flight += 1
             try:
+                if not admitted:
+                    raise ServiceError(
+                        "OVERLOADED", "the server has too many calls in flight; retry with backoff"
+                    )
                 return await handler(self, request, context)
             except ServiceError as error:
                 code = error.code.value
@@ -111,8 +124,13 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
                 )
                 raise
             finally:
-                METRICS.requests.labels(method, code).inc()
-                METRICS.latency.labels(method).observe(time.perf_counter() - started)
+                if admitted:
+                    self.calls_in_flight -= 1
+                counter = counters.get(code)
+                if counter is None:
+                    counter = counters[code] = METRICS.requests.labels(method, code)
+                counter.inc()
+                latency.observe(time.perf_counter() - started)
 
         return run
 
@@ -122,9 +140,11 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
 class TableServicer(api_grpc.TableServiceServicer):
     """``hearts.v1.TableService`` over a :class:`~hearts_server.service.TableApp`."""
 
-    def __init__(self, app: TableApp, *, max_streams: int = 10_000) -> None:
+    def __init__(self, app: TableApp, *, max_streams: int = 10_000, max_calls: int = 256) -> None:
         self.app = app
         self.max_streams = max_streams
+        self.max_calls = max_calls
+        self.calls_in_flight = 0
         self.open_streams = 0
         self.shutting_down = False
 

@@ -82,19 +82,32 @@ class HeartsServer:
             TokenCodec(secret.encode(), ttl_seconds=settings.token_ttl_seconds),
             bot_executor=self._executor,
             executor_factory=factory,
+            record_cache_size=settings.record_cache_size,
         )
-        self.servicer = TableServicer(self.app, max_streams=settings.max_streams)
+        self.servicer = TableServicer(
+            self.app, max_streams=settings.max_streams, max_calls=settings.max_concurrent_rpcs
+        )
         self.health = health.aio.HealthServicer()
         options = [
             ("grpc.max_send_message_length", settings.max_message_bytes),
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.max_concurrent_streams", 1000),
+            # Calls that arrived but that the event loop has not picked up yet: where calls queue
+            # when the server is saturated. Past the soft limit gRPC refuses some new calls, past
+            # the hard limit all, with RESOURCE_EXHAUSTED at once and without running any Python,
+            # so an overloaded server sheds the excess instead of queueing it until it times out.
+            ("grpc.server.max_pending_requests", settings.max_concurrent_rpcs),
+            ("grpc.server.max_pending_requests_hard_limit", 2 * settings.max_concurrent_rpcs),
             ("grpc.keepalive_time_ms", 30_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ]
+        # The servicer sheds calls past max_concurrent_rpcs and streams past max_streams, each
+        # with its own reason; gRPC's own limit (which counts both, and answers without details)
+        # is only a backstop above them, with room for health checks and reflection.
         self.grpc_server = grpc.aio.server(
-            options=options, maximum_concurrent_rpcs=settings.max_concurrent_rpcs
+            options=options,
+            maximum_concurrent_rpcs=settings.max_concurrent_rpcs + settings.max_streams + 100,
         )
         api_grpc.add_TableServiceServicer_to_server(self.servicer, self.grpc_server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc_server)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import collections
 import concurrent.futures
 import concurrent.futures.process
 import dataclasses
@@ -147,6 +148,62 @@ def new_table_id(now_ms: int) -> str:
     return f"{now_ms:012x}{secrets.token_hex(5)}"
 
 
+class _Cached:
+    """The newest record this process has seen of one table, and whether to trust it unread."""
+
+    __slots__ = ("record", "skip", "version")
+
+    def __init__(self, version: int, record: TableRecord) -> None:
+        self.version = version
+        self.record = record
+        self.skip = 0  # commands that read first before trying an unread commit again
+
+
+class RecordCache:
+    """Decoded records by table, newest version only, least recently used evicted.
+
+    A version of a table is written once (the compare-and-set lets exactly one commit make
+    version ``v + 1``, and table ids are never reused), so a record cached under its version
+    never goes wrong; it only goes stale when another process commits, which a read or a failed
+    compare-and-set reveals.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: collections.OrderedDict[str, _Cached] = collections.OrderedDict()
+
+    def get(self, table_id: str) -> _Cached | None:
+        entry = self._entries.get(table_id)
+        if entry is not None:
+            self._entries.move_to_end(table_id)
+        return entry
+
+    def put(self, table_id: str, version: int, record: TableRecord) -> _Cached | None:
+        if self._size <= 0:
+            return None
+        entry = self._entries.get(table_id)
+        if entry is not None:
+            if version < entry.version:
+                return entry  # a slower reader must not put an older version back
+            entry.version, entry.record = version, record
+            self._entries.move_to_end(table_id)
+            return entry
+        entry = self._entries[table_id] = _Cached(version, record)
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return entry
+
+    def drop(self, table_id: str) -> None:
+        self._entries.pop(table_id, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_SPECULATION_BACKOFF = 8
+"""After an unread commit lost its race, this many commands of the table read first."""
+
+
 def parse_table_name(name: str) -> str:
     """The table id of ``tables/{table}``; INVALID_ARGUMENT otherwise."""
     prefix = "tables/"
@@ -169,8 +226,10 @@ class TableApp:
         clock: Callable[[], float] = time.time,
         max_retries: int = 16,
         slow_bot_grace_seconds: float = 5.0,
+        record_cache_size: int = 4096,
     ) -> None:
         self.store = store
+        self.records = RecordCache(record_cache_size)
         self.tokens = tokens
         self._executor = bot_executor
         self._executor_factory = executor_factory
@@ -222,23 +281,51 @@ class TableApp:
     async def _load(
         self, table_id: str, *, caller: str | None = None, request_id: str | None = None
     ) -> Loaded:
+        """The table as stored now; ``data`` is empty when the cached record is current."""
+        cached = self.records.get(table_id)
         try:
-            loaded = await self.store.load(table_id, caller=caller, request_id=request_id)
+            loaded = await self.store.load(
+                table_id,
+                caller=caller,
+                request_id=request_id,
+                known_version=0 if cached is None else cached.version,
+            )
         except StoreUnavailableError:
             raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
         if not loaded.exists and loaded.replay is None:
+            self.records.drop(table_id)
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
         return loaded
+
+    def _record(self, table_id: str, loaded: Loaded) -> TableRecord:
+        """The record of a load, from the cache when the store left the bytes out."""
+        if not loaded.data:
+            cached = self.records.get(table_id)
+            if cached is None or cached.version != loaded.version:  # pragma: no cover - evicted
+                raise StoreUnavailableError("the cached record went away; retry")
+            return cached.record
+        record = TableRecord.from_json(loaded.data)
+        self.records.put(table_id, loaded.version, record)
+        return record
+
+    async def _read(self, table_id: str) -> tuple[int, TableRecord]:
+        """The current version and record (a read of one round trip; the cache saves decoding)."""
+        for _ in range(2):
+            loaded = await self._load(table_id)
+            try:
+                return loaded.version, self._record(table_id, loaded)
+            except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
+                self.records.drop(table_id)
+        raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
 
     async def get_table(self, name: str, token: str | None) -> api.GetTableResponse:
         """The caller's view of a table."""
         table_id = parse_table_name(name)
         caller = self.caller(token, table_id)
-        loaded = await self._load(table_id)
-        record = TableRecord.from_json(loaded.data)
+        version, record = await self._read(table_id)
         self._check_epoch(record, caller)
         self._kick_overdue(record)
-        return api.GetTableResponse(view=convert.view_to_pb(record, loaded.version, caller.seat))
+        return api.GetTableResponse(view=convert.view_to_pb(record, version, caller.seat))
 
     async def list_tables(
         self, page_size: int, page_token: str, has_free_seat: bool
@@ -259,7 +346,11 @@ class TableApp:
                 raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
             for table_id, version, data in rows:
                 before = table_id
-                record = TableRecord.from_json(data)
+                cached = self.records.get(table_id)
+                if cached is not None and cached.version == version:
+                    record = cached.record
+                else:
+                    record = TableRecord.from_json(data)
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
                 response.tables.append(convert.table_to_pb(record, version))
@@ -282,25 +373,54 @@ class TableApp:
         response_type: type[M],
     ) -> M:
         _check_request_id(request_id)
+        # The common case needs no read: when this process made (or last read) the table's
+        # newest version, decide on that record and commit against its version at once. The
+        # compare-and-set refuses the commit if the table moved on meanwhile, and the commit
+        # script answers a retried request id from its memory, as a read would. Only what the
+        # store confirms is ever answered: a refusal decided on the unread record is decided
+        # again on a fresh read, and so is a lost race (which also makes the next commands of
+        # this table read first, for a while: another replica is writing it too).
+        cached = self.records.get(table_id)
+        unread = (
+            cached is not None and cached.skip == 0 and (not etag or etag == str(cached.version))
+        )
         for _ in range(self._max_retries):
-            loaded = await self._load(table_id, caller=caller_key, request_id=request_id or None)
-            if loaded.replay is not None:
-                return _parse(response_type, loaded.replay)
-            if etag and etag != str(loaded.version):
-                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
-            record = TableRecord.from_json(loaded.data)
-            decision = decide(record, loaded.version)
+            if unread:
+                assert cached is not None
+                version, record = cached.version, cached.record
+            else:
+                loaded = await self._load(
+                    table_id, caller=caller_key, request_id=request_id or None
+                )
+                if loaded.replay is not None:
+                    return _parse(response_type, loaded.replay)
+                if etag and etag != str(loaded.version):
+                    raise ServiceError(
+                        "ETAG_MISMATCH", "the table changed since that etag; re-read it"
+                    )
+                version = loaded.version
+                try:
+                    record = self._record(table_id, loaded)
+                except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
+                    self.records.drop(table_id)
+                    continue
+            try:
+                decision = decide(record, version)
+            except ServiceError:
+                if unread:
+                    unread = False
+                    continue
+                raise
             stored = decision.batch.stored(record.sequence + 1)
-            new_record = dataclasses.replace(
-                decision.record,
-                sequence=record.sequence + len(stored),
-                update_ms=decision.batch.now_ms,
+            decided = decision.record
+            new_record = decided.evolve(
+                decided.game, record.sequence + len(stored), decision.batch.now_ms
             )
-            response = decision.respond(new_record, loaded.version + 1)
+            response = decision.respond(new_record, version + 1)
             try:
                 result = await self.store.commit(
                     table_id,
-                    expected_version=loaded.version,
+                    expected_version=version,
                     data=new_record.to_json(),
                     events=stored,
                     caller=caller_key,
@@ -312,10 +432,19 @@ class TableApp:
             except StoreUnavailableError:
                 raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
             if result.outcome == CommitOutcome.APPLIED:
+                entry = self.records.put(table_id, version + 1, new_record)
+                if entry is not None and not unread:
+                    entry.skip = max(0, entry.skip - 1)
                 self._maybe_drive(new_record)
                 return response  # type: ignore[return-value]
             if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
                 return _parse(response_type, result.replay)
+            if unread:
+                # Stale: read, then decide again (the read also answers not-found and etags).
+                unread = False
+                if cached is not None:
+                    cached.skip = _SPECULATION_BACKOFF
+                continue
             if etag:
                 raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
         raise ServiceError("CONFLICT", "the table is too busy; try again")
@@ -517,6 +646,7 @@ class TableApp:
             except StoreUnavailableError:
                 raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
             if done:
+                self.records.drop(table_id)
                 return api.DeleteTableResponse()
             if etag:
                 raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
@@ -584,7 +714,7 @@ class TableApp:
             ) from None
         batch.add_engine(events)
         state = self._advance(record, state, batch)
-        new = dataclasses.replace(record, game=state)
+        new = record.evolve(state, record.sequence, record.update_ms)
         response_type = api.PassCardsResponse if kind == "pass" else api.PlayCardResponse
 
         def respond(final: TableRecord, new_version: int) -> Message:
@@ -667,10 +797,14 @@ class TableApp:
         """Play Monte Carlo bot turns until a human owes a move; each move is a CAS commit."""
         try:
             for _ in range(64 * 52):  # bounded: a whole game of bot turns at most
-                loaded = await self.store.load(table_id)
+                cached = self.records.get(table_id)
+                loaded = await self.store.load(
+                    table_id, known_version=0 if cached is None else cached.version
+                )
                 if not loaded.exists:
+                    self.records.drop(table_id)
                     return
-                record = TableRecord.from_json(loaded.data)
+                record = self._record(table_id, loaded)
                 seat = self._slow_bot_due(record)
                 if seat is None or record.game is None:
                     return
@@ -721,13 +855,15 @@ class TableApp:
             record, game=state, sequence=record.sequence + len(stored), update_ms=batch.now_ms
         )
         # A lost race is fine: the loop re-reads and decides again from the new state.
-        await self.store.commit(
+        result = await self.store.commit(
             table_id,
             expected_version=version,
             data=new.to_json(),
             events=stored,
             finished=new.phase_over,
         )
+        if result.outcome == CommitOutcome.APPLIED:
+            self.records.put(table_id, version + 1, new)
 
     def _kick_overdue(self, record: TableRecord) -> None:
         if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
@@ -756,8 +892,7 @@ class TableApp:
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
         try:
-            loaded = await self._load(table_id)
-            record = TableRecord.from_json(loaded.data)
+            version, record = await self._read(table_id)
             self._check_epoch(record, caller)
             self._kick_overdue(record)
             last = record.sequence
@@ -772,7 +907,7 @@ class TableApp:
             if not resumed:
                 yield api.WatchTableResponse(
                     sequence=last,
-                    snapshot=convert.view_to_pb(record, loaded.version, seat),
+                    snapshot=convert.view_to_pb(record, version, seat),
                 )
             async for batch in subscription:
                 for event in batch:

@@ -38,6 +38,9 @@ DEFAULT_PLAYOUTS = 240
 percentile, on the development machine (see ``docs/bots.md``)."""
 
 _PLAYING = Phase.PLAYING
+# Every play, built once: a playout applies one per card, and building a named tuple costs more
+# than looking one up.
+_PLAYS = tuple(tuple(PlayCard(seat, card) for card in DECK) for seat in range(4))
 _PRUNE_MARGIN = 0.25  # points: a candidate this close to the best is never dropped early
 
 
@@ -56,7 +59,7 @@ def playout(state: State, played: int) -> tuple[int, ...]:
     ``played`` is the mask of the cards played so far this round (the heuristic reads it); the
     result is the round's points per seat after moon and bonus rules.
     """
-    apply_, legal_plays_, play, deck, play_action = apply, legal_plays, play_card, DECK, PlayCard
+    apply_, legal_plays_, play, deck, plays = apply, legal_plays, play_card, DECK, _PLAYS
     while state.phase is _PLAYING:
         turn = state.turn
         legal = legal_plays_(state, turn)
@@ -68,7 +71,7 @@ def playout(state: State, played: int) -> tuple[int, ...]:
                 mask |= 1 << option
             card = deck[play(state.hands[turn], mask, state.trick, played)]
         played |= 1 << card
-        state = apply_(state, play_action(turn, card))
+        state = apply_(state, plays[turn][card])
     return state.rounds[-1].points
 
 

@@ -57,6 +57,8 @@ class StoredEvent:
 class Loaded:
     """A table's record as read, or ``version == 0`` and empty data when it does not exist.
 
+    ``data`` is also empty when the version is the ``known_version`` the reader passed: it holds
+    that record already (versions are never reused, so the record is the same).
     ``replay`` is the stored response when ``request_id`` matched the caller's last request.
     """
 
@@ -118,9 +120,17 @@ class Store(Protocol):
     """Where tables live. All methods may raise :class:`StoreUnavailableError`."""
 
     async def load(
-        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+        self,
+        table_id: str,
+        *,
+        caller: str | None = None,
+        request_id: str | None = None,
+        known_version: int = 0,
     ) -> Loaded:
-        """The table's record; with ``caller`` and ``request_id``, also a remembered response."""
+        """The table's record; with ``caller`` and ``request_id``, also a remembered response.
+
+        When the table is at ``known_version`` (> 0), the record's bytes are left out.
+        """
         ...
 
     async def create(

@@ -63,7 +63,12 @@ class MemoryStore:
         return table
 
     async def load(
-        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+        self,
+        table_id: str,
+        *,
+        caller: str | None = None,
+        request_id: str | None = None,
+        known_version: int = 0,
     ) -> Loaded:
         table = self._get(table_id)
         if table is None:
@@ -73,7 +78,8 @@ class MemoryStore:
             remembered = table.requests.get(caller)
             if remembered is not None and remembered[0] == request_id:
                 replay = remembered[1]
-        return Loaded(table.version, table.data, replay)
+        data = b"" if table.version == known_version else table.data
+        return Loaded(table.version, data, replay)
 
     async def create(
         self,

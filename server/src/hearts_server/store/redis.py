@@ -242,8 +242,11 @@ class RedisStore:
 
         A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
         pipeline once more; redis-py's Script objects would instead add a SCRIPT EXISTS round trip
-        to every pipeline. Replies are parsed as redis-py parses each command.
+        to every pipeline. Replies are parsed as redis-py parses each command. A single command
+        skips the pipeline machinery, which costs more than the command on the hot path.
         """
+        if len(commands) == 1:
+            return [await self._run_one(commands[0])]
         for attempt in range(2):
             pipe = self._redis.pipeline(transaction=False)
             for command in commands:
@@ -260,13 +263,28 @@ class RedisStore:
             return results
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def _run_one(self, command: _Command) -> Any:
+        # redis-py leaves execute_command unannotated.
+        try:
+            with _unavailable():
+                return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
+        except NoScriptError:
+            await self._load_scripts()
+        with _unavailable():
+            return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
+
     async def _load_scripts(self) -> None:
         await self._run(*(("SCRIPT LOAD", script.source) for script in _SCRIPTS))
 
     # --- Store ---
 
     async def load(
-        self, table_id: str, *, caller: str | None = None, request_id: str | None = None
+        self,
+        table_id: str,
+        *,
+        caller: str | None = None,
+        request_id: str | None = None,
+        known_version: int = 0,
     ) -> Loaded:
         await self._until_live()
         check = caller is not None and bool(request_id)
@@ -280,6 +298,7 @@ class RedisStore:
                 _flag(check),
                 caller or "",
                 request_id or "",
+                known_version,
             )
         )
         if reply[0] == 0:

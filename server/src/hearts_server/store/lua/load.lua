@@ -1,10 +1,14 @@
 -- Read a table's record and, optionally, the caller's remembered response, in one round trip.
 -- KEYS: table, requests
--- ARGV: check ("1" to look up the caller's request), caller, request_id
--- Returns {0} when the table is absent, {version, data} or {version, data, response}.
+-- ARGV: check ("1" to look up the caller's request), caller, request_id, known version ("0": none)
+-- Returns {0} when the table is absent, {version, data} or {version, data, response}; data is ""
+-- when the version is the known one (the reader holds that record: versions are never reused).
 local current = redis.call('HMGET', KEYS[1], 'v', 'd')
 if not current[1] then
   return {0}
+end
+if current[1] == ARGV[4] then
+  current[2] = ''
 end
 if ARGV[1] == '1' then
   local remembered = redis.call('HGET', KEYS[2], ARGV[2])
