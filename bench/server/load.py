@@ -63,7 +63,11 @@ from hearts_engine import (
 )
 
 SHED = {"RESOURCE_EXHAUSTED", "UNAVAILABLE"}
-"""Codes by which a server refuses work it cannot take now (a client backs off and retries)."""
+"""Codes by which a server refuses work it cannot take now (a client backs off and retries).
+
+gRPC's own limit on calls waiting to be picked up (``grpc.server.max_pending_requests``) ends the
+calls it refuses with CANCELLED; the report counts those separately.
+"""
 
 _CARDS = tuple(
     pb.Card(suit=Card.from_index(i).suit + 1, rank=Card.from_index(i).rank)  # type: ignore[arg-type]
@@ -682,30 +686,40 @@ async def _watch(  # noqa: PLR0917 - one stream's whole context
     counter: list[int],
     stop: asyncio.Event,
 ) -> None:
-    call = stub.WatchTable(api.WatchTableRequest(name=name), metadata=metadata)
-    try:
-        async for message in call:
-            if message.HasField("snapshot"):
-                ready.set()
-                counter[0] += 1
-            elif sink is not None and not stop.is_set():
-                ms = message.event.event_time.ToMilliseconds()
-                sink.append(time.time() - ms / 1000.0)
-    except grpc.aio.AioRpcError as error:
-        if error.code() != grpc.StatusCode.CANCELLED:
-            counter[1] += 1
-            if counter[1] <= 3:
-                print(f"  stream failed: {error.code().name} {error.details()}", file=sys.stderr)
+    for attempt in range(20):
+        call = stub.WatchTable(api.WatchTableRequest(name=name), metadata=metadata)
+        try:
+            async for message in call:
+                if message.HasField("snapshot"):
+                    ready.set()
+                    counter[0] += 1
+                elif sink is not None and not stop.is_set():
+                    ms = message.event.event_time.ToMilliseconds()
+                    sink.append(time.time() - ms / 1000.0)
+            return
+        except grpc.aio.AioRpcError as error:
+            if not ready.is_set() and error.code().name in SHED | {"CANCELLED"}:
+                # Refused while the server was busy opening others: back off, as clients do.
+                counter[2] += 1
+                await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * random.random())
+                continue
+            if error.code() != grpc.StatusCode.CANCELLED:
+                counter[1] += 1
+                if counter[1] <= 3:
+                    print(
+                        f"  stream failed: {error.code().name} {error.details()}", file=sys.stderr
+                    )
             ready.set()
-    finally:
-        call.cancel()
+            return
+        finally:
+            call.cancel()
 
 
 async def open_streams(
     channels: Channels, targets: Sequence[tuple[str, Any]], sink: list[float] | None, stop: Any
 ) -> tuple[list[asyncio.Task[None]], list[int]]:
     """One stream per (table, metadata); returns the tasks once every snapshot has arrived."""
-    counter = [0, 0]  # snapshots received, streams failed
+    counter = [0, 0, 0]  # snapshots received, streams failed, refusals retried
     tasks = []
     events = []
     for index, (name, metadata) in enumerate(targets):
@@ -713,8 +727,8 @@ async def open_streams(
         stub = channels.stubs[index % len(channels.stubs)]
         tasks.append(asyncio.create_task(_watch(stub, name, metadata, ready, sink, counter, stop)))
         events.append(ready)
-        if index % 200 == 199:
-            await asyncio.sleep(0.01)  # do not flood the server with 5,000 snapshots at once
+        if index % 50 == 49:
+            await asyncio.sleep(0.02)  # a steady stream of new watchers, not one burst
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 120)
     return tasks, counter
@@ -762,6 +776,7 @@ async def workload_watch(args: argparse.Namespace, sampler: Sampler) -> dict[str
             "streams": args.idle_streams,
             "snapshots": idle_counter[0],
             "failed": idle_counter[1],
+            "refusals_retried": idle_counter[2],
             "open_seconds": opened_in,
             "server_rss_before": rss_before,
             "server_rss_after": rss_after,

@@ -128,8 +128,9 @@ def test_sigterm_drains_streams_with_a_reconnect_status_and_exits_cleanly(
         status = rpc_status.from_call(ended.value)
         assert status is not None
         assert any(b"SHUTTING_DOWN" in detail.value for detail in status.details)
-    code, stderr = server_process.stop()
-    assert code == 0
+    # One SIGTERM only: a second one could land after the drain, in interpreter shutdown.
+    _, stderr = server_process.process.communicate(timeout=20)
+    assert server_process.process.returncode == 0
     assert time.monotonic() - started < 15
     # JSON lines: every log line parses, and the drain is logged.
     records = [json.loads(line) for line in stderr.splitlines() if line.strip()]

@@ -118,6 +118,16 @@ async def test_create_starts_at_version_one(store: Store) -> None:
     assert (loaded.version, loaded.data, loaded.exists) == (1, b"data-1", True)
 
 
+async def test_load_leaves_out_the_record_the_reader_already_holds(store: Store) -> None:
+    assert (await store.create(TABLE, b"data-1", evs(1, 1), open_seats=True)).created
+    same = await store.load(TABLE, known_version=1)
+    assert (same.version, same.data, same.exists) == (1, b"", True)
+    await store.commit(TABLE, expected_version=1, data=b"data-2", events=evs(2, 2))
+    moved = await store.load(TABLE, known_version=1)
+    assert (moved.version, moved.data) == (2, b"data-2")
+    assert not (await store.load(OTHER, known_version=1)).exists
+
+
 async def test_create_twice_is_refused(store: Store) -> None:
     assert (await store.create(TABLE, b"first", [], open_seats=True)).created
     assert not (await store.create(TABLE, b"second", evs(1, 1), open_seats=False)).created

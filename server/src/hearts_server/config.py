@@ -31,7 +31,7 @@ class Settings:
     log_format: str = "text"
     grace_seconds: float = 10.0
     max_streams: int = 10_000
-    max_concurrent_rpcs: int = 256
+    max_concurrent_rpcs: int = 128
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
     record_cache_size: int = 4096

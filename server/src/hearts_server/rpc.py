@@ -140,7 +140,7 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
 class TableServicer(api_grpc.TableServiceServicer):
     """``hearts.v1.TableService`` over a :class:`~hearts_server.service.TableApp`."""
 
-    def __init__(self, app: TableApp, *, max_streams: int = 10_000, max_calls: int = 256) -> None:
+    def __init__(self, app: TableApp, *, max_streams: int = 10_000, max_calls: int = 128) -> None:
         self.app = app
         self.max_streams = max_streams
         self.max_calls = max_calls
