@@ -802,25 +802,32 @@ async def workload_watch(args: argparse.Namespace, sampler: Sampler) -> dict[str
         await asyncio.sleep(0.5)
         delivery.clear()
         stop.clear()
-        rate = args.watch_rate
+        out["more"] = []
+        for index, rate in enumerate(args.watch_rate):
+            delivery.clear()
+            stop.clear()
 
-        async def body() -> None:
-            await open_loop(pool, rate, args.seconds, args.max_commands)
+            async def body(rate: float = rate) -> None:
+                await open_loop(pool, rate, args.seconds, args.max_commands)
 
-        result = await measured(sampler, pool, body)
-        stop.set()
-        result["offered_per_s"] = rate
-        result["active_streams"] = active_counter[0]
-        result["failed_streams"] = active_counter[1] + idle_counter[1]
-        result["open_streams_total"] = active_counter[0] + idle_counter[0]
-        result["delivery_ms"] = summary_ms(delivery)
-        out["active"] = result
-        print(
-            f"  {active_counter[0]} active + {idle_counter[0]} idle streams, {rate:.0f} writes/s: "
-            f"delivery p50 {result['delivery_ms']['p50']} ms, "
-            f"p99 {result['delivery_ms']['p99']} ms",
-            file=sys.stderr,
-        )
+            result = await measured(sampler, pool, body)
+            stop.set()
+            result["offered_per_s"] = rate
+            result["active_streams"] = active_counter[0]
+            result["failed_streams"] = active_counter[1] + idle_counter[1]
+            result["open_streams_total"] = active_counter[0] + idle_counter[0]
+            result["delivery_ms"] = summary_ms(delivery)
+            if index == 0:
+                out["active"] = result
+            else:
+                out["more"].append(result)
+            print(
+                f"  {active_counter[0]} active + {idle_counter[0]} idle streams, "
+                f"{rate:.0f} writes/s: delivery p50 {result['delivery_ms']['p50']} ms, "
+                f"p99 {result['delivery_ms']['p99']} ms",
+                file=sys.stderr,
+            )
+            await asyncio.sleep(1.0)  # let the last deliveries drain
     finally:
         for task in tasks:
             task.cancel()
@@ -876,7 +883,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1.0, help="client deadline per call")
     parser.add_argument("--idle-streams", type=int, default=5000)
     parser.add_argument("--active-tables", type=int, default=250)
-    parser.add_argument("--watch-rate", type=float, default=300.0)
+    parser.add_argument(
+        "--watch-rate",
+        type=lambda text: [float(x) for x in text.split(",")],
+        default=[250.0],
+        help="writes/s to the watched tables, one phase per rate",
+    )
     parser.add_argument("--gen-dir", default="", help="where run.py generated baseline_pb2")
     parser.add_argument("--baseline-target", default="", help="host:port of baseline.py")
     parser.add_argument("--baseline-pid", type=int, default=0)

@@ -9,14 +9,15 @@ Design notes.
   action), like a chance node in OpenSpiel.
 * The representation is compact because playouts build a state per card. A state is eight slots;
   a card played changes three of them (turn, hands, trick). All four hands are one int of 4 × 52
-  bits (bit ``52 * seat + card``), so playing a card is one xor with a precomputed bit, and the
-  cards each seat has taken are kept the same way. What stays fixed while a round is played (the
-  rules, round index, deck, passes, totals, finished rounds) is one sub-tuple that plays pass on
-  untouched. The public fields (``hands``, ``taken``, ``leader``, ``rules``, ...) are properties
-  computed from the slots; :func:`_assemble` builds a state from them.
+  bits (bit ``52 * seat + card``), so playing a card is one xor with a precomputed bit; the cards
+  each seat passed and has taken are kept the same way. What stays fixed while a round is played
+  (the rules, round index, deck, passes, totals, finished rounds) is one sub-tuple that plays pass
+  on untouched. The public fields (``hands``, ``taken``, ``leader``, ``rules``, ...) are
+  properties computed from the slots; :func:`_assemble` builds a state from them.
 * Legal plays are written as ordered rule clauses (follow suit; the first-trick rules; leading
   hearts), once, in :func:`_legal_mask`. :func:`legal_actions` answers the common case, following
-  suit, from per-seat tables of ready-made :class:`PlayCard` tuples and asks the clauses otherwise.
+  suit, with one look-up in per-seat tables of ready-made :class:`PlayCard` tuples (filled as they
+  are first needed) and asks the clauses otherwise.
   :func:`apply` accepts without asking the clauses what they would certainly allow (a card of the
   led suit; a card of another suit from a seat that has none of it, after the first trick; a
   non-heart lead, or any lead once hearts are broken, after the first trick) and asks them about
@@ -117,8 +118,8 @@ _SUIT_MASK_OF = tuple(SUIT_MASKS[card // 13] for card in range(52))
 _HEART_BIT = tuple(bit & HEARTS_MASK for bit in _BITS)  # the card's bit if it is a heart, else 0
 _ALONE = tuple((card,) for card in DECK)  # to extend a trick by one card
 _NEXT = (1, 2, 3, 0)  # the seat to the left
-# The four hands (and the four seats' taken cards) are one int: seat s's cards are bits
-# 52*s .. 52*s+51. _HAND_BIT[seat][card] is that card's bit in that seat's part.
+# The four hands (and the four seats' passed and taken cards) are one int: seat s's cards are
+# bits 52*s .. 52*s+51, its part. _HAND_BIT[seat][card] is that card's bit in that seat's part.
 _SHIFT = (0, 52, 104, 156)
 _HAND_BIT = tuple(tuple(1 << (52 * seat + card) for card in range(52)) for seat in SEATS)
 _SEAT_ONES = 1 | 1 << 52 | 1 << 104 | 1 << 156  # bit 0 of each seat's part
@@ -603,8 +604,9 @@ def legal_passes(state: State, seat: int) -> tuple[Card, ...]:
 _PLAYS = tuple(tuple(_new(PlayCard, (seat, card)) for card in DECK) for seat in SEATS)
 # The legal actions as ready-made tuples, per seat and suit, indexed by the 13-bit slice of that
 # seat's cards of that suit: _ACTIONS[seat][suit][bits]. A slot is None until its tuple is first
-# asked for (all 4 * 4 * 8192 of them would take a while to build and some megabytes to hold);
-# filling one is a single list store, so threads can at worst build the same tuple twice.
+# asked for: all 4 * 4 * 8192 of them would add a tenth of a second to the import and hold about
+# 12 MB, and play reaches far fewer. Filling one is a single list store, so threads can at worst
+# build the same tuple twice.
 _ACTIONS: tuple[tuple[list[tuple[PlayCard, ...] | None], ...], ...] = tuple(
     tuple([None] * 8192 for _ in range(4)) for _ in SEATS
 )
