@@ -104,9 +104,19 @@ def test_metrics_count_requests_by_method_and_code(server_process: ServerProcess
         with pytest.raises(grpc.RpcError):
             stub.GetTable(api.GetTableRequest(name="tables/nosuchtable"), timeout=5)
     url = f"http://127.0.0.1:{server_process.metrics_port}/metrics"
-    text = urllib.request.urlopen(url, timeout=5).read().decode()
-    assert 'hearts_requests_total{code="OK",method="CreateTable"} 1.0' in text
-    assert 'hearts_requests_total{code="NOT_FOUND",method="GetTable"} 1.0' in text
+    wanted = [
+        'hearts_requests_total{code="OK",method="CreateTable"} 1.0',
+        'hearts_requests_total{code="NOT_FOUND",method="GetTable"} 1.0',
+    ]
+    # The server counts a call as it finishes, which may be just after the client has its answer.
+    deadline = time.monotonic() + 5
+    while True:
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        if all(line in text for line in wanted) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for line in wanted:
+        assert line in text
     assert "hearts_request_seconds_bucket" in text
     assert "hearts_open_streams" in text
 

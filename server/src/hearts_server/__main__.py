@@ -45,16 +45,17 @@ def configure_logging(settings: Settings) -> None:
 
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT, then drain."""
+    # Signals first: a SIGTERM that arrives as soon as the server is up must drain, not kill.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     server = HeartsServer(settings)
     await server.store.ping()
     await server.start()
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=settings.host)
     print(f"hearts-server listening on {server.address}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     logging.getLogger("hearts_server").info("signal received: draining")
     await server.stop()
