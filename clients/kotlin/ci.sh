@@ -59,7 +59,7 @@ read -r tests failed skipped < <(
         }
     } END { print t + 0, f + 0, s + 0 }'
 )
-echo "kotlin conformance: $((tests - failed - skipped)) passed, ${failed} failed, ${skipped} skipped"
+printf "\nkotlin: %d passed, %d failed, %d skipped\n" "$((tests - failed - skipped))" "${failed}" "${skipped}"
 if [[ "${tests}" -eq 0 || "${skipped}" -ne 0 ]]; then
     echo "the conformance test ran ${tests} tests and skipped ${skipped}; all must run" >&2
     exit 1
