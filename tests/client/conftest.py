@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from client_helpers import start_server
 
 from hearts_client import HeartsClient
 from hearts_server.server import HeartsServer
+
+from .client_helpers import start_server
 
 
 @pytest.fixture

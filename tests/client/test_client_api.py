@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from client_helpers import THREE_BOTS, play_to_the_end, table_with_bots
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import (
@@ -26,6 +25,8 @@ from hearts_client import (
     make_rules,
 )
 from hearts_server.server import HeartsServer
+
+from .client_helpers import THREE_BOTS, play_to_the_end, table_with_bots
 
 
 async def test_client_plays_a_whole_game_against_three_bots(client: HeartsClient) -> None:

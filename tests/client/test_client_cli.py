@@ -12,11 +12,12 @@ from typing import Any
 
 import grpc
 import pytest
-from client_helpers import table_with_bots
 
 from hearts_client import HeartsClient, card_str, cli
 from hearts_client.cli import main
 from hearts_server.server import HeartsServer
+
+from .client_helpers import table_with_bots
 
 
 async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:

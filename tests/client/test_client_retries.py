@@ -11,11 +11,12 @@ from typing import Any
 
 import grpc
 import pytest
-from client_helpers import table_with_bots
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, UnavailableError, card_str
 from hearts_server.server import HeartsServer
+
+from .client_helpers import table_with_bots
 
 
 class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]

@@ -7,12 +7,13 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from client_helpers import SECRET
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import IllegalMoveError, SyncHeartsClient
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
+
+from .client_helpers import SECRET
 
 
 @pytest.fixture

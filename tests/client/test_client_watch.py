@@ -11,12 +11,13 @@ import contextlib
 from typing import Any
 
 import grpc
-from client_helpers import make_move, play_to_the_end, start_server, table_with_bots, waits_for_me
 
 from hearts.v1 import table_service_pb2 as api
 from hearts_client import HeartsClient
 from hearts_server.server import HeartsServer
 from hearts_server.store.memory import MemoryStore
+
+from .client_helpers import make_move, play_to_the_end, start_server, table_with_bots, waits_for_me
 
 Item = tuple[int, str, bytes]
 

@@ -9,7 +9,7 @@ moon, so the moon is always scored the German way).
 Skipped unless ``pyspiel`` is importable (``pip install open_spiel``). It imports nothing from
 ``conftest.py``, so it also runs where the project's other test dependencies are missing::
 
-    python -m pytest tests/engine/test_against_openspiel.py --noconftest
+    uv run --with open_spiel==2.0.2 pytest tests/engine/test_against_openspiel.py
 
 Translating between the two:
 

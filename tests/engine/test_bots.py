@@ -15,7 +15,6 @@ import statistics
 from collections.abc import Callable
 
 import pytest
-from conftest import card_set, cards, deal, play, start_round
 
 from hearts_engine import (
     DECK,
@@ -50,6 +49,8 @@ from hearts_engine.bots import (
 from hearts_engine.bots.heuristic import pass_cards
 from hearts_engine.bots.monte_carlo import candidates
 from hearts_engine.bots.sampling import infer, sample_hands
+
+from .conftest import card_set, cards, deal, play, start_round
 
 # Seat 0 holds every club; seat 1 diamonds and the QS; seat 2 the AD and hearts; seat 3 the rest.
 ALL_CLUBS = (

@@ -3,16 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import (
-    HOLD,
-    card_set,
-    deck_for_hands,
-    game_steps,
-    hand_text,
-    lowest_policy,
-    play_game,
-    play_round,
-)
 
 from hearts_engine import (
     DECK,
@@ -28,6 +18,17 @@ from hearts_engine import (
     new_game,
     seats_to_act,
     seeded_deck,
+)
+
+from .conftest import (
+    HOLD,
+    card_set,
+    deck_for_hands,
+    game_steps,
+    hand_text,
+    lowest_policy,
+    play_game,
+    play_round,
 )
 
 # DECK in order (2C..AC, 2D..AD, 2H..AH, 2S..AS) dealt 5-4-4, written out by hand.

@@ -7,15 +7,6 @@ import json
 import random
 
 import pytest
-from conftest import (
-    HOLD,
-    assert_events_hide_others,
-    cards,
-    deal,
-    deck_for_hands,
-    game_steps,
-    lowest_policy,
-)
 
 from hearts_engine import (
     DECK,
@@ -41,6 +32,16 @@ from hearts_engine import (
     new_game,
     step,
     visible_to,
+)
+
+from .conftest import (
+    HOLD,
+    assert_events_hide_others,
+    cards,
+    deal,
+    deck_for_hands,
+    game_steps,
+    lowest_policy,
 )
 
 HANDS = (

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import random_policy
 
 from hearts_engine import (
     Deal,
@@ -38,6 +37,8 @@ from hearts_engine import (
     result,
     seeded_deck,
 )
+
+from .conftest import random_policy
 
 GOLDEN = Path(__file__).parent / "golden"
 GAMES: dict[int, tuple[Rules, int]] = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HOLD, game_steps
 
 from hearts_engine import (
     Deal,
@@ -19,6 +18,8 @@ from hearts_engine import (
     replay_game,
     round_actions,
 )
+
+from .conftest import HOLD, game_steps
 
 VARIANTS = {
     "default": Rules(target_score=60),

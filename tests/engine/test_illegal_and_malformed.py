@@ -10,7 +10,6 @@ import copy
 from collections.abc import Callable
 
 import pytest
-from conftest import HOLD, cards, deal, pass_all, play, play_game, start_round
 
 from hearts_engine import (
     DECK,
@@ -36,6 +35,8 @@ from hearts_engine import (
     step,
     view,
 )
+
+from .conftest import HOLD, cards, deal, pass_all, play, play_game, start_round
 
 SPLIT = (
     "2C 5C 9C 2D 3D 4D 5D 2H 3H 4H 2S 3S 4S",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import card_set, cards, deal, hand_text, pass_all, start_round
 
 from hearts_engine import (
     DECK,
@@ -24,6 +23,8 @@ from hearts_engine import (
     seats_to_act,
     view,
 )
+
+from .conftest import card_set, cards, deal, hand_text, pass_all, start_round
 
 # DECK in order dealt by seat 0 (see test_dealing).
 HANDS = (

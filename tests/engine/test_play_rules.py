@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import HOLD, card_set, cards, deal, play
 
 from hearts_engine import (
     IllegalActionError,
@@ -23,6 +22,8 @@ from hearts_engine import (
     legal_plays,
     view,
 )
+
+from .conftest import HOLD, card_set, cards, deal, play
 
 # Clubs, diamonds, hearts and spades spread over all four seats; seat 0 holds the 2C.
 SPLIT = (

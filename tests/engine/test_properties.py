@@ -14,7 +14,6 @@ import os
 import random
 from collections.abc import Iterator
 
-from conftest import assert_events_hide_others, assert_view_hides_others, random_policy
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -47,6 +46,8 @@ from hearts_engine import (
     step,
     view,
 )
+
+from .conftest import assert_events_hide_others, assert_view_hides_others, random_policy
 
 _EXTRA = os.environ.get("HEARTS_PROPERTY_EXAMPLES")
 games = settings(

@@ -6,15 +6,6 @@ import dataclasses
 import random
 
 import pytest
-from conftest import (
-    HOLD,
-    Policy,
-    deal,
-    lowest_policy,
-    play_game,
-    play_round,
-    priority_policy,
-)
 
 from hearts_engine import (
     GameOver,
@@ -29,6 +20,16 @@ from hearts_engine import (
     new_game,
     result,
     step,
+)
+
+from .conftest import (
+    HOLD,
+    Policy,
+    deal,
+    lowest_policy,
+    play_game,
+    play_round,
+    priority_policy,
 )
 
 # Seat 0 holds every club and leads a club to every trick that nobody else can follow, so it takes

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import game_steps, play_game
 
 from hearts_engine import (
     SCHEMA_VERSION,
@@ -22,6 +21,8 @@ from hearts_engine import (
     state_from_dict,
     state_to_dict,
 )
+
+from .conftest import game_steps, play_game
 
 VARIANTS = [
     Rules(target_score=50),

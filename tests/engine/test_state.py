@@ -11,7 +11,6 @@ import copy
 import pickle
 
 import pytest
-from conftest import HOLD, deal, game_steps, play, play_game
 
 from hearts_engine import (
     SEATS,
@@ -26,6 +25,8 @@ from hearts_engine import (
     state_from_dict,
     state_to_dict,
 )
+
+from .conftest import HOLD, deal, game_steps, play, play_game
 
 SPLIT = (
     "2C 5C 9C 2D 3D 4D 5D 2H 3H 4H 2S 3S 4S",

@@ -5,16 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import (
-    assert_view_hides_others,
-    card_set,
-    cards,
-    deal,
-    game_steps,
-    pass_all,
-    play_game,
-    random_policy,
-)
 
 from hearts_engine import (
     SEATS,
@@ -29,6 +19,17 @@ from hearts_engine import (
     result,
     spectator_view,
     view,
+)
+
+from .conftest import (
+    assert_view_hides_others,
+    card_set,
+    cards,
+    deal,
+    game_steps,
+    pass_all,
+    play_game,
+    random_policy,
 )
 
 HANDS = (

@@ -7,7 +7,8 @@ API test checks both. :class:`Hearts` holds the stub plus the few moves every te
 join, play a legal move from the caller's own view) and :func:`rejected` decodes an error's
 ``google.rpc.ErrorInfo`` and ``hearts.v1.MoveRejection``.
 
-Test modules import the helpers with ``from conftest import ...``, as the engine tests do.
+Test modules import the helpers with ``from .conftest import ...``: tests are packages, so
+each folder's conftest is a module of its own.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ import random
 
 import grpc
 import pytest
-from conftest import event_kind, failure, owing, read_until
 
 from hearts.v1 import table_pb2 as pb
+
+from .conftest import event_kind, failure, owing, read_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import owing
 
 from hearts.v1 import table_pb2 as pb
+
+from .conftest import owing
 
 pytestmark = pytest.mark.timeout(60)
 

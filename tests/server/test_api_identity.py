@@ -6,11 +6,12 @@ import time
 
 import grpc
 import pytest
-from conftest import SECRET, card, event_kind, failure, owing, read_until
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.tokens import TokenCodec
+
+from .conftest import SECRET, card, event_kind, failure, owing, read_until
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED

@@ -6,10 +6,11 @@ import asyncio
 
 import grpc
 import pytest
-from conftest import failure
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+
+from .conftest import failure
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,10 +11,11 @@ import random
 
 import grpc
 import pytest
-from conftest import card, failure, key, names, owing
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+
+from .conftest import card, failure, key, names, owing
 
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
 pytestmark = pytest.mark.timeout(60)

@@ -6,7 +6,8 @@ import asyncio
 
 import grpc
 import pytest
-from conftest import event_kind, owing, read_until
+
+from .conftest import event_kind, owing, read_until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -25,10 +25,11 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import event_kind, key, read_until, rejected
 from google.protobuf.message import Message
 
 from hearts.v1 import table_pb2 as pb
+
+from .conftest import event_kind, key, read_until, rejected
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,9 +13,10 @@ import random
 
 import grpc
 import pytest
-from conftest import event_kind, key, names, owing, read_until, rejected
 
 from hearts.v1 import table_pb2 as pb
+
+from .conftest import event_kind, key, names, owing, read_until, rejected
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
 
