@@ -93,11 +93,6 @@ class Hub:
         """Whether anyone here watches ``table_id``."""
         return table_id in self._subs
 
-    @property
-    def subscription_count(self) -> int:
-        """Open subscriptions in this process."""
-        return sum(len(subs) for subs in self._subs.values())
-
     def close_all(self) -> None:
         """End every subscription (at shutdown)."""
         for subs in list(self._subs.values()):
