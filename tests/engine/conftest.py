@@ -143,14 +143,16 @@ def game_steps(
     first_dealer: int = 0,
     policy: Policy = random_policy,
     with_events: bool = False,
+    max_rounds: int | None = None,
 ) -> Iterator[tuple[State, Action, State, tuple[Event, ...]]]:
     """Every step of a whole seeded game: (state before, action, state after, events).
 
-    Events are only computed (through :func:`step`) when ``with_events`` is set.
+    Events are only computed (through :func:`step`) when ``with_events`` is set. With
+    ``max_rounds`` the game stops after that many rounds even if nobody reached the target.
     """
     rng = random.Random(seed)
     state = new_game(rules, first_dealer=first_dealer)
-    while state.phase != Phase.GAME_OVER:
+    while state.phase != Phase.GAME_OVER and (max_rounds is None or state.round_index < max_rounds):
         if state.phase == Phase.DEALING:
             action: Action = seeded_deal(seed, state)
         else:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import random
 from collections.abc import Iterator
 
 from hypothesis import HealthCheck, given, note, settings
@@ -21,7 +20,6 @@ from hearts_engine import (
     DECK,
     SEATS,
     Action,
-    Deal,
     Event,
     IllegalActionError,
     MoonScoring,
@@ -36,18 +34,19 @@ from hearts_engine import (
     legal_actions,
     legal_passes,
     legal_plays,
-    new_game,
     replay_game,
     seats_to_act,
-    seeded_deck,
     spectator_view,
     state_from_dict,
     state_to_dict,
-    step,
     view,
 )
 
-from .conftest import assert_events_hide_others, assert_view_hides_others, random_policy
+from .conftest import (
+    assert_events_hide_others,
+    assert_view_hides_others,
+    game_steps,
+)
 
 _EXTRA = os.environ.get("HEARTS_PROPERTY_EXAMPLES")
 games = settings(
@@ -81,19 +80,9 @@ def play_through(
 ) -> Iterator[tuple[State, Action, State, tuple[Event, ...]]]:
     """Yield (state before, action, state after, events) for a whole seeded game."""
     note(f"seed={seed} rules={rules!r}")
-    rng = random.Random(seed)
-    state = new_game(rules, first_dealer=seed % 4)
-    while state.phase != Phase.GAME_OVER and state.round_index < MAX_ROUNDS:
-        if state.phase == Phase.DEALING:
-            action: Action = Deal(seeded_deck(seed, state.round_index))
-        else:
-            action = random_policy(state, rng)
-        if with_events:
-            after, events = step(state, action)
-        else:
-            after, events = apply(state, action), ()
-        yield state, action, after, events
-        state = after
+    return game_steps(
+        seed, rules, first_dealer=seed % 4, with_events=with_events, max_rounds=MAX_ROUNDS
+    )
 
 
 def check_cards_conserved(state: State, where: str) -> None:
