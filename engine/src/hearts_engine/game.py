@@ -16,8 +16,11 @@ Design notes.
   properties computed from the slots; :func:`_assemble` builds a state from them.
 * Legal plays are written as ordered rule clauses (follow suit; the first-trick rules; leading
   hearts), once, in :func:`_legal_mask`. :func:`legal_actions` answers the common case, following
-  suit, with one look-up in per-seat tables of ready-made :class:`PlayCard` tuples (filled as they
-  are first needed) and asks the clauses otherwise.
+  suit, from small per-seat tables of ready-made :class:`PlayCard` tuples (two look-ups, one per
+  half of the suit) and asks the clauses otherwise; a whole hand is seven look-ups, one per byte
+  of its mask. The tables are kept small on purpose (a few hundred KB, built at import): random
+  hands index them at random, and look-ups in larger tables would mostly miss the processor's
+  caches, which costs more than the concatenations.
   :func:`apply` accepts without asking the clauses what they would certainly allow (a card of the
   led suit; a card of another suit from a seat that has none of it, after the first trick; a
   non-heart lead, or any lead once hearts are broken, after the first trick) and asks them about
@@ -36,12 +39,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from itertools import compress
-from operator import getitem, itemgetter, not_
+from operator import getitem, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hearts_engine.cards import (
-    _SUIT_TABLES,
     DECK,
     HEARTS_MASK,
     JACK_OF_DIAMONDS,
@@ -125,6 +126,8 @@ _HAND_BIT = tuple(tuple(1 << (52 * seat + card) for card in range(52)) for seat 
 _SEAT_ONES = 1 | 1 << 52 | 1 << 104 | 1 << 156  # bit 0 of each seat's part
 _PART = tuple(_FULL << shift for shift in _SHIFT)  # each seat's part
 _ALL_SEATS = (1 << 208) - 1
+# The seats yet to pass, by which have passed (bit s set: seat s has): _WAITING[code].
+_WAITING = tuple(tuple(seat for seat in SEATS if not code >> seat & 1) for code in range(16))
 # isinstance is quicker with a tuple of types than with a union
 _DECK_CONTAINERS = (tuple, list)
 _PASS_CONTAINERS = (tuple, list, frozenset, set)
@@ -366,6 +369,7 @@ class GameResult(NamedTuple):
 
 
 _ZERO4 = (0, 0, 0, 0)
+_NO_PASSES: tuple[tuple[Card, ...], ...] = ((), (), (), ())
 # Module constants: an enum attribute look-up costs more than the compare. States only ever hold
 # Phase members, so the hot paths compare phases by identity.
 _DEALING = Phase.DEALING
@@ -389,7 +393,13 @@ def _join(masks: Sequence[int]) -> int:
 
 def _yet_to_pass(passed: int) -> tuple[int, ...]:
     """The seats whose part of ``passed`` (a :class:`_Round`'s) is still empty."""
-    return tuple(compress(SEATS, map(not_, _split(passed))))
+    p0, p1, p2, p3 = _PART
+    return _WAITING[
+        (passed & p0 != 0)
+        | (passed & p1 != 0) << 1
+        | (passed & p2 != 0) << 2
+        | (passed & p3 != 0) << 3
+    ]
 
 
 def _breaking_cards(rules: Rules) -> int:
@@ -602,44 +612,77 @@ def legal_passes(state: State, seat: int) -> tuple[Card, ...]:
 # Every PlayCard there can be, built once: legal_actions hands out these shared immutable values
 # instead of constructing new ones for every card of every playout.
 _PLAYS = tuple(tuple(_new(PlayCard, (seat, card)) for card in DECK) for seat in SEATS)
-# The legal actions as ready-made tuples, per seat and suit, indexed by the 13-bit slice of that
-# seat's cards of that suit: _ACTIONS[seat][suit][bits]. A slot is None until its tuple is first
-# asked for: all 4 * 4 * 8192 of them would add a tenth of a second to the import and hold about
-# 12 MB, and play reaches far fewer. Filling one is a single list store, so threads can at worst
-# build the same tuple twice.
-_ACTIONS: tuple[tuple[list[tuple[PlayCard, ...] | None], ...], ...] = tuple(
-    tuple([None] * 8192 for _ in range(4)) for _ in SEATS
+# The legal actions as ready-made tuples, per seat, per half of a suit: a suit's 13 bits are
+# split into its 7 low ranks (2..8) and its 6 high ones (9..A), and _HALVES[seat][2 * suit] and
+# _HALVES[seat][2 * suit + 1] are indexed by those 7 and 6 bits of the seat's hand. A seat's cards
+# of one suit are two look-ups and a concatenation (whole hands use _BYTES, below). Whole 13-bit
+# tables would save the concatenation but hold 4 * 4 * 8192 tuples, about 12 MB: random hands hit
+# them at random, so each look-up would miss the processor's caches, which costs more than the
+# concatenation. These hold 4 * 4 * 192 tuples (about 250 KB) and are built at import.
+_HALVES = tuple(
+    tuple(
+        tuple(
+            tuple(_PLAYS[seat][13 * suit + first + i] for i in range(width) if bits >> i & 1)
+            for bits in range(1 << width)
+        )
+        for suit in range(4)
+        for first, width in ((0, 7), (7, 6))
+    )
+    for seat in SEATS
 )
 # For a seat that must follow the suit of the card led: where that suit's 13 bits of the seat's
-# hand start in State._hands, and the table of their actions. _FOLLOW[seat][led card].
+# hand start in State._hands, and the tables of the suit's two halves. _FOLLOW[seat][led card].
 _FOLLOW = tuple(
-    tuple((52 * seat + 13 * (card // 13), _ACTIONS[seat][card // 13]) for card in range(52))
+    tuple(
+        (52 * seat + 13 * suit, _HALVES[seat][2 * suit], _HALVES[seat][2 * suit + 1])
+        for suit in (card // 13 for card in range(52))
+    )
     for seat in SEATS
 )
 
 
-def _decode(seat: int, suit: int, bits: int) -> tuple[PlayCard, ...]:
-    """The actions of ``seat`` playing the cards of ``suit`` in ``bits``; fills the table."""
-    table = _ACTIONS[seat][suit]
-    actions = table[bits]
-    if actions is None:
-        actions = table[bits] = tuple(map(_PLAYS[seat].__getitem__, _SUIT_TABLES[suit][bits]))
-    return actions
+# The same per byte of a seat's 52-bit mask, for whole hands (a lead, a discard): the mask's
+# seven little-endian bytes index _BYTES[seat][0..6]. Seven look-ups beat the eight of two
+# halves per suit, and 4 * (6 * 256 + 16) tuples (about 550 KB) still fit the caches.
+_BYTES = tuple(
+    tuple(
+        tuple(
+            tuple(_PLAYS[seat][8 * byte + i] for i in range(min(8, 52 - 8 * byte)) if bits >> i & 1)
+            for bits in range(1 << min(8, 52 - 8 * byte))
+        )
+        for byte in range(7)
+    )
+    for seat in SEATS
+)
 
 
 def _actions_of(seat: int, mask: int) -> tuple[PlayCard, ...]:
     """The actions of ``seat`` playing the cards in ``mask``, in card order."""
-    c, d, h, s = _ACTIONS[seat]
-    clubs, diamonds = c[mask & 0x1FFF], d[mask >> 13 & 0x1FFF]
-    hearts, spades = h[mask >> 26 & 0x1FFF], s[mask >> 39]
-    if clubs is None or diamonds is None or hearts is None or spades is None:
-        return (  # a slot not filled yet: fill the four (next time they are four look-ups)
-            _decode(seat, 0, mask & 0x1FFF)
-            + _decode(seat, 1, mask >> 13 & 0x1FFF)
-            + _decode(seat, 2, mask >> 26 & 0x1FFF)
-            + _decode(seat, 3, mask >> 39)
-        )
-    return clubs + diamonds + hearts + spades
+    t0, t1, t2, t3, t4, t5, t6 = _BYTES[seat]
+    b0, b1, b2, b3, b4, b5, b6 = mask.to_bytes(7, "little")
+    return t0[b0] + t1[b1] + t2[b2] + t3[b3] + t4[b4] + t5[b5] + t6[b6]
+
+
+# The cards of each byte of a 52-bit mask, like _BYTES: _CARD_BYTES[byte][bits].
+_CARD_BYTES = tuple(
+    tuple(
+        tuple(DECK[8 * byte + i] for i in range(min(8, 52 - 8 * byte)) if bits >> i & 1)
+        for bits in range(1 << min(8, 52 - 8 * byte))
+    )
+    for byte in range(7)
+)
+
+
+def _cards_in(mask: int) -> tuple[Card, ...]:
+    """:func:`~hearts_engine.cards.cards_of` from small tables.
+
+    ``cards_of`` takes four look-ups in tables of 8192 tuples per suit, quicker while they are
+    in the processor's caches; the engine decodes hands here and there between other work, where
+    the small tables of bytes are quicker.
+    """
+    t0, t1, t2, t3, t4, t5, t6 = _CARD_BYTES
+    b0, b1, b2, b3, b4, b5, b6 = mask.to_bytes(7, "little")
+    return t0[b0] + t1[b1] + t2[b2] + t3[b3] + t4[b4] + t5[b5] + t6[b6]
 
 
 # The 3-card subsets of a 13-card hand, in lexicographic order of the cards' indices there.
@@ -648,6 +691,10 @@ _TRIPLES = tuple(
     itemgetter(i, j, k) for i in range(13) for j in range(i + 1, 13) for k in range(j + 1, 13)
 )
 _TRIPLE_COUNT = len(_TRIPLES)
+# What index i of a PassChoices of up to four seats picks: (i // 286, _TRIPLES[i % 286]).
+_PASS_AT = tuple(
+    (i // _TRIPLE_COUNT, _TRIPLES[i % _TRIPLE_COUNT]) for i in range(4 * _TRIPLE_COUNT)
+)
 
 
 class PassChoices(Sequence[PassCards]):
@@ -675,18 +722,22 @@ class PassChoices(Sequence[PassCards]):
         return self._len
 
     def __getitem__(self, index: int) -> PassCards:  # type: ignore[override]
-        if index.__class__ is not int:
-            if not isinstance(index, int):
-                raise TypeError("PassChoices takes an int index")
-            index = int(index)
+        if index.__class__ is not int or not 0 <= index < self._len:
+            index = self._index(index)
+        which, pick = _PASS_AT[index]
+        seat = self._seats[which]
+        return _new(PassCards, (seat, pick(_cards_in(self._hands >> _SHIFT[seat] & _FULL))))
+
+    def _index(self, index: object) -> int:
+        """``index`` as an int in ``range(len(self))``, or raise as a sequence would."""
+        if not isinstance(index, int):
+            raise TypeError("PassChoices takes an int index")
+        index = int(index)
         if not 0 <= index < self._len:
             if not -self._len <= index < 0:
                 raise IndexError(index)
             index += self._len
-        which, triple = divmod(index, _TRIPLE_COUNT)
-        seat = self._seats[which]
-        hand = cards_of(self._hands >> _SHIFT[seat] & _FULL)
-        return _new(PassCards, (seat, _TRIPLES[triple](hand)))
+        return index
 
     def __repr__(self) -> str:
         return f"PassChoices(seats={list(self._seats)}, count={self._len})"
@@ -713,10 +764,10 @@ def legal_actions(state: State, seat: int | None = None) -> Sequence[Action]:
             return ()
         trick = state.trick
         if trick:
-            shift, table = _FOLLOW[turn][trick[0]]
+            shift, low, high = _FOLLOW[turn][trick[0]]
             bits = state._hands >> shift & 0x1FFF
             if bits:  # following suit: exactly the seat's cards of the led suit, no rule to read
-                return table[bits] or _decode(turn, _SUIT_OF[trick[0]], bits)
+                return low[bits & 0x7F] + high[bits >> 7]
         hand = state._hands >> _SHIFT[turn] & _FULL
         if state.tricks and (trick or not state._breaking):
             return _actions_of(turn, hand)  # a discard, or a lead once hearts are broken: any card
@@ -787,7 +838,10 @@ def apply(state: State, action: Action) -> State:
     if len(trick) < 4:
         return State((_PLAYING, _NEXT[seat], hands, trick, tricks, breaking, taken, fixed))
     leader = _NEXT[seat]  # the fourth card was played by the seat to the leader's right
-    winner, trick_mask = _take(trick, leader)
+    # _take, written out (a call is a good part of its cost): the top card of the led suit wins.
+    c0, c1, c2, c3 = trick
+    trick_mask = _BITS[c0] | _BITS[c1] | _BITS[c2] | _BITS[c3]
+    winner = (leader + trick.index((trick_mask & _SUIT_MASK_OF[c0]).bit_length() - 1)) & 3
     taken |= trick_mask << _SHIFT[winner]
     tricks += (_new(Trick, (leader, trick, winner)),)
     if len(tricks) < 13:
@@ -1009,8 +1063,15 @@ def round_points(
     ``taken[seat]`` is the mask of cards that seat took. The moon needs all 13 hearts and the
     queen of spades; the jack of diamonds never counts toward it.
     """
-    # Hearts and the queen; 26 of them are all 13 hearts and the queen: the moon.
-    points = [(mask & HEARTS_MASK).bit_count() + (13 if mask & _QS_BIT else 0) for mask in taken]
+    # Hearts and the queen; 26 of them are all 13 hearts and the queen: the moon. (Written out
+    # per seat: a comprehension is a function call of its own.)
+    t0, t1, t2, t3 = taken
+    points = [
+        (t0 & HEARTS_MASK).bit_count() + (13 if t0 & _QS_BIT else 0),
+        (t1 & HEARTS_MASK).bit_count() + (13 if t1 & _QS_BIT else 0),
+        (t2 & HEARTS_MASK).bit_count() + (13 if t2 & _QS_BIT else 0),
+        (t3 & HEARTS_MASK).bit_count() + (13 if t3 & _QS_BIT else 0),
+    ]
     shooter = points.index(26) if 26 in points else None
     if shooter is not None:
         if rules.moon_scoring == MoonScoring.ADD_TO_OTHERS:
@@ -1032,7 +1093,8 @@ def round_points(
 def _score_round(fixed: _Round, tricks: tuple[Trick, ...], taken: int) -> State:
     """The state after the last card of a round: scored, and waiting for the next deal."""
     rules, round_index, first_dealer, deck, passed, totals, rounds = fixed
-    points, shooter = round_points(rules, _split(taken), tricks)
+    split = (taken & _FULL, taken >> 52 & _FULL, taken >> 104 & _FULL, taken >> 156)  # _split
+    points, shooter = round_points(rules, split, tricks)
     totals = (
         totals[0] + points[0],
         totals[1] + points[1],
@@ -1040,7 +1102,16 @@ def _score_round(fixed: _Round, tricks: tuple[Trick, ...], taken: int) -> State:
         totals[3] + points[3],
     )
     dealer = (first_dealer + round_index) & 3
-    passes = tuple(map(cards_of, _split(passed)))
+    passes: tuple[tuple[Card, ...], ...]
+    if passed:
+        passes = (
+            _cards_in(passed & _FULL),
+            _cards_in(passed >> 52 & _FULL),
+            _cards_in(passed >> 104 & _FULL),
+            _cards_in(passed >> 156),
+        )
+    else:  # a hold round
+        passes = _NO_PASSES
     record = _new(RoundRecord, (round_index, dealer, deck, passes, tricks, points, shooter))
     over = max(totals) >= rules.target_score
     fixed = _new(_Round, (
