@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import json
 from typing import Any
+
+import orjson
 
 from hearts_engine import (
     DECK,
@@ -129,14 +130,14 @@ class TableRecord:
             "bot_seed": self.bot_seed,
             "creator_epoch": self.creator_epoch,
         }
-        head = _JSON.encode(data)
-        game = "null" if self.game is None else _game_to_json(self.game, self.rules)
-        return f'{head[:-1]},"game":{game}}}'.encode()
+        head = orjson.dumps(data)
+        game = b"null" if self.game is None else _game_to_json(self.game, self.rules)
+        return b"".join((head[:-1], b',"game":', game, b"}"))
 
     @classmethod
     def from_json(cls, raw: bytes) -> TableRecord:
         """The inverse of :meth:`to_json`; also reads schema 1 records."""
-        data = json.loads(raw)
+        data = orjson.loads(raw)
         schema = data.get("schema")
         if schema not in _READABLE_SCHEMAS:
             raise ValueError(f"unsupported table record schema {schema!r}")
@@ -174,8 +175,6 @@ class TableRecord:
 # tests instead of silently writing records that miss it. Cards are their indexes; hands, passes
 # and taken cards are 52-bit masks, as in the engine.
 
-_JSON = json.JSONEncoder(separators=(",", ":"))
-"""One encoder for all records: ``json.dumps`` with options builds a new one per call."""
 _CARD: tuple[Card, ...] = DECK
 _BLANK: State = new_game()
 """A state to build others from by their public fields (``_replace`` takes every one)."""
@@ -183,7 +182,7 @@ _BLANK: State = new_game()
 
 @functools.lru_cache(maxsize=64)
 def _rules_to_dict(rules: Rules) -> dict[str, Any]:
-    # Shared and never mutated: json.dumps only reads it.
+    # Shared and never mutated: orjson.dumps only reads it.
     return rules.to_dict()
 
 
@@ -209,14 +208,14 @@ def _trick_from_json(data: list[Any]) -> Trick:
     return Trick(leader=leader, cards=_cards(cards), winner=winner)
 
 
-def _round_to_json(record: RoundRecord) -> str:
+def _round_to_json(record: RoundRecord) -> bytes:
     # A finished round never changes, and the next state of a game shares its RoundRecord
     # objects, so each is encoded once per process: by identity, holding the object so that
     # its id cannot be reused while cached.
     cached = _ROUNDS_JSON.get(id(record))
     if cached is not None and cached[0] is record:
         return cached[1]
-    text = _JSON.encode(
+    text = orjson.dumps(
         [
             record.round_index,
             record.dealer,
@@ -233,7 +232,7 @@ def _round_to_json(record: RoundRecord) -> str:
     return text
 
 
-_ROUNDS_JSON: dict[int, tuple[RoundRecord, str]] = {}
+_ROUNDS_JSON: dict[int, tuple[RoundRecord, bytes]] = {}
 _ROUNDS_JSON_SIZE = 8192
 
 
@@ -250,9 +249,9 @@ def _round_from_json(data: list[Any]) -> RoundRecord:
     )
 
 
-def _game_to_json(state: State, rules: Rules) -> str:
+def _game_to_json(state: State, rules: Rules) -> bytes:
     # Tuples of cards (ints) and of masks serialize as JSON arrays as they are.
-    head = _JSON.encode(
+    head = orjson.dumps(
         [
             2,  # the layout of this array, for a later change
             None if state.rules is rules or state.rules == rules else _rules_to_dict(state.rules),
@@ -271,8 +270,8 @@ def _game_to_json(state: State, rules: Rules) -> str:
             state.totals,
         ]
     )
-    rounds = ",".join([_round_to_json(record) for record in state.rounds])
-    return f"{head[:-1]},[{rounds}]]"
+    rounds = b",".join([_round_to_json(record) for record in state.rounds])
+    return b"".join((head[:-1], b",[", rounds, b"]]"))
 
 
 def _game_from_json(data: list[Any], rules: Rules) -> State:
