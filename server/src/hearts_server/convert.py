@@ -54,9 +54,11 @@ __all__ = [
     "engine_event_to_pb",
     "rules_from_pb",
     "rules_to_pb",
+    "table_bytes",
     "table_name",
     "table_to_pb",
     "timestamp",
+    "view_bytes",
     "view_of",
     "view_to_pb",
 ]
@@ -191,67 +193,17 @@ def view_of(record: TableRecord, seat: int | None) -> SeatView | None:
 
 
 def table_to_pb(record: TableRecord, version: int, seat_view: SeatView | None = None) -> pb.Table:
-    """The table resource. ``seat_view`` may be passed when already computed."""
-    if seat_view is None:
-        seat_view = view_of(record, None)
-    table = pb.Table(
-        name=table_name(record.table_id),
-        display_name=record.display_name,
-        rules=_rules_pb(record.rules),
-        create_time=timestamp(record.create_ms),
-        update_time=timestamp(record.update_ms),
-        etag=str(version),
-        dealer=record.first_dealer if seat_view is None else seat_view.dealer,
-    )
-    for index, seat in enumerate(record.seats):
-        table.seats.append(
-            pb.Seat(
-                seat=index,
-                occupant=_OCCUPANTS[seat.occupant],
-                player_display_name=seat.name,
-                bot_level=(
-                    BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
-                ),
-                has_passed=bool(seat_view and seat_view.has_passed[index]),
-            )
-        )
-    if seat_view is None:
-        table.phase = pb.PHASE_WAITING_FOR_PLAYERS
-        table.total_scores.extend((0, 0, 0, 0))
-        return table
-    table.phase = _PHASES[seat_view.phase]
-    table.round_number = seat_view.round_index + 1
-    table.pass_direction = _PASS_DIRECTIONS[seat_view.pass_direction]
-    if seat_view.turn is not None:
-        table.turn_seat = seat_view.turn
-    table.total_scores.extend(seat_view.totals)
-    if seat_view.result is not None:
-        table.result.winners.extend(seat_view.result.winners)
-        table.result.losers.extend(seat_view.result.losers)
-        if record.deck_seed is not None:
-            table.deck_seed = record.deck_seed
-    return table
+    """The table resource. ``seat_view`` may be passed when already computed.
+
+    Parsed from :func:`table_bytes`, like :func:`view_to_pb`.
+    """
+    return pb.Table.FromString(table_bytes(record, version, seat_view))
 
 
 def _trick_to_pb(number: int, trick: Trick, points: int) -> pb.Trick:
     message = pb.Trick(number=number, leader=trick.leader, winner=trick.winner, points=points)
     for index, card in enumerate(trick.cards):
         message.cards.append(pb.PlayedCard(seat=trick.seat_of(index), card=_CARDS_PB[card]))
-    return message
-
-
-_TRICKS_PB: dict[tuple[int, Trick, int], pb.Trick] = {}
-_TRICKS_PB_SIZE = 16384
-
-
-def _completed_trick(number: int, trick: Trick, rules: Rules) -> pb.Trick:
-    """A completed trick's message, built once: every view of the rest of the round shows it."""
-    key = (number, trick, points_of(trick.cards, rules))
-    message = _TRICKS_PB.get(key)
-    if message is None:
-        if len(_TRICKS_PB) >= _TRICKS_PB_SIZE:
-            _TRICKS_PB.clear()  # a plain bound: refilling is cheap
-        message = _TRICKS_PB[key] = _trick_to_pb(*key)
     return message
 
 
@@ -294,73 +246,314 @@ def _round_score(
     return score
 
 
-_HISTORIES: dict[tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...]], list[pb.RoundScore]]
-_HISTORIES = {}
+def view_to_pb(
+    record: TableRecord, version: int, seat: int | None, *, seat_view: SeatView | None = None
+) -> pb.TableView:
+    """What ``seat`` (None: a spectator) may know of the table, as a message.
+
+    Parsed from :func:`view_bytes`: the same message as one built field by field, for about half
+    the cost.
+    """
+    return pb.TableView.FromString(view_bytes(record, version, seat, seat_view=seat_view))
+
+
+# --------------------------------------------------------------------------- views as bytes
+#
+# view_to_pb answers every command, so it is on the hot path. With the upb runtime every field set
+# from Python is a call of its own, while parsing or serializing a message is a single call into C.
+# So a view is assembled as bytes from fragments, most of them cached, and parsed (or merged into
+# a response) once.
+#
+# Every fragment is protobuf's own SerializeToString() of a generated message of the type being
+# assembled (a partial TableView, or a partial Table for table_bytes): nothing is encoded here.
+# This works because protobuf defines parsing the concatenation of two serialized messages of a
+# type as merging them (MergeFrom): a singular scalar field takes the last value seen, a repeated
+# field appends in order, and a singular message field (TableView.table, .current_trick) is merged
+# recursively. So, for example,
+#
+#     pb.TableView(table=pb.Table(name="tables/t")).SerializeToString()
+#     + pb.TableView(hand=[two_of_clubs]).SerializeToString()
+#     + pb.TableView(hand=[ace_of_spades]).SerializeToString()
+#     + pb.TableView(table=pb.Table(etag="7"), sequence=3).SerializeToString()
+#
+# parses to pb.TableView(table=pb.Table(name="tables/t", etag="7"), hand=[two_of_clubs,
+# ace_of_spades], sequence=3). The assembly below keeps two invariants that make the result equal
+# to the field-by-field message: every singular field is set in one fragment only (no "last value
+# wins" surprises), and every repeated field comes from one run of consecutive fragments in its
+# order (the cards of a hand, the completed tricks, ...). Re-serializing the parsed message writes
+# the canonical form, whatever order the fragments came in.
+#
+# The fragments:
+#  - the table fields that stay put while a game is played (name, rules, seats, creation time),
+#    cached per table and seats (_table_head);
+#  - a card as one entry of a card list (hand, legal cards, ...), and a played card as one entry
+#    of the current trick, built once at import: they hold a card (and the public seat that
+#    played it) but nothing of whose hand it is, so one seat's cards cannot reach another's view;
+#  - the completed tricks of a round so far, the scores of the finished rounds and the game
+#    history, and the round's points and tricks won, cached: later views repeat them;
+#  - one small message built on each call with the fields that change with every call (times,
+#    etag, phase, totals, the current trick's number, ...), see _view_now and _fill_table.
+# tests/server/test_convert_equivalence.py checks the result against messages built field by
+# field.
+#
+# The caches are plain dicts, cleared whole when full (refilling is cheap), and keyed by every
+# value their bytes depend on, so that tables share nothing but equal values.
+
+_NOBODY_PASSED = (False, False, False, False)
+_ZEROS = (0, 0, 0, 0)
+
+
+# Per card index, that card as one entry of one of the view's card lists.
+_HAND_CARDS = tuple(pb.TableView(hand=[card]).SerializeToString() for card in _CARDS_PB)
+_PASSED_CARDS = tuple(pb.TableView(passed_cards=[card]).SerializeToString() for card in _CARDS_PB)
+_RECEIVED_CARDS = tuple(
+    pb.TableView(received_cards=[card]).SerializeToString() for card in _CARDS_PB
+)
+_LEGAL_CARDS = tuple(pb.TableView(legal_cards=[card]).SerializeToString() for card in _CARDS_PB)
+_CURRENT_TRICK_CARDS = tuple(
+    tuple(
+        pb.TableView(
+            current_trick=pb.Trick(cards=[pb.PlayedCard(seat=seat, card=card)])
+        ).SerializeToString()
+        for card in _CARDS_PB
+    )
+    for seat in range(4)
+)
+"""Per seat and card index, that card played by that seat as one entry of the current trick."""
+
+
+def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[bytes, bytes]:
+    """The table fields that stay put while a game is played, as a Table and as a TableView."""
+    key = (
+        record.table_id,
+        record.display_name,
+        record.rules,
+        record.create_ms,
+        record.seats,
+        has_passed,
+    )
+    head = _TABLE_HEADS.get(key)
+    if head is None:
+        table = pb.Table(
+            name=table_name(record.table_id),
+            display_name=record.display_name,
+            rules=_rules_pb(record.rules),
+            create_time=timestamp(record.create_ms),
+            seats=[
+                pb.Seat(
+                    seat=index,
+                    occupant=_OCCUPANTS[seat.occupant],
+                    player_display_name=seat.name,
+                    bot_level=(
+                        BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
+                    ),
+                    has_passed=has_passed[index],
+                )
+                for index, seat in enumerate(record.seats)
+            ],
+        )
+        head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
+        if len(_TABLE_HEADS) >= _TABLE_HEADS_SIZE:
+            _TABLE_HEADS.clear()
+        _TABLE_HEADS[key] = head
+    return head
+
+
+_TABLE_HEADS: dict[tuple[object, ...], tuple[bytes, bytes]] = {}
+_TABLE_HEADS_SIZE = 4096
+
+
+def _fill_table(
+    table: pb.Table, record: TableRecord, version: int, seat_view: SeatView | None
+) -> None:
+    """Set in ``table`` the fields that change from call to call (all :func:`_table_head` leaves
+    out). Filled in place, so that a view's table is not built apart and copied in."""
+    ms, update_time = record.update_ms, table.update_time
+    update_time.seconds = ms // 1000  # as timestamp() builds it
+    update_time.nanos = ms % 1000 * 1_000_000
+    table.etag = str(version)
+    if seat_view is None:
+        table.phase = pb.PHASE_WAITING_FOR_PLAYERS
+        table.dealer = record.first_dealer
+        table.total_scores.extend(_ZEROS)
+        return
+    table.phase = _PHASES[seat_view.phase]
+    table.round_number = seat_view.round_index + 1
+    table.dealer = seat_view.dealer
+    table.pass_direction = _PASS_DIRECTIONS[seat_view.pass_direction]
+    if seat_view.turn is not None:
+        table.turn_seat = seat_view.turn
+    table.total_scores.extend(seat_view.totals)
+    if seat_view.result is not None:
+        table.result.winners.extend(seat_view.result.winners)
+        table.result.losers.extend(seat_view.result.losers)
+        if record.deck_seed is not None:
+            table.deck_seed = record.deck_seed
+
+
+def table_bytes(record: TableRecord, version: int, seat_view: SeatView | None = None) -> bytes:
+    """The serialized :func:`table_to_pb` message (see the section comment above)."""
+    if seat_view is None:
+        seat_view = view_of(record, None)
+    has_passed = _NOBODY_PASSED if seat_view is None else seat_view.has_passed
+    head, _ = _table_head(record, has_passed)
+    now = pb.Table()
+    _fill_table(now, record, version, seat_view)
+    return head + now.SerializeToString()
+
+
+def _completed_tricks(tricks: tuple[Trick, ...], rules: Rules) -> bytes:
+    """A round's completed tricks as the view's completed_tricks entries.
+
+    Built once per round and trick count: every later view of the round repeats them. Each block
+    extends the block before it by the newest trick (concatenation appends, see above).
+    """
+    if not tricks:
+        return b""
+    key = (rules, tricks)
+    block = _TRICK_BLOCKS.get(key)
+    if block is None:
+        trick = tricks[-1]
+        newest = _trick_to_pb(len(tricks), trick, points_of(trick.cards, rules))
+        block = (
+            _completed_tricks(tricks[:-1], rules)
+            + pb.TableView(completed_tricks=[newest]).SerializeToString()
+        )
+        if len(_TRICK_BLOCKS) >= _TRICK_BLOCKS_SIZE:
+            _TRICK_BLOCKS.clear()
+        _TRICK_BLOCKS[key] = block
+    return block
+
+
+_TRICK_BLOCKS: dict[tuple[Rules, tuple[Trick, ...]], bytes] = {}
+_TRICK_BLOCKS_SIZE = 16384
 
 
 def _score_history(
     round_scores: tuple[tuple[int, ...], ...], moon_shooters: tuple[int | None, ...]
-) -> list[pb.RoundScore]:
-    """The scores of the finished rounds, built once per game: every later view repeats them."""
+) -> bytes:
+    """The finished rounds' scores as the view's score_history entries, built once per game."""
     key = (round_scores, moon_shooters)
-    history = _HISTORIES.get(key)
+    history = _SCORE_HISTORIES.get(key)
     if history is None:
-        history = []
+        scores = []
         totals = [0, 0, 0, 0]
         for index, (points, shooter) in enumerate(zip(round_scores, moon_shooters, strict=True)):
             for s in range(4):
                 totals[s] += points[s]
-            history.append(_round_score(index, points, totals, shooter))
-        if len(_HISTORIES) >= 4096:
-            _HISTORIES.clear()  # a plain bound: refilling is cheap
-        _HISTORIES[key] = history
+            scores.append(_round_score(index, points, totals, shooter))
+        history = pb.TableView(score_history=scores).SerializeToString()
+        if len(_SCORE_HISTORIES) >= _SCORE_HISTORIES_SIZE:
+            _SCORE_HISTORIES.clear()
+        _SCORE_HISTORIES[key] = history
     return history
 
 
-def view_to_pb(
-    record: TableRecord, version: int, seat: int | None, *, seat_view: SeatView | None = None
-) -> pb.TableView:
-    """What ``seat`` (None: a spectator) may know of the table, as a message."""
+_SCORE_HISTORIES: dict[tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...]], bytes] = {}
+_SCORE_HISTORIES_SIZE = 4096
+
+
+def _game_history(history: tuple[RoundRecord, ...], rules: Rules) -> bytes:
+    """Every round of a finished game as the view's game_history entries, built once per game."""
+    key = (rules, history)
+    block = _GAME_HISTORIES.get(key)
+    if block is None:
+        running = [0, 0, 0, 0]
+        rounds = [_round_history(round_record, rules, running) for round_record in history]
+        block = pb.TableView(game_history=rounds).SerializeToString()
+        if len(_GAME_HISTORIES) >= _GAME_HISTORIES_SIZE:
+            _GAME_HISTORIES.clear()
+        _GAME_HISTORIES[key] = block
+    return block
+
+
+_GAME_HISTORIES: dict[tuple[Rules, tuple[RoundRecord, ...]], bytes] = {}
+_GAME_HISTORIES_SIZE = 64
+
+
+def _view_now(
+    record: TableRecord, version: int, seat: int | None, seat_view: SeatView | None
+) -> bytes:
+    """The view fields that change from call to call, serialized: built afresh every time."""
     if seat_view is None:
-        seat_view = view_of(record, seat)
-    message = pb.TableView(table=table_to_pb(record, version, seat_view), sequence=record.sequence)
+        message = pb.TableView(round_points=_ZEROS, tricks_won=_ZEROS, sequence=record.sequence)
+    else:
+        message = pb.TableView(
+            hearts_broken=seat_view.hearts_broken,
+            cards_to_pass=seat_view.pass_count,
+            sequence=record.sequence,
+        )
+        if seat_view.leader is not None:  # its cards come as fragments (view_bytes)
+            current = message.current_trick
+            current.number = len(seat_view.tricks) + 1
+            current.leader = seat_view.leader
+            current.points = points_of(seat_view.trick, seat_view.rules)
     if seat is not None:
         message.viewer_seat = seat
-    if seat_view is None:
-        message.round_points.extend((0, 0, 0, 0))
-        message.tricks_won.extend((0, 0, 0, 0))
-        return message
-    rules = seat_view.rules
-    message.hand.extend(_cards(seat_view.hand))
-    message.passed_cards.extend(_cards(seat_view.passed))
-    message.received_cards.extend(_cards(seat_view.received))
-    trick_number = len(seat_view.tricks) + 1
-    if seat_view.leader is not None:
-        current = message.current_trick
-        current.number = trick_number
-        current.leader = seat_view.leader
-        for index, card in enumerate(seat_view.trick):
-            current.cards.append(
-                pb.PlayedCard(seat=(seat_view.leader + index) % 4, card=_CARDS_PB[card])
-            )
-        current.points = points_of(seat_view.trick, rules)
-    message.completed_tricks.extend(
-        [_completed_trick(number, trick, rules) for number, trick in enumerate(seat_view.tricks, 1)]
+    _fill_table(message.table, record, version, seat_view)
+    return message.SerializeToString()
+
+
+def _round_tallies(round_points: tuple[int, ...], tricks_won: tuple[int, ...]) -> bytes:
+    """The view's round_points and tricks_won: few values, repeated from view to view."""
+    key = (round_points, tricks_won)
+    tallies = _TALLIES.get(key)
+    if tallies is None:
+        tallies = pb.TableView(round_points=round_points, tricks_won=tricks_won).SerializeToString()
+        if len(_TALLIES) >= _TALLIES_SIZE:
+            _TALLIES.clear()
+        _TALLIES[key] = tallies
+    return tallies
+
+
+_TALLIES: dict[tuple[tuple[int, ...], tuple[int, ...]], bytes] = {}
+_TALLIES_SIZE = 8192
+
+
+def _current_trick_cards(seat_view: SeatView) -> bytes:
+    """The cards of the trick in progress, in the order played, as current_trick entries."""
+    leader = seat_view.leader
+    if leader is None:
+        return b""
+    return b"".join(
+        _CURRENT_TRICK_CARDS[(leader + index) & 3][card]
+        for index, card in enumerate(seat_view.trick)
     )
-    message.hearts_broken = seat_view.hearts_broken
-    message.round_points.extend(seat_view.round_points)
-    message.tricks_won.extend(seat_view.tricks_won)
+
+
+def view_bytes(
+    record: TableRecord, version: int, seat: int | None, *, seat_view: SeatView | None = None
+) -> bytes:
+    """The serialized :func:`view_to_pb` message, assembled from fragments (see above).
+
+    For a response that holds the view, ``response.view.MergeFromString(view_bytes(...))``
+    saves building the message and copying it in.
+    """
+    if seat_view is None:
+        seat_view = view_of(record, seat)
+    has_passed = _NOBODY_PASSED if seat_view is None else seat_view.has_passed
+    _, head = _table_head(record, has_passed)
+    now = _view_now(record, version, seat, seat_view)
+    if seat_view is None:
+        return head + now
+    rules = seat_view.rules
+    parts = [
+        head,
+        now,
+        _round_tallies(seat_view.round_points, seat_view.tricks_won),
+        # Each repeated field from one run of fragments, in order.
+        b"".join(map(_HAND_CARDS.__getitem__, seat_view.hand)),
+        b"".join(map(_PASSED_CARDS.__getitem__, seat_view.passed)),
+        b"".join(map(_RECEIVED_CARDS.__getitem__, seat_view.received)),
+        _current_trick_cards(seat_view),
+        _completed_tricks(seat_view.tricks, rules),
+        b"".join(map(_LEGAL_CARDS.__getitem__, seat_view.legal)),
+    ]
     if seat_view.round_scores:
-        message.score_history.extend(
-            _score_history(tuple(seat_view.round_scores), tuple(seat_view.moon_shooters))
-        )
-    message.legal_cards.extend(_cards(seat_view.legal))
-    message.cards_to_pass = seat_view.pass_count
+        parts.append(_score_history(seat_view.round_scores, seat_view.moon_shooters))
     if seat_view.history:
-        running = [0, 0, 0, 0]
-        for round_record in seat_view.history:
-            message.game_history.append(_round_history(round_record, rules, running))
-    return message
+        parts.append(_game_history(seat_view.history, rules))
+    return b"".join(parts)
 
 
 def engine_event_to_pb(event: Event, time_ms: int) -> events_pb.TableEvent:

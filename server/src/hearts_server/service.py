@@ -325,7 +325,9 @@ class TableApp:
         version, record = await self._read(table_id)
         self._check_epoch(record, caller)
         self._kick_overdue(record)
-        return api.GetTableResponse(view=convert.view_to_pb(record, version, caller.seat))
+        response = api.GetTableResponse()
+        response.view.MergeFromString(convert.view_bytes(record, version, caller.seat))
+        return response
 
     async def list_tables(
         self, page_size: int, page_token: str, has_free_seat: bool
@@ -718,9 +720,10 @@ class TableApp:
         response_type = api.PassCardsResponse if kind == "pass" else api.PlayCardResponse
 
         def respond(final: TableRecord, new_version: int) -> Message:
-            return response_type(
-                view=convert.view_to_pb(final, new_version, seat), etag=str(new_version)
-            )
+            # The view is parsed straight into the response, not built and then copied into it.
+            response = response_type(etag=str(new_version))
+            response.view.MergeFromString(convert.view_bytes(final, new_version, seat))
+            return response
 
         return _Decision(new, batch, respond)
 
