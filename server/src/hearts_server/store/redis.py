@@ -30,8 +30,9 @@ from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import hiredis
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
-from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.connection import AbstractConnection, Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -100,6 +101,28 @@ def decode_batch(data: bytes) -> tuple[StoredEvent, ...]:
     except struct.error as exc:
         raise ValueError("truncated batch") from exc
     return tuple(events)
+
+
+class _HiredisPackingConnection(Connection):
+    """redis-py's asyncio TCP connection, packing commands with hiredis's C packer.
+
+    redis-py's synchronous client packs with ``hiredis.pack_command`` when hiredis is installed;
+    its asyncio client packs in Python, about 10 µs for a commit's arguments against 2 µs. The
+    bytes are the same. A command name with a space (``SCRIPT LOAD``) goes through redis-py's own
+    packer, which splits it into words.
+    """
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        first = args[0]
+        if isinstance(first, str):
+            words = " " in first
+        elif isinstance(first, bytes):
+            words = b" " in first
+        else:
+            words = True  # let redis-py refuse what it refuses
+        if words:
+            return super().pack_command(*args)
+        return [hiredis.pack_command(args)]
 
 
 # --- Scripts ---
@@ -216,6 +239,8 @@ class RedisStore:
             # fail on each of them. They are a managed-Redis feature this store does not use.
             "maint_notifications_config": MaintNotificationsConfig(enabled=False),
         }
+        if url.startswith("redis://"):  # TLS and unix sockets keep redis-py's classes
+            common["connection_class"] = _HiredisPackingConnection
         pool = BlockingConnectionPool.from_url(
             url, max_connections=pool_size, timeout=socket_timeout, client_name="hearts", **common
         )
