@@ -140,3 +140,21 @@ async def test_a_seat_left_mid_game_is_played_on_by_a_bot(hearts) -> None:
         if event_kind(m) == "card_played" and m.event.card_played.seat == 2
     ]
     assert len(bot_plays) >= 10
+
+
+async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server, connect) -> None:
+    server = await make_server(max_concurrent_rpcs=2)
+    hearts = connect(server)
+    created = await hearts.create()
+    name = created.view.table.name
+    # Two calls already in flight: the next one is refused at once, with a stable reason, and
+    # changes nothing; once they are done, calls go through again.
+    server.servicer.calls_in_flight += 2
+    try:
+        refusal = await failure(hearts.join(name, 0))
+    finally:
+        server.servicer.calls_in_flight -= 2
+    assert refusal.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert refusal.reason == "OVERLOADED"
+    assert all(not seat.player_display_name for seat in (await hearts.view(name)).table.seats)
+    await hearts.join(name, 0)

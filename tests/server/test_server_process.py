@@ -119,6 +119,13 @@ def test_metrics_count_requests_by_method_and_code(server_process: ServerProcess
         assert line in text
     assert "hearts_request_seconds_bucket" in text
     assert "hearts_open_streams" in text
+    # The event loop's gauges are sampled every 10 ms from the start: a value in [0, 1] for the
+    # busy share, a non-negative lag.
+    samples = dict(
+        line.rsplit(" ", 1) for line in text.splitlines() if line.startswith("hearts_event_loop_")
+    )
+    assert 0.0 <= float(samples["hearts_event_loop_busy_ratio"]) <= 1.0
+    assert float(samples["hearts_event_loop_lag_seconds"]) >= 0.0
 
 
 def test_sigterm_drains_streams_with_a_reconnect_status_and_exits_cleanly(

@@ -49,6 +49,16 @@ class Metrics:
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
         )
         self.open_streams = Gauge("hearts_open_streams", "WatchTable streams open now")
+        self.loop_lag = Gauge(
+            "hearts_event_loop_lag_seconds",
+            "How late the event loop ran a timer in the last sample: the time one pass over "
+            "the ready work takes, which grows when the process is saturated",
+        )
+        self.loop_busy = Gauge(
+            "hearts_event_loop_busy_ratio",
+            "Share of wall time the event loop's thread was running or waiting for a CPU "
+            "(smoothed over ~30 ms); near 1 the process cannot keep up",
+        )
         self.active_tables = Gauge("hearts_active_tables", "Tables held by the store")
 
 
@@ -78,6 +88,21 @@ def _status_for(error: ServiceError, table: str = "") -> grpc.Status:
     return rpc_status.to_status(status)
 
 
+_OVERLOADED: grpc.Status | None = None
+
+
+def _overloaded() -> grpc.Status:
+    """The refusal of a call the server cannot take now, built once: shedding must be cheap."""
+    global _OVERLOADED  # noqa: PLW0603 - a lazily built constant
+    if _OVERLOADED is None:
+        _OVERLOADED = _status_for(
+            ServiceError(
+                "OVERLOADED", "the server is saturated; retry with backoff or another replica"
+            )
+        )
+    return _OVERLOADED
+
+
 def bearer_token(context: grpc.aio.ServicerContext) -> str | None:
     """The token of ``authorization: Bearer <token>``, None when absent."""
     for key, value in context.invocation_metadata() or ():
@@ -98,17 +123,19 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
         @functools.wraps(handler)
         async def run(self: TableServicer, request: Any, context: grpc.aio.ServicerContext) -> R:
             started = time.perf_counter()
-            code = "OK"
             # Shed at once what the server cannot take now: queued behind a full event loop, the
             # call would only time out later, after costing as much as one that succeeds.
-            admitted = self.calls_in_flight < self.max_calls
-            if admitted:
-                self.calls_in_flight += 1
-            try:
-                if not admitted:
-                    raise ServiceError(
-                        "OVERLOADED", "the server has too many calls in flight; retry with backoff"
+            if self.calls_in_flight >= self.max_calls:
+                counter = counters.get("RESOURCE_EXHAUSTED")
+                if counter is None:
+                    counter = counters["RESOURCE_EXHAUSTED"] = METRICS.requests.labels(
+                        method, "RESOURCE_EXHAUSTED"
                     )
+                counter.inc()
+                await context.abort_with_status(_overloaded())
+            code = "OK"
+            self.calls_in_flight += 1
+            try:
                 return await handler(self, request, context)
             except ServiceError as error:
                 code = error.code.value
@@ -124,8 +151,7 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
                 )
                 raise
             finally:
-                if admitted:
-                    self.calls_in_flight -= 1
+                self.calls_in_flight -= 1
                 counter = counters.get(code)
                 if counter is None:
                     counter = counters[code] = METRICS.requests.labels(method, code)

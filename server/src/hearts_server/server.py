@@ -12,7 +12,10 @@ import asyncio
 import concurrent.futures
 import logging
 import multiprocessing
+import os
 import secrets
+import threading
+import time
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -30,6 +33,11 @@ from hearts_server.tokens import TokenCodec
 __all__ = ["HeartsServer", "make_store"]
 
 log = logging.getLogger(__name__)
+
+_LOAD_INTERVAL = 0.01
+"""Seconds between two samples of the event loop's lag and busy share."""
+_LOAD_SMOOTHING = 0.3
+"""Weight of the newest sample of the busy share (an average over about 30 ms)."""
 
 SERVICE_NAME = api.DESCRIPTOR.services_by_name["TableService"].full_name
 
@@ -50,6 +58,36 @@ def make_store(settings: Settings) -> Store:
         finished_ttl_seconds=settings.finished_table_ttl_seconds,
         max_events=settings.max_events,
     )
+
+
+class _ThreadClock:
+    """Seconds the calling thread was not idle: running, or runnable and waiting for a CPU.
+
+    Linux keeps both per thread in ``/proc/self/task/<tid>/schedstat``; the wait counts because
+    a loop starved of CPU (other processes on its cores) falls behind just like a busy one.
+    Elsewhere, the thread's CPU time alone.
+    """
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        try:
+            self._fd = os.open(
+                f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY
+            )
+            self.busy_seconds()
+        except (OSError, ValueError):
+            self.close()
+
+    def busy_seconds(self) -> float:
+        if self._fd is None:
+            return time.thread_time()
+        running, waiting = os.pread(self._fd, 128, 0).split()[:2]
+        return (int(running) + int(waiting)) / 1e9
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class HeartsServer:
@@ -85,7 +123,9 @@ class HeartsServer:
             record_cache_size=settings.record_cache_size,
         )
         self.servicer = TableServicer(
-            self.app, max_streams=settings.max_streams, max_calls=settings.max_concurrent_rpcs
+            self.app,
+            max_streams=settings.max_streams,
+            max_calls=settings.max_concurrent_rpcs,
         )
         self.health = health.aio.HealthServicer()
         options = [
@@ -120,6 +160,7 @@ class HeartsServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {settings.host}:{settings.port}")
         self._gauge_task: asyncio.Task[None] | None = None
+        self._lag_task: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -134,7 +175,9 @@ class HeartsServer:
         await self.grpc_server.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        self._gauge_task = asyncio.get_running_loop().create_task(self._sample_gauges())
+        loop = asyncio.get_running_loop()
+        self._gauge_task = loop.create_task(self._sample_gauges())
+        self._lag_task = loop.create_task(self._watch_load())
         log.info("serving hearts.v1 on %s", self.address)
 
     async def _sample_gauges(self) -> None:
@@ -150,6 +193,33 @@ class HeartsServer:
                 log.debug("could not sample the table count", exc_info=True)
             await asyncio.sleep(5)
 
+    async def _watch_load(self) -> None:
+        """Keep the gauges of the event loop's busy share and lag up to date.
+
+        The busy share is the part of wall time the loop's thread was not idle: on the CPU, or
+        ready to run and waiting for one (smoothed over a few samples). Near 1 the process
+        cannot keep up: calls then wait inside gRPC before any handler runs, where neither the
+        handlers nor the request latency metric see them, so this is the gauge to alert and
+        scale on. The lag is how late a timer runs: about one pass over the ready work.
+        """
+        loop = asyncio.get_running_loop()
+        clock = _ThreadClock()
+        wall, used = time.perf_counter(), clock.busy_seconds()
+        busy = 0.0
+        try:
+            while True:
+                started = loop.time()
+                await asyncio.sleep(_LOAD_INTERVAL)
+                lag = max(0.0, loop.time() - started - _LOAD_INTERVAL)
+                now, now_used = time.perf_counter(), clock.busy_seconds()
+                sample = min(1.0, (now_used - used) / max(now - wall, 1e-6))
+                busy += (sample - busy) * _LOAD_SMOOTHING
+                wall, used = now, now_used
+                METRICS.loop_lag.set(lag)
+                METRICS.loop_busy.set(busy)
+        finally:
+            clock.close()
+
     async def stop(self, grace: float | None = None) -> None:
         """Drain: NOT_SERVING, end streams with SHUTTING_DOWN, finish calls, close the store."""
         grace = self.settings.grace_seconds if grace is None else grace
@@ -159,8 +229,9 @@ class HeartsServer:
         if hub is not None:
             hub.close_all()
         await self.grpc_server.stop(grace)
-        if self._gauge_task is not None:
-            self._gauge_task.cancel()
+        for task in (self._gauge_task, self._lag_task):
+            if task is not None:
+                task.cancel()
         await self.app.aclose()
         await self.store.close()
         if self._executor is not None:
