@@ -7,9 +7,10 @@ in time and in count.
 
 Workloads:
 
-* ``play``: tables of four client-driven seats. The generator mirrors each game with the engine
-  (the tables are created with a ``deck_seed``, so it knows every hand) and plays a random legal
-  card, or three random cards to pass, for whichever seat owes one. Phases: a closed-loop sweep
+* ``play``: tables of four client-driven seats. The tables are created with a ``deck_seed``, so
+  the generator knows every hand: it plans each whole game with the engine when it makes the
+  table (a random legal card, or three random cards to pass, for whichever seat owes one), then
+  sends those moves. Phases: a closed-loop sweep
   over concurrency levels, each level run against the baseline right before it (the best of ours
   is the saturating rate), an open loop at half of it (and the baseline at the same rate), and an
   overload open loop at twice it with a client deadline.
@@ -53,7 +54,6 @@ from hearts_engine import (
     Phase,
     PlayCard,
     Rules,
-    State,
     apply,
     legal_passes,
     legal_plays,
@@ -258,52 +258,78 @@ class Table:
 
 
 class MirroredTable(Table):
-    """Four client seats, mirrored with the engine: the deck is seeded, so every hand is known."""
+    """Four client seats whose whole game is planned when the table is made.
+
+    The deck is seeded, so the generator knows every hand: it plays the game through with the
+    engine up front (a random legal card, or three random cards to pass, for whichever seat owes
+    one) and keeps the list of moves. During a measured phase a call is then only a request
+    built from the plan, so the generator, which shares the machine's cores with the server,
+    spends no more per call than it must.
+    """
 
     def __init__(self, name: str, tokens: Sequence[str], seed: int, rng: random.Random) -> None:
         self.name = name
         self.metadata = [(("authorization", f"Bearer {t}"),) for t in tokens]
-        self.seed = seed
-        self.rng = rng
-        self.state = self._deal(new_game(Rules(), first_dealer=0))
+        self.plan = _plan_game(seed, rng)
+        self.step = 0
         self.pending = None
-
-    def _deal(self, state: State) -> State:
-        while state.phase is Phase.DEALING:
-            state = apply(state, Deal(seeded_deck(self.seed, state.round_index)))
-        return state
+        self._request_prefix = uuid.uuid4().hex[:16]
 
     def next_call(self) -> Call | None:
         if self.pending is not None:
             return self.pending
-        state = self.state
-        if state.phase is Phase.PLAYING:
-            seat = state.turn
-            card = self.rng.choice(legal_plays(state, seat))
-            request = api.PlayCardRequest(
-                name=self.name, card=_CARDS[card], request_id=_request_id()
-            )
-            self.pending = Call("PlayCard", request, self.metadata[seat], PlayCard(seat, card))
-        elif state.phase is Phase.PASSING:
-            seat = seats_to_act(state)[0]
-            chosen = tuple(self.rng.sample(legal_passes(state, seat), PASS_COUNT))
-            request = api.PassCardsRequest(
-                name=self.name, cards=[_CARDS[c] for c in chosen], request_id=_request_id()
-            )
-            self.pending = Call("PassCards", request, self.metadata[seat], PassCards(seat, chosen))
-        else:
+        if self.step >= len(self.plan):
             return None
+        method, seat, cards, _ = self.plan[self.step]
+        request_id = f"{self._request_prefix}-{self.step}"
+        if method == "PlayCard":
+            request: Any = api.PlayCardRequest(
+                name=self.name, card=_CARDS[cards[0]], request_id=request_id
+            )
+        else:
+            request = api.PassCardsRequest(
+                name=self.name, cards=[_CARDS[c] for c in cards], request_id=request_id
+            )
+        self.pending = Call(method, request, self.metadata[seat], None)
         return self.pending
 
     def answered(self, call: Call, response: Any) -> None:
-        self.state = self._deal(apply(self.state, call.action))
+        hand_size = self.plan[self.step][3]
+        self.step += 1
         self.pending = None
-        seat = call.action.seat
-        if (
-            call.method == "PlayCard"
-            and len(response.view.hand) != self.state.hands[seat].bit_count()
-        ):
-            raise RuntimeError(f"{self.name}: the mirror disagrees with the server's view")
+        if call.method == "PlayCard" and len(response.view.hand) != hand_size:
+            raise RuntimeError(f"{self.name}: the plan disagrees with the server's view")
+
+
+def _plan_game(seed: int, rng: random.Random) -> list[tuple[str, int, tuple[Card, ...], int]]:
+    """A whole game of random legal moves on the decks of ``seed``, as the server deals them.
+
+    Each move: the method, the seat, its cards, and the seat's hand size after it.
+    """
+    plan: list[tuple[str, int, tuple[Card, ...], int]] = []
+    state = new_game(Rules(), first_dealer=0)
+    while True:
+        # The server deals the next round in the same command as the round's last card.
+        if state.phase is Phase.DEALING:
+            state = apply(state, Deal(seeded_deck(seed, state.round_index)))
+            continue
+        if state.phase is Phase.PLAYING:
+            seat = state.turn
+            move: tuple[str, int, tuple[Card, ...]] = (
+                "PlayCard",
+                seat,
+                (rng.choice(legal_plays(state, seat)),),
+            )
+            state = apply(state, PlayCard(seat, move[2][0]))
+        elif state.phase is Phase.PASSING:
+            seat = seats_to_act(state)[0]
+            move = ("PassCards", seat, tuple(rng.sample(legal_passes(state, seat), PASS_COUNT)))
+            state = apply(state, PassCards(seat, move[2]))
+        else:
+            return plan
+        if state.phase is Phase.DEALING:
+            state = apply(state, Deal(seeded_deck(seed, state.round_index)))
+        plan.append((*move, len(state.hand(seat))))
 
 
 class BotTable(Table):
@@ -499,11 +525,16 @@ async def measured(
     gc.collect()
     before = sampler.sample()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     await body()
+    cpu = time.process_time() - cpu_started
     seconds = time.perf_counter() - started
     after = sampler.sample()
     result = pool_or_recorder.recorder.result(seconds)
     result["cost"] = delta(before, after, result["completed"])
+    # The generator shares the machine's cores with the servers: what it costs per command is
+    # CPU the server under test did not get.
+    result["cost"]["load_generator_cpu_ms_per_command"] = cpu * 1000 / max(result["completed"], 1)
     return result
 
 

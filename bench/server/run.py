@@ -48,16 +48,29 @@ def free_port() -> int:
         return port
 
 
+PIN_CPUS = {"server": 0, "baseline": 0, "redis": 1, "load": 1}
+"""With ``--pin``: the servers under test on one core, Redis and the load generator on the other."""
+
+
+def _pinned_to(cpu: int | None) -> dict[str, Any]:
+    """Popen arguments that run the child (and every thread it starts) on ``cpu`` only."""
+    if cpu is None:
+        return {}
+    return {"preexec_fn": lambda: os.sched_setaffinity(0, {cpu})}
+
+
 class Processes:
     """Child processes, each in its own process group; all are stopped on exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, pin: bool = False) -> None:
         self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.pin = pin
 
     def start(
         self, name: str, command: Sequence[str], log: Path, **kwargs: Any
     ) -> subprocess.Popen[bytes]:
         handle = log.open("wb")
+        kwargs.update(_pinned_to(PIN_CPUS.get(name) if self.pin else None))
         process = subprocess.Popen(
             list(command), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True, **kwargs
         )
@@ -166,11 +179,19 @@ def ensure_ghz() -> Path | None:
     return GHZ if result.returncode == 0 and GHZ.exists() else None
 
 
-def run_load(workdir: Path, name: str, options: Sequence[str], timeout: float) -> dict[str, Any]:
+def run_load(
+    workdir: Path, name: str, options: Sequence[str], timeout: float, *, pin: bool = False
+) -> dict[str, Any]:
     out = workdir / f"{name}.json"
     command = [sys.executable, str(HERE / "load.py"), "--out", str(out), *options]
     print(f"\n== {name}", file=sys.stderr, flush=True)
-    subprocess.run(command, check=True, timeout=timeout, start_new_session=True)
+    subprocess.run(
+        command,
+        check=True,
+        timeout=timeout,
+        start_new_session=True,
+        **_pinned_to(PIN_CPUS["load"] if pin else None),
+    )
     result: dict[str, Any] = json.loads(out.read_text())
     return result
 
@@ -281,7 +302,8 @@ def report(results: dict[str, Any]) -> str:
             f"{fmt(cost['server_cpu_ms_per_command'], 3)} | "
             f"{ratio(cost['server_cpu_ms_per_command'], other['server_cpu_ms_per_command'])} | "
             f"{fmt(cost['redis_reads_per_command'], 2)} | {fmt(cost['evalsha_per_command'], 2)} | "
-            f"{fmt(cost['redis_cpu_ms_per_command'], 3)} |"
+            f"{fmt(cost['redis_cpu_ms_per_command'], 3)} | "
+            f"{fmt(cost.get('load_generator_cpu_ms_per_command'), 3)} |"
         )
 
     half = play["half"]
@@ -325,8 +347,9 @@ def report(results: dict[str, Any]) -> str:
     lines = [
         "| workload | commands/s | × baseline (saturated) | PlayCard/s | "
         "PlayCard p50 / p95 / p99 ms (baseline: `Write`) | server CPU ms/command | "
-        "× baseline | Redis round trips/command | EVALSHA/command | Redis CPU ms/command |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "× baseline | Redis round trips/command | EVALSHA/command | Redis CPU ms/command | "
+        "load generator CPU ms/command |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
         "",
         "Other calls, p50 / p95 / p99 ms: "
@@ -546,6 +569,15 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--only", default="", help="comma-separated workloads (debugging)")
     parser.add_argument("--from-json", default="", help="report a saved --json run, run nothing")
     parser.add_argument("--tables", type=int, default=0, help="tables for (a) (default 1000)")
+    parser.add_argument("--levels", default="", help="calls in flight to sweep, e.g. 64,256")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run the servers on CPU 0 and Redis and the load generator on CPU 1",
+    )
+    parser.add_argument(
+        "--keep-workdir", action="store_true", help="keep the servers' logs (debugging)"
+    )
     parser.add_argument(
         "--watch-rate",
         type=float,
@@ -577,19 +609,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     }
     if args.tables:
         config["tables"] = args.tables
+    if args.levels:
+        config["levels"] = args.levels
     only = set(filter(None, args.only.split(",")))
-    command = "uv run --with matplotlib==3.11.2 python bench/server/run.py" + (
-        " --quick" if quick else ""
+    command = (
+        "uv run --with matplotlib==3.11.2 python bench/server/run.py"
+        + (" --quick" if quick else "")
+        + (" --pin" if args.pin else "")
     )
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.date.today().isoformat(),
+        "pinned": args.pin,
         "config": config,
         "command": command,
     }
     print(results["machine"], file=sys.stderr)
     ghz = None if args.no_ghz else ensure_ghz()
-    processes = Processes()
+    processes = Processes(pin=args.pin)
     workdir = Path(tempfile.mkdtemp(prefix="hearts-bench-"))
     try:
         with cleanup_on_signals(processes):
@@ -716,6 +753,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         str(config["overload_seconds"]),
                     ],
                     900,
+                    pin=args.pin,
                 )
             if profiler is not None:
                 with contextlib.suppress(ProcessLookupError):
@@ -738,6 +776,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         str(config["seconds"]),
                     ],
                     600,
+                    pin=args.pin,
                 )
             if want("watch"):
                 # One move per table per second (a brisk human table is slower), then, as a
@@ -764,6 +803,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         str(config["watch_seconds"]),
                     ],
                     600,
+                    pin=args.pin,
                 )
             if ghz is not None and want("ghz"):
                 payload = base64.b64encode(b"x" * 1024).decode()
@@ -793,7 +833,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             results["server_rss_end"] = _rss(server.pid)
     finally:
         processes.stop_all()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep_workdir:
+            print(f"logs and files kept in {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if only:
