@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import gc
 import json
 import logging
 import signal
@@ -53,6 +54,11 @@ async def serve(settings: Settings) -> None:
     server = HeartsServer(settings)
     await server.store.ping()
     await server.start()
+    # Everything made so far (modules, protobuf descriptors, the engine's tables) lives as long
+    # as the process: keep it out of the collector's full passes, which otherwise walk it all
+    # and stall the event loop for tens of milliseconds each time (measured: 25-45 ms).
+    gc.collect()
+    gc.freeze()
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=settings.host)
     print(f"hearts-server listening on {server.address}", flush=True)
