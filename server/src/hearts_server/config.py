@@ -32,6 +32,7 @@ class Settings:
     grace_seconds: float = 10.0
     max_streams: int = 10_000
     max_concurrent_rpcs: int = 128
+    max_pending_rpcs: int = 64
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
     record_cache_size: int = 4096
@@ -65,6 +66,8 @@ def parse_settings(
         "max_streams": "open WatchTable streams allowed per process",
         "max_concurrent_rpcs": "unary calls in flight before new ones are refused "
         "(RESOURCE_EXHAUSTED, reason OVERLOADED); streams count against max_streams",
+        "max_pending_rpcs": "calls gRPC may hold before the server picks them up; past it gRPC "
+        "refuses some new calls, past twice it all (the client sees CANCELLED at once)",
         "max_message_bytes": "largest request or response message",
         "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
         "record_cache_size": "tables whose newest record this process keeps decoded (0: none)",

@@ -133,11 +133,15 @@ class HeartsServer:
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.max_concurrent_streams", 1000),
             # Calls that arrived but that the event loop has not picked up yet: where calls queue
-            # when the server is saturated. Past the soft limit gRPC refuses some new calls, past
-            # the hard limit all, with RESOURCE_EXHAUSTED at once and without running any Python,
-            # so an overloaded server sheds the excess instead of queueing it until it times out.
-            ("grpc.server.max_pending_requests", settings.max_concurrent_rpcs),
-            ("grpc.server.max_pending_requests_hard_limit", 2 * settings.max_concurrent_rpcs),
+            # when the server is saturated (gRPC hands Python one call at a time). Past the soft
+            # limit gRPC refuses some new calls, past the hard limit all, at once and without
+            # running any Python (the client sees CANCELLED: gRPC's own way), so an overloaded
+            # server sheds the excess instead of queueing it until it times out. The queue's
+            # length is the wait of the calls it takes: 64 is about 30-70 ms at a saturated
+            # process's 1,000-2,000 calls/s (measured: 69 ms p50 at twice the saturating load,
+            # against 146 ms with twice the queue, and the same saturated throughput).
+            ("grpc.server.max_pending_requests", settings.max_pending_rpcs),
+            ("grpc.server.max_pending_requests_hard_limit", 2 * settings.max_pending_rpcs),
             ("grpc.keepalive_time_ms", 30_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
