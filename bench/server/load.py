@@ -235,13 +235,12 @@ def _request_id() -> str:
 class Call:
     """One pending command: retried with the same request id until it is answered."""
 
-    __slots__ = ("action", "metadata", "method", "request")
+    __slots__ = ("metadata", "method", "request")
 
-    def __init__(self, method: str, request: Any, metadata: Any, action: Any) -> None:
+    def __init__(self, method: str, request: Any, metadata: Any) -> None:
         self.method = method
         self.request = request
         self.metadata = metadata
-        self.action = action
 
 
 class Table:
@@ -290,7 +289,7 @@ class MirroredTable(Table):
             request = api.PassCardsRequest(
                 name=self.name, cards=[_CARDS[c] for c in cards], request_id=request_id
             )
-        self.pending = Call(method, request, self.metadata[seat], None)
+        self.pending = Call(method, request, self.metadata[seat])
         return self.pending
 
     def answered(self, call: Call, response: Any) -> None:
@@ -351,11 +350,11 @@ class BotTable(Table):
         if view.cards_to_pass:
             chosen = self.rng.sample(list(view.hand), view.cards_to_pass)
             request = api.PassCardsRequest(name=self.name, cards=chosen, request_id=_request_id())
-            self.pending = Call("PassCards", request, self.metadata, None)
+            self.pending = Call("PassCards", request, self.metadata)
         elif view.legal_cards:
             card = self.rng.choice(list(view.legal_cards))
             request = api.PlayCardRequest(name=self.name, card=card, request_id=_request_id())
-            self.pending = Call("PlayCard", request, self.metadata, None)
+            self.pending = Call("PlayCard", request, self.metadata)
         else:
             raise RuntimeError(f"{self.name}: nothing to do in {view}")
         return self.pending
@@ -885,7 +884,7 @@ class BaselineTable(Table):
         request = self.modules.WriteRequest(
             key=self.name, version=self.version, payload=self.payload
         )
-        return Call("Write", request, (), None)
+        return Call("Write", request, ())
 
     def answered(self, call: Call, response: Any) -> None:
         # A negative version is a refused write (the key is at -version): an earlier call that
