@@ -412,9 +412,11 @@ def test_tables_without_a_game_view_as_the_reference() -> None:
 def test_tiny_caches_still_give_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     # With every bound at 2 the caches are cleared again and again, also in the middle of
     # building a block of tricks from the block before it.
-    for name in dir(convert):
-        if name.startswith("_") and name.endswith("_SIZE"):
-            monkeypatch.setattr(convert, name, 2)
+    memos = [value for value in vars(convert).values() if isinstance(value, convert._Memo)]
+    assert len(memos) >= 5
+    for memo in memos:
+        memo.clear()
+        monkeypatch.setattr(memo, "size", 2)
     for index, record in enumerate(itertools.islice(_interleaved_records(), 0, None, 7)):
         assert_same(record, _versions(index))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import TypeVar
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -299,6 +300,26 @@ def view_to_pb(
 # The caches are plain dicts, cleared whole when full (refilling is cheap), and keyed by every
 # value their bytes depend on, so that tables share nothing but equal values.
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Memo(dict[K, V]):
+    """A cache of bytes built from immutable values: a plain dict, emptied whole when full.
+
+    No least-recently-used bookkeeping on the hot path: refilling after a clear is cheap.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: K, value: V) -> None:
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = value
+
+
 _NOBODY_PASSED = (False, False, False, False)
 _ZEROS = (0, 0, 0, 0)
 
@@ -353,14 +374,11 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
             ],
         )
         head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
-        if len(_TABLE_HEADS) >= _TABLE_HEADS_SIZE:
-            _TABLE_HEADS.clear()
-        _TABLE_HEADS[key] = head
+        _TABLE_HEADS.put(key, head)
     return head
 
 
-_TABLE_HEADS: dict[tuple[object, ...], tuple[bytes, bytes]] = {}
-_TABLE_HEADS_SIZE = 4096
+_TABLE_HEADS: _Memo[tuple[object, ...], tuple[bytes, bytes]] = _Memo(4096)
 
 
 def _fill_table(
@@ -419,14 +437,11 @@ def _completed_tricks(tricks: tuple[Trick, ...], rules: Rules) -> bytes:
             _completed_tricks(tricks[:-1], rules)
             + pb.TableView(completed_tricks=[newest]).SerializeToString()
         )
-        if len(_TRICK_BLOCKS) >= _TRICK_BLOCKS_SIZE:
-            _TRICK_BLOCKS.clear()
-        _TRICK_BLOCKS[key] = block
+        _TRICK_BLOCKS.put(key, block)
     return block
 
 
-_TRICK_BLOCKS: dict[tuple[Rules, tuple[Trick, ...]], bytes] = {}
-_TRICK_BLOCKS_SIZE = 16384
+_TRICK_BLOCKS: _Memo[tuple[Rules, tuple[Trick, ...]], bytes] = _Memo(16384)
 
 
 def _score_history(
@@ -443,14 +458,13 @@ def _score_history(
                 totals[s] += points[s]
             scores.append(_round_score(index, points, totals, shooter))
         history = pb.TableView(score_history=scores).SerializeToString()
-        if len(_SCORE_HISTORIES) >= _SCORE_HISTORIES_SIZE:
-            _SCORE_HISTORIES.clear()
-        _SCORE_HISTORIES[key] = history
+        _SCORE_HISTORIES.put(key, history)
     return history
 
 
-_SCORE_HISTORIES: dict[tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...]], bytes] = {}
-_SCORE_HISTORIES_SIZE = 4096
+_SCORE_HISTORIES: _Memo[tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...]], bytes] = _Memo(
+    4096
+)
 
 
 def _game_history(history: tuple[RoundRecord, ...], rules: Rules) -> bytes:
@@ -461,14 +475,11 @@ def _game_history(history: tuple[RoundRecord, ...], rules: Rules) -> bytes:
         running = [0, 0, 0, 0]
         rounds = [_round_history(round_record, rules, running) for round_record in history]
         block = pb.TableView(game_history=rounds).SerializeToString()
-        if len(_GAME_HISTORIES) >= _GAME_HISTORIES_SIZE:
-            _GAME_HISTORIES.clear()
-        _GAME_HISTORIES[key] = block
+        _GAME_HISTORIES.put(key, block)
     return block
 
 
-_GAME_HISTORIES: dict[tuple[Rules, tuple[RoundRecord, ...]], bytes] = {}
-_GAME_HISTORIES_SIZE = 64
+_GAME_HISTORIES: _Memo[tuple[Rules, tuple[RoundRecord, ...]], bytes] = _Memo(64)
 
 
 def _view_now(
@@ -500,14 +511,11 @@ def _round_tallies(round_points: tuple[int, ...], tricks_won: tuple[int, ...]) -
     tallies = _TALLIES.get(key)
     if tallies is None:
         tallies = pb.TableView(round_points=round_points, tricks_won=tricks_won).SerializeToString()
-        if len(_TALLIES) >= _TALLIES_SIZE:
-            _TALLIES.clear()
-        _TALLIES[key] = tallies
+        _TALLIES.put(key, tallies)
     return tallies
 
 
-_TALLIES: dict[tuple[tuple[int, ...], tuple[int, ...]], bytes] = {}
-_TALLIES_SIZE = 8192
+_TALLIES: _Memo[tuple[tuple[int, ...], tuple[int, ...]], bytes] = _Memo(8192)
 
 
 def _current_trick_cards(seat_view: SeatView) -> bytes:
