@@ -88,54 +88,81 @@ def _points_taken(mask: int, rules: Rules) -> int:
     return points
 
 
+_FULL = (1 << 52) - 1
+# has_passed per 4-bit code of the seats that have passed (bit ``seat``).
+_HAS_PASSED = tuple(tuple(bool(code >> seat & 1) for seat in range(4)) for code in range(16))
+_PART = tuple(_FULL << 52 * seat for seat in range(4))
+_NONE: tuple[Card, ...] = ()
+
+
 def _view(state: State, seat: int | None) -> SeatView:
-    phase = state.phase
-    hand: tuple[Card, ...] = ()
-    passed: tuple[Card, ...] = ()
-    received: tuple[Card, ...] = ()
-    legal: tuple[Card, ...] = ()
+    # Read straight from the state's slots (see State): the server builds a view for every
+    # command, and the public properties would split the same masks again and again.
+    phase, turn, hands, trick, tricks, breaking, taken, fixed = state
+    rules, round_index, first_dealer, _, passed_bits, totals, rounds = fixed
+    direction = rules.pass_direction(round_index)
+    playing = phase is Phase.PLAYING
+    hand = passed = received = legal = _NONE
     pass_count = 0
-    direction = state.pass_direction
-    if seat is not None and phase in (Phase.PASSING, Phase.PLAYING):
-        hand = cards_of(state.hands[seat])
-        if state.passed[seat]:
-            passed = cards_of(state.passed[seat])
-        if phase == Phase.PLAYING and direction != PassDirection.HOLD:
-            received = cards_of(state.passed[(seat - direction) & 3])
-        if phase == Phase.PASSING and not state.passed[seat]:
+    if seat is not None and (playing or phase is Phase.PASSING):
+        shift = 52 * seat
+        hand = cards_of(hands >> shift & _FULL)
+        own_pass = passed_bits >> shift & _FULL
+        if own_pass:
+            passed = cards_of(own_pass)
+        if playing:
+            if direction != PassDirection.HOLD:
+                received = cards_of(passed_bits >> 52 * ((seat - direction) & 3) & _FULL)
+            if turn == seat:
+                legal = legal_plays(state, seat)
+        elif not own_pass:
             legal, pass_count = hand, PASS_COUNT
-        elif phase == Phase.PLAYING and state.turn == seat:
-            legal = legal_plays(state, seat)
-    tricks_won = [0, 0, 0, 0]
-    for trick in state.tricks:
-        tricks_won[trick.winner] += 1
-    over = phase == Phase.GAME_OVER
+    won = [0, 0, 0, 0]
+    for completed in tricks:
+        won[completed.winner] += 1
+    p0, p1, p2, p3 = _PART
+    over = phase is Phase.GAME_OVER
     return SeatView(
         seat=seat,
-        rules=state.rules,
+        rules=rules,
         phase=phase,
-        round_index=state.round_index,
-        dealer=state.dealer,
+        round_index=round_index,
+        dealer=(first_dealer + round_index) & 3,
         pass_direction=direction,
         hand=hand,
         passed=passed,
         received=received,
-        has_passed=tuple(bool(mask) for mask in state.passed),
-        turn=state.turn if phase == Phase.PLAYING else None,
-        leader=state.leader if phase == Phase.PLAYING else None,
-        trick=state.trick,
-        tricks=state.tricks,
-        hearts_broken=state.hearts_broken,
-        round_points=tuple(_points_taken(mask, state.rules) for mask in state.taken),
-        tricks_won=tuple(tricks_won),
-        hand_sizes=tuple(mask.bit_count() for mask in state.hands),
-        totals=state.totals,
-        round_scores=tuple(record.points for record in state.rounds),
-        moon_shooters=tuple(record.moon_shooter for record in state.rounds),
+        has_passed=_HAS_PASSED[
+            (passed_bits & p0 != 0)
+            | (passed_bits & p1 != 0) << 1
+            | (passed_bits & p2 != 0) << 2
+            | (passed_bits & p3 != 0) << 3
+        ],
+        turn=turn if playing else None,
+        leader=(turn - len(trick)) & 3 if playing else None,
+        trick=trick,
+        tricks=tricks,
+        hearts_broken=not breaking,
+        round_points=(
+            _points_taken(taken & _FULL, rules),
+            _points_taken(taken >> 52 & _FULL, rules),
+            _points_taken(taken >> 104 & _FULL, rules),
+            _points_taken(taken >> 156, rules),
+        ),
+        tricks_won=(won[0], won[1], won[2], won[3]),
+        hand_sizes=(
+            (hands & _FULL).bit_count(),
+            (hands >> 52 & _FULL).bit_count(),
+            (hands >> 104 & _FULL).bit_count(),
+            (hands >> 156).bit_count(),
+        ),
+        totals=totals,
+        round_scores=tuple([record.points for record in rounds]),
+        moon_shooters=tuple([record.moon_shooter for record in rounds]),
         legal=legal,
         pass_count=pass_count,
-        result=result(state),
-        history=state.rounds if over else (),
+        result=result(state) if over else None,
+        history=rounds if over else (),
     )
 
 
