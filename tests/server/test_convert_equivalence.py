@@ -8,6 +8,7 @@ seeded random games (passing, mid-trick, trick and round boundaries, game over w
 for every seat and for spectators, under several rules and table records, that both give equal
 messages with byte-identical deterministic serializations. The caches are shared by every table
 of a process, so the games are viewed interleaved, and also with caches too small to hold them.
+Events are joined from fragments the same way, and checked against the event messages.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_engine import (
@@ -42,11 +45,13 @@ from hearts_engine import (
     points_of,
     seeded_deck,
     spectator_view,
+    step,
     view,
 )
 from hearts_engine.bots import BotLevel
 from hearts_server import convert
 from hearts_server.record import Occupant, SeatRecord, TableRecord
+from hearts_server.service import _move_response
 
 # --------------------------------------------------------------------------- the reference
 #
@@ -311,7 +316,7 @@ def assert_same(record: TableRecord, version: int) -> None:
 
 
 def assert_same_bytes(record: TableRecord, version: int) -> None:
-    """view_bytes and table_bytes parse to the reference, also merged into a response."""
+    """view_bytes and table_bytes parse to the reference, also wrapped into a response."""
     for seat in (None, 0, 1, 2, 3):
         expected = reference_view(record, version, seat)
         seat_view = reference_view_of(record, seat)
@@ -320,12 +325,11 @@ def assert_same_bytes(record: TableRecord, version: int) -> None:
             convert.view_bytes(record, version, seat, seat_view=seat_view),
         ):
             _assert_equal(pb.TableView.FromString(data), expected, (record, seat))
-            # The service's pattern: merged into a response's view, not parsed and copied.
-            response = api.PlayCardResponse(etag=str(version))
-            response.view.MergeFromString(data)
-            _assert_equal(
-                response, api.PlayCardResponse(view=expected, etag=str(version)), (record, seat)
-            )
+            # A move's response as the service sends it: the view's bytes wrapped, not parsed.
+            payload = _move_response(data, version)
+            for response_type in (api.PlayCardResponse, api.PassCardsResponse):
+                reference = response_type(view=expected, etag=str(version))
+                _assert_equal(response_type.FromString(payload), reference, (record, seat))
     expected_table = reference_table(record, version)
     for data in (
         convert.table_bytes(record, version),
@@ -431,3 +435,32 @@ def test_view_bytes_parse_and_merge_as_the_reference() -> None:
     assert phases == {Phase.DEALING, Phase.PASSING, Phase.PLAYING, Phase.GAME_OVER}
     for index, record in enumerate(records):
         assert_same_bytes(record, _versions(index))
+
+
+def test_event_bytes_are_the_events_serialized() -> None:
+    # Every event of seeded games (deals, passes, plays, tricks, rounds, game over), at times
+    # that share a batch, follow each other and are far apart, also with a tiny time cache.
+    times = (0, 999, 1_000, 1_700_000_000_123, 1_700_000_000_123, 2**40 + 7)
+    kinds = set()
+    count = 0
+    for seed, rules in ((1, Rules(target_score=40)), (2, _RULES[-1])):
+        state = new_game(rules, first_dealer=seed % 4)
+        rng = random.Random(seed)
+        while state.phase is not Phase.GAME_OVER:
+            if state.phase is Phase.DEALING:
+                action: Any = Deal(seeded_deck(seed, state.round_index))
+            else:
+                actions = legal_actions(state)
+                action = actions[rng.randrange(len(actions))]
+            state, events = step(state, action)
+            for event in events:
+                time_ms = times[count % len(times)]
+                count += 1
+                kinds.add(type(event).__name__)
+                expected = convert.engine_event_to_pb(event, time_ms)
+                payload = convert.engine_event_bytes(event, time_ms)
+                assert payload == expected.SerializeToString(deterministic=True), event
+                assert events_pb.TableEvent.FromString(payload) == expected, event
+                if count % 97 == 0:
+                    convert._EVENT_TIMES.clear()
+    assert {"CardPlayed", "TrickWon", "HeartsBroken", "RoundScored", "GameOver"} <= kinds, kinds

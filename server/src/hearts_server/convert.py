@@ -52,6 +52,7 @@ __all__ = [
     "bot_level_from_pb",
     "card_from_pb",
     "card_to_pb",
+    "engine_event_bytes",
     "engine_event_to_pb",
     "rules_from_pb",
     "rules_to_pb",
@@ -566,7 +567,39 @@ def view_bytes(
 
 def engine_event_to_pb(event: Event, time_ms: int) -> events_pb.TableEvent:
     """The API event for an engine event."""
-    message = events_pb.TableEvent(event_time=timestamp(time_ms))
+    message = _event_body(event)
+    message.event_time.CopyFrom(timestamp(time_ms))
+    return message
+
+
+def engine_event_bytes(event: Event, time_ms: int) -> bytes:
+    """``engine_event_to_pb(event, time_ms).SerializeToString()``, joined from two fragments.
+
+    A TableEvent is its time (field 1) and one body (a later field), so the two serialized apart
+    and joined are its serialized form. The events of one command share their time, and a card
+    played, one per command, has one of 4 × 52 × 13 bodies: each is serialized once and reused.
+    """
+    if event.__class__ is CardPlayed:
+        key = (event.trick_index * 4 + event.seat) * 52 + event.card
+        body = _PLAYED_BODIES.get(key)
+        if body is None:
+            body = _PLAYED_BODIES[key] = _event_body(event).SerializeToString()
+    else:
+        body = _event_body(event).SerializeToString()
+    time = _EVENT_TIMES.get(time_ms)
+    if time is None:
+        time = events_pb.TableEvent(event_time=timestamp(time_ms)).SerializeToString()
+        _EVENT_TIMES.put(time_ms, time)
+    return time + body
+
+
+_PLAYED_BODIES: dict[int, bytes] = {}  # at most 4 × 52 × 13 entries
+_EVENT_TIMES: _Memo[int, bytes] = _Memo(256)
+
+
+def _event_body(event: Event) -> events_pb.TableEvent:
+    """The API event for an engine event, without its time."""
+    message = events_pb.TableEvent()
     if isinstance(event, CardPlayed):
         message.card_played.seat = event.seat
         message.card_played.card.CopyFrom(_CARDS_PB[event.card])

@@ -28,7 +28,7 @@ from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
 from hearts_server.service import TableApp
 
-__all__ = ["METRICS", "Metrics", "TableServicer"]
+__all__ = ["METRICS", "Metrics", "TableServicer", "add_servicer"]
 
 log = logging.getLogger(__name__)
 
@@ -219,18 +219,20 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.name, bearer_token(context), request.etag, request.request_id
         )
 
+    # A move's response may come serialized (add_servicer sends it as it is): wider than the
+    # generated base class says.
     @_unary("PassCards")
-    async def PassCards(  # noqa: N802
+    async def PassCards(  # type: ignore[override]  # noqa: N802
         self, request: api.PassCardsRequest, context: grpc.aio.ServicerContext
-    ) -> api.PassCardsResponse:
+    ) -> api.PassCardsResponse | bytes:
         return await self.app.pass_cards(
             request.name, bearer_token(context), request.cards, request.etag, request.request_id
         )
 
     @_unary("PlayCard")
-    async def PlayCard(  # noqa: N802
+    async def PlayCard(  # type: ignore[override]  # noqa: N802
         self, request: api.PlayCardRequest, context: grpc.aio.ServicerContext
-    ) -> api.PlayCardResponse:
+    ) -> api.PlayCardResponse | bytes:
         if not request.HasField("card"):
             raise ServiceError("INVALID_REQUEST", "card is required")
         return await self.app.play_card(
@@ -271,3 +273,43 @@ class TableServicer(api_grpc.TableServiceServicer):
             self.open_streams -= 1
             METRICS.open_streams.dec()
             METRICS.requests.labels("WatchTable", code).inc()
+
+
+class _Registrations:
+    """Stands in for a server to collect what a generated ``add_*_to_server`` registers."""
+
+    def __init__(self) -> None:
+        self.service = ""
+        self.handlers: dict[str, Any] = {}
+
+    def add_generic_rpc_handlers(self, handlers: object) -> None:
+        pass  # built again from add_registered_method_handlers
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.service = service
+        self.handlers = handlers
+
+
+def _bytes_or(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    def serialize_response(response: Any) -> bytes:
+        if response.__class__ is bytes:
+            return response
+        return serialize(response)
+
+    return serialize_response
+
+
+def add_servicer(servicer: TableServicer, server: grpc.aio.Server) -> None:
+    """Register ``servicer`` as the generated ``add_TableServiceServicer_to_server`` does, except
+    that a response may also come already serialized (``bytes``), and gRPC then sends it as it
+    is: a move answers that way (see ``service._move_response``) instead of parsing its view into
+    a message that gRPC would serialize again."""
+    registrations = _Registrations()
+    api_grpc.add_TableServiceServicer_to_server(servicer, registrations)
+    handlers = {
+        name: handler._replace(response_serializer=_bytes_or(handler.response_serializer))
+        for name, handler in registrations.handlers.items()
+    }
+    service = registrations.service
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)

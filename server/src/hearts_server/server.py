@@ -22,9 +22,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hearts.v1 import table_service_pb2 as api
-from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server.config import Settings
-from hearts_server.rpc import METRICS, TableServicer
+from hearts_server.rpc import METRICS, TableServicer, add_servicer
 from hearts_server.service import TableApp
 from hearts_server.store.base import Store
 from hearts_server.store.memory import MemoryStore
@@ -147,13 +146,12 @@ class HeartsServer:
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ]
         # The servicer sheds calls past max_concurrent_rpcs and streams past max_streams, each
-        # with its own reason; gRPC's own limit (which counts both, and answers without details)
-        # is only a backstop above them, with room for health checks and reflection.
-        self.grpc_server = grpc.aio.server(
-            options=options,
-            maximum_concurrent_rpcs=settings.max_concurrent_rpcs + settings.max_streams + 100,
-        )
-        api_grpc.add_TableServiceServicer_to_server(self.servicer, self.grpc_server)
+        # with its own reason, and the pending-call limit above bounds what waits in front of
+        # it. gRPC's maximum_concurrent_rpcs is left unset: it would only repeat those limits,
+        # at the price of an asyncio Condition on every accept and a task after every call
+        # (grpc.aio's _ConcurrentRpcLimiter), paid on the hot path of every command.
+        self.grpc_server = grpc.aio.server(options=options)
+        add_servicer(self.servicer, self.grpc_server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc_server)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
 from google.protobuf.message import Message
+from google.protobuf.wrappers_pb2 import BytesValue
 
 from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
@@ -111,19 +112,21 @@ class _Batch:
     """Events produced by one decision, each with its audience (None: everyone)."""
 
     now_ms: int
-    items: list[tuple[int | None, events_pb.TableEvent]] = dataclasses.field(default_factory=list)
+    items: list[tuple[int | None, bytes]] = dataclasses.field(default_factory=list)
+    """Each event's audience and its serialized TableEvent."""
 
     def add(self, audience: int | None, event: events_pb.TableEvent) -> None:
-        self.items.append((audience, event))
+        self.items.append((audience, event.SerializeToString()))
 
     def add_engine(self, events: Sequence[Event]) -> None:
+        now_ms = self.now_ms
         for event in events:
-            self.items.append((event.audience, convert.engine_event_to_pb(event, self.now_ms)))
+            self.items.append((event.audience, convert.engine_event_bytes(event, now_ms)))
 
     def stored(self, first_sequence: int) -> list[StoredEvent]:
         return [
-            StoredEvent(first_sequence + i, audience, event.SerializeToString())
-            for i, (audience, event) in enumerate(self.items)
+            StoredEvent(first_sequence + i, audience, payload)
+            for i, (audience, payload) in enumerate(self.items)
         ]
 
 
@@ -133,7 +136,7 @@ class _Decision:
 
     record: TableRecord
     batch: _Batch
-    respond: Callable[[TableRecord, int], Message]
+    respond: Callable[[TableRecord, int], Message | bytes]
     open_seats: bool | None = None
 
 
@@ -373,7 +376,9 @@ class TableApp:
         etag: str,
         decide: Callable[[TableRecord, int], _Decision],
         response_type: type[M],
-    ) -> M:
+    ) -> M | bytes:
+        """Decide on the table's newest record and commit the result; the decision's response,
+        which a move gives already serialized (see :func:`_move_response`)."""
         _check_request_id(request_id)
         # The common case needs no read: when this process made (or last read) the table's
         # newest version, decide on that record and commit against its version at once. The
@@ -427,7 +432,7 @@ class TableApp:
                     events=stored,
                     caller=caller_key,
                     request_id=request_id or None,
-                    response=response.SerializeToString() if request_id else None,
+                    response=_serialized(response) if request_id else None,
                     open_seats=decision.open_seats,
                     finished=new_record.phase_over,
                 )
@@ -438,7 +443,7 @@ class TableApp:
                 if entry is not None and not unread:
                     entry.skip = max(0, entry.skip - 1)
                 self._maybe_drive(new_record)
-                return response  # type: ignore[return-value]
+                return response  # type: ignore[return-value]  # a message is an M
             if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
                 return _parse(response_type, result.replay)
             if unread:
@@ -556,13 +561,15 @@ class TableApp:
 
             return _Decision(new, batch, respond, open_seats=new.has_free_seat)
 
-        return await self._mutate(
-            table_id,
-            caller_key=f"join:{request_id}" if request_id else "join",
-            request_id=request_id,
-            etag=etag,
-            decide=decide,
-            response_type=api.JoinTableResponse,
+        return _message(
+            await self._mutate(
+                table_id,
+                caller_key=f"join:{request_id}" if request_id else "join",
+                request_id=request_id,
+                etag=etag,
+                decide=decide,
+                response_type=api.JoinTableResponse,
+            )
         )
 
     async def leave_table(
@@ -602,13 +609,15 @@ class TableApp:
 
             return _Decision(new, batch, respond, open_seats=new.has_free_seat)
 
-        return await self._mutate(
-            table_id,
-            caller_key=caller.key,
-            request_id=request_id,
-            etag=etag,
-            decide=decide,
-            response_type=api.LeaveTableResponse,
+        return _message(
+            await self._mutate(
+                table_id,
+                caller_key=caller.key,
+                request_id=request_id,
+                etag=etag,
+                decide=decide,
+                response_type=api.LeaveTableResponse,
+            )
         )
 
     async def delete_table(
@@ -658,8 +667,8 @@ class TableApp:
 
     async def pass_cards(
         self, name: str, token: str | None, cards: Sequence[pb.Card], etag: str, request_id: str
-    ) -> api.PassCardsResponse:
-        """Submit the caller's three cards to pass."""
+    ) -> api.PassCardsResponse | bytes:
+        """Submit the caller's three cards to pass; the response, serialized when it is new."""
         table_id = parse_table_name(name)
         caller = self.caller(token, table_id)
         chosen = tuple(convert.card_from_pb(card) for card in cards)
@@ -674,8 +683,8 @@ class TableApp:
 
     async def play_card(
         self, name: str, token: str | None, card: pb.Card, etag: str, request_id: str
-    ) -> api.PlayCardResponse:
-        """Play one card to the current trick."""
+    ) -> api.PlayCardResponse | bytes:
+        """Play one card to the current trick; the response, serialized when it is new."""
         table_id = parse_table_name(name)
         caller = self.caller(token, table_id)
         chosen = (convert.card_from_pb(card),)
@@ -717,13 +726,9 @@ class TableApp:
         batch.add_engine(events)
         state = self._advance(record, state, batch)
         new = record.evolve(state, record.sequence, record.update_ms)
-        response_type = api.PassCardsResponse if kind == "pass" else api.PlayCardResponse
 
-        def respond(final: TableRecord, new_version: int) -> Message:
-            # The view is parsed straight into the response, not built and then copied into it.
-            response = response_type(etag=str(new_version))
-            response.view.MergeFromString(convert.view_bytes(final, new_version, seat))
-            return response
+        def respond(final: TableRecord, new_version: int) -> bytes:
+            return _move_response(convert.view_bytes(final, new_version, seat), new_version)
 
         return _Decision(new, batch, respond)
 
@@ -960,6 +965,33 @@ def _event_response(event: StoredEvent) -> api.WatchTableResponse:
     response = api.WatchTableResponse(sequence=event.sequence)
     response.event.ParseFromString(event.payload)
     return response
+
+
+def _move_response(view: bytes, version: int) -> bytes:
+    """A serialized PassCardsResponse or PlayCardResponse: ``view`` (a serialized TableView) and
+    the etag of ``version``, without parsing the view into a message to serialize it again.
+
+    Both responses are ``TableView view = 1; string etag = 2``. A ``BytesValue`` holding the
+    view's bytes serializes as field 1, length-delimited, exactly as the embedded view does, and
+    serialized messages joined in field order are the serialization of their fields together:
+    protobuf encodes every byte. gRPC sends these bytes as they are (see
+    :func:`hearts_server.rpc.add_servicer`).
+    """
+    return (
+        BytesValue(value=view).SerializeToString()
+        + api.PlayCardResponse(etag=str(version)).SerializeToString()
+    )
+
+
+def _message(response: M | bytes) -> M:
+    """A response that is a message (only moves answer with bytes)."""
+    if isinstance(response, bytes):
+        raise TypeError("expected a message, got serialized bytes")
+    return response
+
+
+def _serialized(response: Message | bytes) -> bytes:
+    return response if isinstance(response, bytes) else response.SerializeToString()
 
 
 def _parse(response_type: type[M], raw: bytes) -> M:
