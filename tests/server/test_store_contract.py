@@ -644,11 +644,94 @@ async def test_subscriber_on_another_replica_sees_commits(
     await replica_b.start()
     subscription = replica_b.subscribe(TABLE)
     batches = live(subscription)
+    await replica_b.load(TABLE)  # subscribe, then read: what is written after reaches it
     await replica_a.create(TABLE, b"v1", evs(1, 1), open_seats=True)
     await replica_a.commit(TABLE, expected_version=1, data=b"v2", events=evs(2, 3))
     assert await next_batch(batches) == (ev(1),)
     assert await next_batch(batches) == tuple(evs(2, 3))
     await subscription.close()
+
+
+async def _channels(admin: redis.asyncio.Redis, expected: set[str]) -> set[str]:
+    """The notify channels someone subscribes to, once they are ``expected`` (or after 5 s)."""
+    for _ in range(100):
+        channels = {c.decode() for c in await admin.pubsub_channels("hearts:notify:*")}
+        if channels == expected:
+            break
+        await asyncio.sleep(0.05)
+    return channels
+
+
+@redis_only
+async def test_a_replica_subscribes_to_the_tables_it_watches_and_no_others(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    store = make_redis()
+    await store.start()
+    admin = redis.asyncio.Redis.from_url(clean_redis)
+    assert await _channels(admin, set()) == set()
+    first, second = store.subscribe(TABLE), store.subscribe(TABLE)
+    other = store.subscribe(OTHER)
+    await store.load(TABLE)  # waits for Redis to confirm TABLE's channel
+    table, other_table = keys.notify_channel(TABLE), keys.notify_channel(OTHER)
+    assert await _channels(admin, {table, other_table}) == {table, other_table}
+    assert await admin.pubsub_numsub(table) == [(table.encode(), 1)]  # one connection
+    await first.close()  # TABLE still has a watcher here
+    await other.close()
+    assert await _channels(admin, {table}) == {table}
+    await second.close()
+    assert await _channels(admin, set()) == set()
+    await admin.aclose()
+
+
+@redis_only
+async def test_watching_a_table_again_while_leaving_it_misses_no_batch(
+    make_redis: Callable[..., RedisStore],
+) -> None:
+    # The subscription is dropped and taken again, with the UNSUBSCRIBE and the SUBSCRIBE still
+    # in flight, or one after the other; each time the new watcher reads its starting point and
+    # then gets every batch another replica commits.
+    watcher, writer = make_redis(), make_redis()
+    await watcher.start()
+    # A slow link between the watcher's listener and Redis: its SUBSCRIBEs and UNSUBSCRIBEs
+    # arrive 30 ms late (in order), so a read that did not wait for the confirmation of the
+    # last SUBSCRIBE would run, and the commit after it, while the table is not subscribed.
+    outbox: asyncio.Queue[tuple[str, ...]] = asyncio.Queue()
+    send = watcher._send_to_listener
+
+    async def slow_link() -> None:
+        while True:
+            command = await outbox.get()
+            await asyncio.sleep(0.03)
+            send(*command)
+
+    link = asyncio.create_task(slow_link())
+    watcher._send_to_listener = lambda *command: outbox.put_nowait(command)  # type: ignore[method-assign]
+    await writer.create(TABLE, b"v", [], open_seats=True)
+    version = 1
+    subscription = watcher.subscribe(TABLE)
+    for round_ in range(12):
+        await subscription.close()
+        if round_ % 3 == 1:
+            await asyncio.sleep(0.05)  # let the UNSUBSCRIBE go out first
+        subscription = watcher.subscribe(TABLE)
+        if round_ % 3 == 2:  # and a second leave and watch before the first replies
+            await subscription.close()
+            subscription = watcher.subscribe(TABLE)
+        batches = live(subscription)
+        assert (await watcher.load(TABLE)).version == version
+        if round_ % 3 == 2:
+            # Commit while a SUBSCRIBE confirmed early would already be undone by the second
+            # UNSUBSCRIBE, before the second SUBSCRIBE arrives.
+            await asyncio.sleep(0.04)
+        result = await writer.commit(
+            TABLE, expected_version=version, data=b"v", events=[ev(version)]
+        )
+        assert result.outcome is CommitOutcome.APPLIED
+        assert await next_batch(batches) == (ev(version),), round_
+        version += 1
+    await subscription.close()
+    link.cancel()
 
 
 @redis_only
@@ -678,6 +761,7 @@ async def test_redis_restart_cuts_watchers_and_service_resumes(
     store = make_redis(redis_server.url)
     await store.start()
     batches = live(store.subscribe(TABLE))
+    await store.load(TABLE)
     await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
     assert await next_batch(batches) == (ev(1),)
     await asyncio.to_thread(redis_server.restart)  # data and scripts are gone

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from hearts_server.store.base import StoredEvent
 
@@ -77,6 +77,9 @@ class Hub:
     def __init__(self, *, queue_size: int = 256) -> None:
         self._queue_size = queue_size
         self._subs: dict[str, set[HubSubscription]] = {}
+        self.on_idle: Callable[[str], None] | None = None
+        """Called with a table id when its last subscription here ends (the Redis store then
+        unsubscribes from the table's channel)."""
 
     def subscribe(self, table_id: str) -> HubSubscription:
         """A new subscription to ``table_id``'s batches from now on."""
@@ -106,3 +109,5 @@ class Hub:
             subs.discard(sub)
             if not subs:
                 del self._subs[sub.table_id]
+                if self.on_idle is not None:
+                    self.on_idle(sub.table_id)

@@ -10,7 +10,6 @@ from __future__ import annotations
 __all__ = [
     "INDEX_ALL",
     "INDEX_OPEN",
-    "NOTIFY_PATTERN",
     "check_table_id",
     "create_request",
     "events",
@@ -29,8 +28,6 @@ INDEX_OPEN = f"{_PREFIX}:index:open"
 """Sorted set like :data:`INDEX_ALL`, holding the tables whose last commit said a seat was free."""
 
 _NOTIFY = f"{_PREFIX}:notify:"
-NOTIFY_PATTERN = f"{_NOTIFY}*"
-"""The pattern every replica's listener subscribes to (one pub/sub connection per process)."""
 
 
 def check_table_id(table_id: str) -> str:

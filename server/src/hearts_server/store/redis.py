@@ -5,14 +5,18 @@ refresh the TTL, publish the batch), sent with EVALSHA in a pipeline together wi
 hint, which lives in another Cluster slot and so cannot be inside the script. Key names come from
 :mod:`hearts_server.store.keys`; ``docs/redis.md`` describes the layout and the fan-out.
 
-Live delivery: every commit PUBLISHes its batch; each process holds ONE pub/sub connection
-(pattern ``hearts:notify:*``) whose listener hands batches to the local :class:`Hub`. The process
-therefore uses a fixed number of connections (the pool plus one), never one per watcher.
+Live delivery: every commit PUBLISHes its batch on its table's channel; each process holds ONE
+pub/sub connection, SUBSCRIBEd to the channels of the tables it has watchers for (and to no
+others), whose listener hands batches to the local :class:`Hub`. The process therefore uses a
+fixed number of connections (the pool plus one), never one per watcher, and receives the batches
+of the tables it watches, not every table's.
 
 Gap-free watching relies on one rule: a watcher subscribes first, then reads (``load`` or
-``read_events``). While the listener is not connected, reads wait for it, so every batch committed
-after a read returns reaches the subscription. When the listener loses its connection, every local
-subscription is cut (:class:`SubscriptionLaggedError`) and resumes from its last sequence.
+``read_events``). A table's first local subscription sends SUBSCRIBE; reads and writes of that
+table wait until Redis has confirmed it (and, while the listener is not connected, until it is),
+so every batch committed after a read returns reaches the subscription. When the listener loses
+its connection, every local subscription is cut (:class:`SubscriptionLaggedError`) and resumes
+from its last sequence.
 
 This module must never block on a dead Redis: sockets time out and connection failures become
 :class:`StoreUnavailableError`.
@@ -21,12 +25,13 @@ This module must never block on a dead Redis: sockets time out and connection fa
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import hashlib
 import logging
 import struct
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +212,14 @@ class RedisStore:
         self._timeout = timeout
         self._sweep_interval = sweep_interval_seconds
         self._live = asyncio.Event()
+        # The tables this process has watchers for, each with the confirmation of its channel's
+        # SUBSCRIBE (done once Redis confirmed the last one sent), and per table the SUBSCRIBE
+        # replies still to come: a table left and watched again before the first reply arrived
+        # is confirmed by the last one only.
+        self._channels: dict[str, asyncio.Future[None]] = {}
+        self._replies_due: collections.Counter[str] = collections.Counter()
+        self._listener: AbstractConnection | None = None
+        self.hub.on_idle = self._unwatched
         self._tasks: list[asyncio.Task[None]] = []
         self._chores: set[asyncio.Task[object]] = set()
         self._sweep_cursor: str | None = None
@@ -311,7 +324,7 @@ class RedisStore:
         request_id: str | None = None,
         known_version: int = 0,
     ) -> Loaded:
-        await self._until_live()
+        await self._until_live(table_id)
         check = caller is not None and bool(request_id)
         [reply] = await self._run(
             (
@@ -454,7 +467,7 @@ class RedisStore:
         return True
 
     async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:
-        await self._until_live()
+        await self._until_live(table_id)
         stream = keys.events(table_id)
         head: _Command = ("XRANGE", stream, "-", "+", "COUNT", 1)
         if limit <= 0:
@@ -497,7 +510,15 @@ class RedisStore:
 
     def subscribe(self, table_id: str) -> HubSubscription:
         self._ensure_background()
-        return self.hub.subscribe(table_id)
+        subscription = self.hub.subscribe(table_id)
+        if table_id not in self._channels:
+            # The table's first watcher here: SUBSCRIBE to its channel. Reads of the table wait
+            # for Redis to confirm it (see _until_live), which keeps the subscribe-then-read rule.
+            self._channels[table_id] = asyncio.get_running_loop().create_future()
+            if self._live.is_set():
+                self._subscribe_channels((table_id,))
+            # Otherwise the listener subscribes it once connected.
+        return subscription
 
     async def start(self) -> None:
         """Connect the pub/sub listener now and wait until it is live (else raise)."""
@@ -566,14 +587,66 @@ class RedisStore:
             asyncio.create_task(self._sweep(), name="hearts-redis-sweeper"),
         ]
 
-    async def _until_live(self) -> None:
-        """Wait for the listener if it runs but is not connected (see the module docstring)."""
-        if not self._tasks or self._live.is_set():
+    async def _until_live(self, table_id: str | None = None) -> None:
+        """Wait until batches committed from now on reach this process's watchers of
+        ``table_id``: the listener is connected and, if the table is watched here, Redis has
+        confirmed its channel's SUBSCRIBE (see the module docstring)."""
+        if not self._tasks:
+            return  # nothing is watched, and the listener has not been started
+        if not self._live.is_set():
+            try:
+                await asyncio.wait_for(self._live.wait(), self._timeout)
+            except TimeoutError:
+                raise StoreUnavailableError("the Redis pub/sub listener is not connected") from None
+        confirmed = None if table_id is None else self._channels.get(table_id)
+        if confirmed is None or confirmed.done():
             return
         try:
-            await asyncio.wait_for(self._live.wait(), self._timeout)
+            await asyncio.wait_for(asyncio.shield(confirmed), self._timeout)
         except TimeoutError:
-            raise StoreUnavailableError("the Redis pub/sub listener is not connected") from None
+            raise StoreUnavailableError("Redis did not confirm a subscription") from None
+
+    def _subscribe_channels(self, table_ids: Iterable[str]) -> None:
+        channels = []
+        for table_id in table_ids:
+            self._replies_due[table_id] += 1
+            channels.append(keys.notify_channel(table_id))
+        self._send_to_listener("SUBSCRIBE", *channels)
+
+    def _unwatched(self, table_id: str) -> None:
+        """The hub's last subscription of ``table_id`` ended: UNSUBSCRIBE from its channel."""
+        confirmed = self._channels.pop(table_id, None)
+        if confirmed is None:
+            return
+        if not confirmed.done():
+            confirmed.set_result(None)  # nobody here waits for it any more
+        if self._live.is_set():
+            self._send_to_listener("UNSUBSCRIBE", keys.notify_channel(table_id))
+
+    def _send_to_listener(self, *command: str) -> None:
+        """Send ``command`` on the listener's connection; its reply comes to :meth:`_pump`.
+
+        Each command is written whole before the task first waits, and tasks start in the
+        order they were made, so commands go out in the order they were asked for. If the
+        connection fails, the listener reconnects and cuts every watcher anyway.
+        """
+        conn = self._listener
+        if conn is not None:
+            self._background(conn.send_command(*command, check_health=False))
+
+    def _confirmed(self, channel: bytes) -> None:
+        """Redis confirmed a SUBSCRIBE of ``channel``; the last one due confirms the table."""
+        table_id = keys.table_id_of_channel(channel)
+        if table_id is None:
+            return
+        due = self._replies_due[table_id] - 1
+        if due > 0:
+            self._replies_due[table_id] = due
+            return
+        self._replies_due.pop(table_id, None)
+        confirmed = self._channels.get(table_id)
+        if confirmed is not None and not confirmed.done():
+            confirmed.set_result(None)
 
     async def _listen(self) -> None:
         delay = _BACKOFF_FIRST
@@ -582,11 +655,14 @@ class RedisStore:
             try:
                 # redis-py leaves get_connection unannotated.
                 conn = await self._listener_pool.get_connection()  # type: ignore[no-untyped-call]
-                await conn.send_command("PSUBSCRIBE", keys.NOTIFY_PATTERN)
+                await conn.send_command("PING", check_health=False)
                 reply = await conn.read_response()
-                if not (isinstance(reply, list) and reply[0] == b"psubscribe"):
-                    raise RedisConnectionError(f"unexpected PSUBSCRIBE reply {reply!r}")
+                if reply not in (b"PONG", "PONG"):
+                    raise RedisConnectionError(f"unexpected PING reply {reply!r}")
+                self._listener = conn
                 self._live.set()
+                if self._channels:  # tables watched since the connection was lost
+                    self._subscribe_channels(tuple(self._channels))
                 delay = _BACKOFF_FIRST
                 await self._pump(conn)
             except asyncio.CancelledError:
@@ -595,9 +671,12 @@ class RedisStore:
                 # Never let the listener die: log, back off, reconnect.
                 _log.warning("Redis pub/sub listener lost its connection: %r", exc)
             finally:
+                self._listener = None
+                self._replies_due.clear()  # replies on that connection will not come
                 if self._live.is_set():
                     self._live.clear()
-                    # Batches may have been missed: every watcher resumes from its last sequence.
+                    # Batches may have been missed: every watcher resumes from its last sequence
+                    # (cutting them also forgets their tables' channels).
                     self.hub.close_all()
                 if conn is not None:
                     await conn.disconnect()
@@ -613,12 +692,16 @@ class RedisStore:
             if message is None:  # quiet for a whole timeout
                 if pinged:
                     raise RedisTimeoutError("no PONG from Redis")
-                await conn.send_command("PING")
+                await conn.send_command("PING", check_health=False)
                 pinged = True
                 continue
-            pinged = False
-            if isinstance(message, list) and message[0] == b"pmessage":
-                self._deliver(message[2], message[3])
+            pinged = False  # any reply will do: PONG, or a message that came first
+            if isinstance(message, list):
+                kind = message[0]
+                if kind == b"message":
+                    self._deliver(message[1], message[2])
+                elif kind == b"subscribe":
+                    self._confirmed(message[1])
 
     def _deliver(self, channel: bytes, data: bytes) -> None:
         table_id = keys.table_id_of_channel(channel)
