@@ -346,40 +346,39 @@ _CURRENT_TRICK_CARDS = tuple(
 
 def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[bytes, bytes]:
     """The table fields that stay put while a game is played, as a Table and as a TableView."""
-    key = (
-        record.table_id,
-        record.display_name,
-        record.rules,
-        record.create_ms,
-        record.seats,
-        has_passed,
+    # A record's seats and rules are values shared by every later record of the table (evolve
+    # passes them on), so the key holds their identities, cheap to hash and compare, where their
+    # values would be hashed and compared field by field in Python; the entry keeps the objects,
+    # so that an identity seen again is still theirs.
+    seats, rules = record.seats, record.rules
+    key = (record.table_id, record.display_name, record.create_ms, id(seats), id(rules), has_passed)
+    cached = _TABLE_HEADS.get(key)
+    if cached is not None and cached[0] is seats and cached[1] is rules:
+        return cached[2]
+    table = pb.Table(
+        name=table_name(record.table_id),
+        display_name=record.display_name,
+        rules=_rules_pb(record.rules),
+        create_time=timestamp(record.create_ms),
+        seats=[
+            pb.Seat(
+                seat=index,
+                occupant=_OCCUPANTS[seat.occupant],
+                player_display_name=seat.name,
+                bot_level=(
+                    BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
+                ),
+                has_passed=has_passed[index],
+            )
+            for index, seat in enumerate(record.seats)
+        ],
     )
-    head = _TABLE_HEADS.get(key)
-    if head is None:
-        table = pb.Table(
-            name=table_name(record.table_id),
-            display_name=record.display_name,
-            rules=_rules_pb(record.rules),
-            create_time=timestamp(record.create_ms),
-            seats=[
-                pb.Seat(
-                    seat=index,
-                    occupant=_OCCUPANTS[seat.occupant],
-                    player_display_name=seat.name,
-                    bot_level=(
-                        BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
-                    ),
-                    has_passed=has_passed[index],
-                )
-                for index, seat in enumerate(record.seats)
-            ],
-        )
-        head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
-        _TABLE_HEADS.put(key, head)
+    head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
+    _TABLE_HEADS.put(key, (seats, rules, head))
     return head
 
 
-_TABLE_HEADS: _Memo[tuple[object, ...], tuple[bytes, bytes]] = _Memo(4096)
+_TABLE_HEADS: _Memo[tuple[object, ...], tuple[object, object, tuple[bytes, bytes]]] = _Memo(4096)
 
 
 def _fill_table(

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import dataclasses
 import hashlib
 import logging
 import struct
-from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import hiredis
@@ -156,13 +156,25 @@ _Command = tuple[bytes | str | int, ...]
 """One Redis command as its arguments, for :meth:`RedisStore._run`."""
 
 
-@contextlib.contextmanager
-def _unavailable() -> Iterator[None]:
-    """Turn "Redis cannot answer now" errors into StoreUnavailableError."""
-    try:
-        yield
-    except (RedisConnectionError, RedisTimeoutError, ReadOnlyError) as exc:
-        raise StoreUnavailableError(str(exc) or type(exc).__name__) from exc
+class _Unavailable:
+    """Turn "Redis cannot answer now" errors into StoreUnavailableError: ``with _UNAVAILABLE:``.
+
+    A class rather than a generator-based context manager: it is entered on every command.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, ReadOnlyError)):
+            raise StoreUnavailableError(str(exc) or type(exc).__name__) from exc
+
+
+_UNAVAILABLE = _Unavailable()
 
 
 def _event_args(events: Sequence[StoredEvent]) -> list[bytes | int | str]:
@@ -289,14 +301,14 @@ class RedisStore:
             pipe = self._redis.pipeline(transaction=False)
             for command in commands:
                 pipe.execute_command(*command)
-            with _unavailable():
+            with _UNAVAILABLE:
                 results: list[Any] = await pipe.execute(raise_on_error=False)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 await self._load_scripts()
                 continue
             for result in results:
                 if isinstance(result, Exception):
-                    with _unavailable():
+                    with _UNAVAILABLE:
                         raise result
             return results
         raise AssertionError("unreachable")  # pragma: no cover
@@ -304,11 +316,11 @@ class RedisStore:
     async def _run_one(self, command: _Command) -> Any:
         # redis-py leaves execute_command unannotated.
         try:
-            with _unavailable():
+            with _UNAVAILABLE:
                 return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
         except NoScriptError:
             await self._load_scripts()
-        with _unavailable():
+        with _UNAVAILABLE:
             return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
 
     async def _load_scripts(self) -> None:
@@ -359,7 +371,7 @@ class RedisStore:
             # carry one): two concurrent retries must not both make a table. The claim lives in
             # another slot than the table, so it cannot be part of the create script.
             earlier: Any
-            with _unavailable():
+            with _UNAVAILABLE:
                 if response is None:
                     earlier = await self._redis.get(claim)
                 else:
