@@ -464,3 +464,9 @@ def test_event_bytes_are_the_events_serialized() -> None:
                 if count % 97 == 0:
                     convert._EVENT_TIMES.clear()
     assert {"CardPlayed", "TrickWon", "HeartsBroken", "RoundScored", "GameOver"} <= kinds, kinds
+    for seat in range(4):
+        for time_ms in times:
+            turn = events_pb.TableEvent(event_time=_timestamp(time_ms))
+            turn.turn_changed.seat = seat
+            payload = convert.turn_changed_bytes(seat, time_ms)
+            assert payload == turn.SerializeToString(deterministic=True)

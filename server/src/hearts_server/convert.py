@@ -60,6 +60,7 @@ __all__ = [
     "table_name",
     "table_to_pb",
     "timestamp",
+    "turn_changed_bytes",
     "view_bytes",
     "view_of",
     "view_to_pb",
@@ -585,15 +586,29 @@ def engine_event_bytes(event: Event, time_ms: int) -> bytes:
             body = _PLAYED_BODIES[key] = _event_body(event).SerializeToString()
     else:
         body = _event_body(event).SerializeToString()
+    return _event_time(time_ms) + body
+
+
+def turn_changed_bytes(seat: int, time_ms: int) -> bytes:
+    """A serialized TableEvent saying it is ``seat``'s turn (see :func:`engine_event_bytes`)."""
+    return _event_time(time_ms) + _TURN_BODIES[seat]
+
+
+def _event_time(time_ms: int) -> bytes:
+    """A TableEvent holding only its time, serialized: the events of a command share it."""
     time = _EVENT_TIMES.get(time_ms)
     if time is None:
         time = events_pb.TableEvent(event_time=timestamp(time_ms)).SerializeToString()
         _EVENT_TIMES.put(time_ms, time)
-    return time + body
+    return time
 
 
 _PLAYED_BODIES: dict[int, bytes] = {}  # at most 4 × 52 × 13 entries
 _EVENT_TIMES: _Memo[int, bytes] = _Memo(256)
+_TURN_BODIES = tuple(
+    events_pb.TableEvent(turn_changed=events_pb.TurnChangedEvent(seat=seat)).SerializeToString()
+    for seat in range(4)
+)
 
 
 def _event_body(event: Event) -> events_pb.TableEvent:

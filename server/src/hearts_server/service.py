@@ -115,8 +115,11 @@ class _Batch:
     items: list[tuple[int | None, bytes]] = dataclasses.field(default_factory=list)
     """Each event's audience and its serialized TableEvent."""
 
-    def add(self, audience: int | None, event: events_pb.TableEvent) -> None:
-        self.items.append((audience, event.SerializeToString()))
+    def add(self, audience: int | None, event: events_pb.TableEvent | bytes) -> None:
+        """Add an event, as a message or already serialized."""
+        if not isinstance(event, bytes):
+            event = event.SerializeToString()
+        self.items.append((audience, event))
 
     def add_engine(self, events: Sequence[Event]) -> None:
         now_ms = self.now_ms
@@ -775,9 +778,7 @@ class TableApp:
                 break
         if state.phase == Phase.PLAYING:
             # Every decision that leaves the game in play ends by saying whose turn it is.
-            turn = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
-            turn.turn_changed.seat = state.turn
-            batch.add(None, turn)
+            batch.add(None, convert.turn_changed_bytes(state.turn, batch.now_ms))
         return state
 
     # ------------------------------------------------------------------ slow bots
