@@ -128,6 +128,8 @@ _PART = tuple(_FULL << shift for shift in _SHIFT)  # each seat's part
 _ALL_SEATS = (1 << 208) - 1
 # The seats yet to pass, by which have passed (bit s set: seat s has): _WAITING[code].
 _WAITING = tuple(tuple(seat for seat in SEATS if not code >> seat & 1) for code in range(16))
+# Per seat, whether it has passed, by the same code: _HAS_PASSED[code].
+_HAS_PASSED = tuple(tuple(bool(code >> seat & 1) for seat in SEATS) for code in range(16))
 # isinstance is quicker with a tuple of types than with a union
 _DECK_CONTAINERS = (tuple, list)
 _PASS_CONTAINERS = (tuple, list, frozenset, set)
@@ -391,15 +393,20 @@ def _join(masks: Sequence[int]) -> int:
     return masks[0] | masks[1] << 52 | masks[2] << 104 | masks[3] << 156
 
 
-def _yet_to_pass(passed: int) -> tuple[int, ...]:
-    """The seats whose part of ``passed`` (a :class:`_Round`'s) is still empty."""
+def _passed_code(passed: int) -> int:
+    """Bit ``seat`` set for each seat whose part of ``passed`` (a :class:`_Round`'s) is set."""
     p0, p1, p2, p3 = _PART
-    return _WAITING[
+    return (
         (passed & p0 != 0)
         | (passed & p1 != 0) << 1
         | (passed & p2 != 0) << 2
         | (passed & p3 != 0) << 3
-    ]
+    )
+
+
+def _yet_to_pass(passed: int) -> tuple[int, ...]:
+    """The seats whose part of ``passed`` (a :class:`_Round`'s) is still empty."""
+    return _WAITING[_passed_code(passed)]
 
 
 def _breaking_cards(rules: Rules) -> int:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from hearts_engine.cards import HEARTS_MASK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card, cards_of
 from hearts_engine.errors import MalformedError, MalformedReason
 from hearts_engine.game import (
+    _FULL,
+    _HAS_PASSED,
     PASS_COUNT,
     GameResult,
     Phase,
@@ -24,6 +26,7 @@ from hearts_engine.game import (
     State,
     Trick,
     _assemble,
+    _passed_code,
     _seat,
     legal_plays,
     result,
@@ -88,10 +91,6 @@ def _points_taken(mask: int, rules: Rules) -> int:
     return points
 
 
-_FULL = (1 << 52) - 1
-# has_passed per 4-bit code of the seats that have passed (bit ``seat``).
-_HAS_PASSED = tuple(tuple(bool(code >> seat & 1) for seat in range(4)) for code in range(16))
-_PART = tuple(_FULL << 52 * seat for seat in range(4))
 _NONE: tuple[Card, ...] = ()
 
 
@@ -120,7 +119,6 @@ def _view(state: State, seat: int | None) -> SeatView:
     won = [0, 0, 0, 0]
     for completed in tricks:
         won[completed.winner] += 1
-    p0, p1, p2, p3 = _PART
     over = phase is Phase.GAME_OVER
     return SeatView(
         seat=seat,
@@ -132,12 +130,7 @@ def _view(state: State, seat: int | None) -> SeatView:
         hand=hand,
         passed=passed,
         received=received,
-        has_passed=_HAS_PASSED[
-            (passed_bits & p0 != 0)
-            | (passed_bits & p1 != 0) << 1
-            | (passed_bits & p2 != 0) << 2
-            | (passed_bits & p3 != 0) << 3
-        ],
+        has_passed=_HAS_PASSED[_passed_code(passed_bits)],
         turn=turn if playing else None,
         leader=(turn - len(trick)) & 3 if playing else None,
         trick=trick,

@@ -26,7 +26,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
-from hearts_server.service import TableApp
+from hearts_server.service import TableApp, serialize_response
 
 __all__ = ["METRICS", "Metrics", "TableServicer", "add_servicer"]
 
@@ -290,15 +290,6 @@ class _Registrations:
         self.handlers = handlers
 
 
-def _bytes_or(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    def serialize_response(response: Any) -> bytes:
-        if response.__class__ is bytes:
-            return response
-        return serialize(response)
-
-    return serialize_response
-
-
 def add_servicer(servicer: TableServicer, server: grpc.aio.Server) -> None:
     """Register ``servicer`` as the generated ``add_TableServiceServicer_to_server`` does, except
     that a response may also come already serialized (``bytes``), and gRPC then sends it as it
@@ -307,7 +298,7 @@ def add_servicer(servicer: TableServicer, server: grpc.aio.Server) -> None:
     registrations = _Registrations()
     api_grpc.add_TableServiceServicer_to_server(servicer, registrations)
     handlers = {
-        name: handler._replace(response_serializer=_bytes_or(handler.response_serializer))
+        name: handler._replace(response_serializer=serialize_response)
         for name, handler in registrations.handlers.items()
     }
     service = registrations.service

@@ -72,7 +72,7 @@ from hearts_server.store.base import (
 from hearts_server.store.hub import SubscriptionLaggedError
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
 
-__all__ = ["Caller", "TableApp"]
+__all__ = ["Caller", "TableApp", "serialize_response"]
 
 log = logging.getLogger(__name__)
 
@@ -435,7 +435,7 @@ class TableApp:
                     events=stored,
                     caller=caller_key,
                     request_id=request_id or None,
-                    response=_serialized(response) if request_id else None,
+                    response=serialize_response(response) if request_id else None,
                     open_seats=decision.open_seats,
                     finished=new_record.phase_over,
                 )
@@ -991,7 +991,8 @@ def _message(response: M | bytes) -> M:
     return response
 
 
-def _serialized(response: Message | bytes) -> bytes:
+def serialize_response(response: Message | bytes) -> bytes:
+    """A response's wire form: a message serialized, or the bytes of one already serialized."""
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 

@@ -12,8 +12,8 @@ fixed number of connections (the pool plus one), never one per watcher, and rece
 of the tables it watches, not every table's.
 
 Gap-free watching relies on one rule: a watcher subscribes first, then reads (``load`` or
-``read_events``). A table's first local subscription sends SUBSCRIBE; reads and writes of that
-table wait until Redis has confirmed it (and, while the listener is not connected, until it is),
+``read_events``). A table's first local subscription sends SUBSCRIBE; reads of that table wait
+until Redis has confirmed it (and, while the listener is not connected, until it is),
 so every batch committed after a read returns reaches the subscription. When the listener loses
 its connection, every local subscription is cut (:class:`SubscriptionLaggedError`) and resumes
 from its last sequence.
