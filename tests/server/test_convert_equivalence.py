@@ -457,7 +457,8 @@ def test_event_bytes_are_the_events_serialized() -> None:
                 time_ms = times[count % len(times)]
                 count += 1
                 kinds.add(type(event).__name__)
-                expected = convert.engine_event_to_pb(event, time_ms)
+                expected = convert._event_body(event)  # the event built field by field
+                expected.event_time.CopyFrom(_timestamp(time_ms))
                 payload = convert.engine_event_bytes(event, time_ms)
                 assert payload == expected.SerializeToString(deterministic=True), event
                 assert events_pb.TableEvent.FromString(payload) == expected, event

@@ -53,7 +53,6 @@ __all__ = [
     "card_from_pb",
     "card_to_pb",
     "engine_event_bytes",
-    "engine_event_to_pb",
     "rules_from_pb",
     "rules_to_pb",
     "table_bytes",
@@ -565,15 +564,8 @@ def view_bytes(
     return b"".join(parts)
 
 
-def engine_event_to_pb(event: Event, time_ms: int) -> events_pb.TableEvent:
-    """The API event for an engine event."""
-    message = _event_body(event)
-    message.event_time.CopyFrom(timestamp(time_ms))
-    return message
-
-
 def engine_event_bytes(event: Event, time_ms: int) -> bytes:
-    """``engine_event_to_pb(event, time_ms).SerializeToString()``, joined from two fragments.
+    """The API event for an engine event at ``time_ms``, serialized, joined from two fragments.
 
     A TableEvent is its time (field 1) and one body (a later field), so the two serialized apart
     and joined are its serialized form. The events of one command share their time, and a card
