@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
+import time
 
 import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts.v1 import table_service_pb2_grpc as api_grpc
+from hearts_server.rpc import Backlog
 
-from .conftest import event_kind, failure, owing, read_until
+from .conftest import event_kind, failure, owing, read_until, rejected
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -158,3 +164,71 @@ async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server
     assert refusal.reason == "OVERLOADED"
     assert all(not seat.player_display_name for seat in (await hearts.view(name)).table.seats)
     await hearts.join(name, 0)
+
+
+def test_the_backlog_estimate_counts_arrivals_and_calls_picked_up() -> None:
+    backlog = Backlog(limit=8)
+    assert not backlog.over(0.0)  # nothing sampled yet: nothing waits
+    # Idle: the 3 calls gRPC started that the servicer never picked up (another service's)
+    # are the offset, not a queue.
+    backlog.sample(started=4, ended=4, running=0, now=1.0, idle=True)
+    assert backlog.waiting == 0
+    for _ in range(10):
+        assert not backlog.over(1.01)
+    # Busy, 26 ms later: 26 more started (1,000/s), 10 picked up (11 in all), 2 running.
+    backlog.sample(started=30, ended=8, running=2, now=1.026, idle=False)
+    assert backlog.rate == pytest.approx(1000.0)
+    # The smaller bound: started - picked - offset = 30 - 11 - 3 = 16, not alive - running = 20
+    # (which also counts the calls on their way out of gRPC).
+    assert backlog.waiting == 16
+    # Each call picked up leaves one fewer waiting, each ms brings one more; of the calls picked
+    # up while 8 or more wait, every other one is refused, never two in a row.
+    assert [backlog.over(1.026) for _ in range(10)] == [True, False] * 4 + [False, False]
+    assert backlog.over(1.031)  # 16 + 5 - 11 = 10 wait
+    assert not backlog.over(1.031)
+    # gRPC refused calls itself, which the servicer never picks up: the bound by calls alive
+    # (100 - 95 - 1 = 4) holds the estimate down until the next idle sample.
+    backlog.sample(started=100, ended=95, running=1, now=1.05, idle=False)
+    assert backlog.waiting == 4
+    assert not backlog.over(1.05)
+    backlog.sample(started=100, ended=100, running=3, now=1.07, idle=False)
+    assert backlog.waiting == 0  # never below zero
+
+
+def _fire(address: str, count: int, go: threading.Event) -> list[grpc.RpcError | None]:
+    """``count`` ListTables calls at once from a blocking channel, once ``go`` is set."""
+    with grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=10)
+        stub = api_grpc.TableServiceStub(channel)
+        go.wait(10)
+        calls = [stub.ListTables.future(api.ListTablesRequest(), timeout=20) for _ in range(count)]
+        outcomes: list[grpc.RpcError | None] = []
+        for call in calls:
+            try:
+                call.result()
+                outcomes.append(None)
+            except grpc.RpcError as error:
+                outcomes.append(error)
+        return outcomes
+
+
+async def test_calls_past_the_waiting_limit_are_shed_as_overloaded(make_server) -> None:
+    # gRPC holds calls the process has not picked up yet; while more than max_pending_rpcs wait
+    # there, the servicer refuses what it picks up with RESOURCE_EXHAUSTED / OVERLOADED, and
+    # gRPC's own limit (which answers CANCELLED) is never reached at twice that.
+    server = await make_server(max_pending_rpcs=8)
+    go = threading.Event()
+    firing = asyncio.get_running_loop().run_in_executor(None, _fire, server.address, 15, go)
+    await asyncio.sleep(0.2)  # the client connects
+    go.set()
+    # Hold the event loop the way a saturated process does: the calls queue up inside gRPC.
+    end = time.perf_counter() + 0.5
+    while time.perf_counter() < end:
+        pass
+    outcomes = await firing
+    refused = [error for error in outcomes if error is not None]
+    assert refused, "every call was served: none was shed"
+    for error in refused:
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+        assert rejected(error).reason == "OVERLOADED"  # type: ignore[arg-type]
+    assert len(refused) <= 15 - 8 + 1  # about the excess over the limit, not everything

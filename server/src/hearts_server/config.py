@@ -66,8 +66,9 @@ def parse_settings(
         "max_streams": "open WatchTable streams allowed per process",
         "max_concurrent_rpcs": "unary calls in flight before new ones are refused "
         "(RESOURCE_EXHAUSTED, reason OVERLOADED); streams count against max_streams",
-        "max_pending_rpcs": "calls gRPC may hold before the server picks them up; past it gRPC "
-        "refuses some new calls, past twice it all (the client sees CANCELLED at once)",
+        "max_pending_rpcs": "calls waiting in gRPC for the process past which up to every other "
+        "call is refused (RESOURCE_EXHAUSTED, reason OVERLOADED); gRPC's own limit, at 2x and 4x "
+        "it, refuses what the process cannot pick up (as CANCELLED)",
         "max_message_bytes": "largest request or response message",
         "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
         "record_cache_size": "tables whose newest record this process keeps decoded (0: none)",
