@@ -471,3 +471,19 @@ def test_event_bytes_are_the_events_serialized() -> None:
             turn.turn_changed.seat = seat
             payload = convert.turn_changed_bytes(seat, time_ms)
             assert payload == turn.SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize("hand_size", [0, 1, 5, 13])
+@pytest.mark.parametrize("version", [1, 127, 10**12])
+def test_a_move_response_is_what_protobuf_writes(hand_size: int, version: int) -> None:
+    # Views of about 0, 100, 500 and 1,400 bytes and more: lengths of one, two and three varint
+    # bytes (the last with a long name), and etags of one to thirteen digits.
+    for name_length in (0, 3, 20_000):
+        view = pb.TableView(
+            hand=[pb.Card(suit=1 + i % 4, rank=2 + i % 13) for i in range(hand_size)],
+            table=pb.Table(display_name="x" * name_length),
+            sequence=hand_size,
+        )
+        data = view.SerializeToString()
+        expected = api.PlayCardResponse(view=view, etag=str(version)).SerializeToString()
+        assert _move_response(data, version) == expected

@@ -428,6 +428,11 @@ def _completed_tricks(tricks: tuple[Trick, ...], rules: Rules) -> bytes:
     """
     if not tricks:
         return b""
+    # The states of one trick share their tuple of completed tricks: found by identity first,
+    # which spares hashing every card of the round (the tuple is held, so its id stays its own).
+    known = _TRICK_BLOCKS_NOW.get(id(tricks))
+    if known is not None and known[0] is tricks and known[1] is rules:
+        return known[2]
     key = (rules, tricks)
     block = _TRICK_BLOCKS.get(key)
     if block is None:
@@ -438,10 +443,12 @@ def _completed_tricks(tricks: tuple[Trick, ...], rules: Rules) -> bytes:
             + pb.TableView(completed_tricks=[newest]).SerializeToString()
         )
         _TRICK_BLOCKS.put(key, block)
+    _TRICK_BLOCKS_NOW.put(id(tricks), (tricks, rules, block))
     return block
 
 
 _TRICK_BLOCKS: _Memo[tuple[Rules, tuple[Trick, ...]], bytes] = _Memo(16384)
+_TRICK_BLOCKS_NOW: _Memo[int, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(4096)
 
 
 def _score_history(

@@ -89,7 +89,7 @@ class TableRecord:
         """A copy with another game, last event sequence and update time.
 
         What ``dataclasses.replace`` does for these three fields, several times faster: every
-        command makes two such copies.
+        command makes such a copy.
         """
         return TableRecord(
             self.table_id,
@@ -108,6 +108,35 @@ class TableRecord:
 
     def to_json(self) -> bytes:
         """The record as UTF-8 JSON."""
+        # Every command writes the record, and only its game, time and sequence change from one
+        # command to the next: the rest is encoded once per table and seating (found by the
+        # identity of the seats, which the next record shares) and the two numbers put between.
+        fixed = (
+            self.table_id,
+            self.display_name,
+            self.rules,
+            self.first_dealer,
+            self.seats,
+            self.create_ms,
+            self.deck_seed,
+            self.bot_seed,
+            self.creator_epoch,
+        )
+        head = _HEADS.get(id(self.seats))
+        if head is None or head[0] != fixed:
+            head = (fixed, *self._head_parts())
+            _remember(_HEADS, id(self.seats), head)
+        game = b"null" if self.game is None else _game_to_json(self.game, self.rules)
+        return b'%s%d,"seq":%d%s,"game":%s}' % (
+            head[1],
+            self.update_ms,
+            self.sequence,
+            head[2],
+            game,
+        )
+
+    def _head_parts(self) -> tuple[bytes, bytes]:
+        """The JSON object of everything but the game, cut around update_ms and seq."""
         data: dict[str, Any] = {
             "schema": RECORD_SCHEMA,
             "id": self.table_id,
@@ -124,15 +153,15 @@ class TableRecord:
                 for seat in self.seats
             ],
             "create_ms": self.create_ms,
-            "update_ms": self.update_ms,
-            "seq": self.sequence,
+            "update_ms": 0,
+            "seq": 0,
             "deck_seed": self.deck_seed,
             "bot_seed": self.bot_seed,
             "creator_epoch": self.creator_epoch,
         }
-        head = orjson.dumps(data)
-        game = b"null" if self.game is None else _game_to_json(self.game, self.rules)
-        return b"".join((head[:-1], b',"game":', game, b"}"))
+        text = orjson.dumps(data)
+        before, after = text[:-1].split(b',"update_ms":0,"seq":0', 1)
+        return before + b',"update_ms":', after
 
     @classmethod
     def from_json(cls, raw: bytes) -> TableRecord:
@@ -250,28 +279,58 @@ def _round_from_json(data: list[Any]) -> RoundRecord:
 
 
 def _game_to_json(state: State, rules: Rules) -> bytes:
-    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are.
-    head = orjson.dumps(
+    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. What stays the
+    # same through a round (its deck, the totals and finished rounds before it) is encoded once
+    # per round, and the completed tricks once per trick: a command re-encodes only what it
+    # changed. Both are found by the identity of the state's own tuples, which the next state
+    # of the round shares, held so that their ids cannot be reused while cached.
+    deck, rounds, totals, own_rules = state.deck, state.rounds, state.totals, state.rules
+    parts = _ROUND_PARTS.get(id(deck))
+    if (
+        parts is None
+        or parts[0] is not deck
+        or parts[1] is not rounds
+        or parts[2] is not totals
+        or parts[3] is not own_rules
+        or parts[4] is not rules
+    ):
+        marker = None if own_rules is rules or own_rules == rules else _rules_to_dict(own_rules)
+        start = orjson.dumps([2, marker])[:-1] + b","
+        middle = b"," + orjson.dumps([state.round_index, state.first_dealer, deck])[1:-1]
+        tail = orjson.dumps(totals) + b",[" + b",".join(map(_round_to_json, rounds)) + b"]]"
+        parts = (deck, rounds, totals, own_rules, rules, start, middle, tail)
+        _remember(_ROUND_PARTS, id(deck), parts)
+    tricks = state.tricks
+    done = _TRICKS_JSON.get(id(tricks))
+    if done is None or done[0] is not tricks:
+        done = (tricks, orjson.Fragment(orjson.dumps([_trick_to_json(t) for t in tricks])))
+        _remember(_TRICKS_JSON, id(tricks), done)
+    now = orjson.dumps(
         [
-            2,  # the layout of this array, for a later change
-            None if state.rules is rules or state.rules == rules else _rules_to_dict(state.rules),
-            state.phase.name,
-            state.round_index,
-            state.first_dealer,
-            state.deck,
             state.hands,
             state.passed,
             state.turn,
             state.leader,
             state.trick,
-            [_trick_to_json(trick) for trick in state.tricks],
+            done[1],
             state.hearts_broken,
             state.taken,
-            state.totals,
         ]
     )
-    rounds = b",".join([_round_to_json(record) for record in state.rounds])
-    return b"".join((head[:-1], b",[", rounds, b"]]"))
+    return b"".join((parts[5], _PHASE_JSON[state.phase], parts[6], b",", now[1:-1], b",", parts[7]))
+
+
+_PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
+_HEADS: dict[int, tuple[Any, ...]] = {}
+_ROUND_PARTS: dict[int, tuple[Any, ...]] = {}
+_TRICKS_JSON: dict[int, tuple[tuple[Trick, ...], orjson.Fragment]] = {}
+_PARTS_SIZE = 4096
+
+
+def _remember(cache: dict[int, Any], key: int, value: Any) -> None:
+    if len(cache) >= _PARTS_SIZE:
+        cache.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
+    cache[key] = value
 
 
 def _game_from_json(data: list[Any], rules: Rules) -> State:

@@ -32,7 +32,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeVar
 
 from google.protobuf.message import Message
-from google.protobuf.wrappers_pb2 import BytesValue
 
 from hearts.v1 import table_event_pb2 as events_pb
 from hearts.v1 import table_pb2 as pb
@@ -141,6 +140,9 @@ class _Decision:
     batch: _Batch
     respond: Callable[[TableRecord, int], Message | bytes]
     open_seats: bool | None = None
+    game: State | None = None
+    """A move's new game, when only the game changed: the record to commit is ``record`` with
+    it (one copy of the record instead of two)."""
 
 
 def _decide_in_worker(level: str, seed: int, seat_view: object) -> Action:
@@ -424,7 +426,9 @@ class TableApp:
             stored = decision.batch.stored(record.sequence + 1)
             decided = decision.record
             new_record = decided.evolve(
-                decided.game, record.sequence + len(stored), decision.batch.now_ms
+                decided.game if decision.game is None else decision.game,
+                record.sequence + len(stored),
+                decision.batch.now_ms,
             )
             response = decision.respond(new_record, version + 1)
             try:
@@ -728,12 +732,11 @@ class TableApp:
             ) from None
         batch.add_engine(events)
         state = self._advance(record, state, batch)
-        new = record.evolve(state, record.sequence, record.update_ms)
 
         def respond(final: TableRecord, new_version: int) -> bytes:
             return _move_response(convert.view_bytes(final, new_version, seat), new_version)
 
-        return _Decision(new, batch, respond)
+        return _Decision(record, batch, respond, game=state)
 
     # ------------------------------------------------------------------ the game loop
 
@@ -757,6 +760,12 @@ class TableApp:
 
     def _advance(self, record: TableRecord, state: State, batch: _Batch) -> State:
         """Deal new rounds and let inline bots act until a human (or a slow bot) owes a move."""
+        if state.phase is Phase.PLAYING:
+            # The common case, a human to play next, answered before the loop below.
+            seat_record = record.seats[state.turn]
+            if seat_record.occupant is not Occupant.BOT or seat_record.bot_level is None:
+                batch.add(None, convert.turn_changed_bytes(state.turn, batch.now_ms))
+                return state
         while True:
             if state.phase == Phase.DEALING:
                 state, events = step(state, Deal(self._deck(record, state.round_index)))
@@ -972,16 +981,28 @@ def _move_response(view: bytes, version: int) -> bytes:
     """A serialized PassCardsResponse or PlayCardResponse: ``view`` (a serialized TableView) and
     the etag of ``version``, without parsing the view into a message to serialize it again.
 
-    Both responses are ``TableView view = 1; string etag = 2``. A ``BytesValue`` holding the
-    view's bytes serializes as field 1, length-delimited, exactly as the embedded view does, and
-    serialized messages joined in field order are the serialization of their fields together:
-    protobuf encodes every byte. gRPC sends these bytes as they are (see
-    :func:`hearts_server.rpc.add_servicer`).
+    Both responses are ``TableView view = 1; string etag = 2``: on the wire, field 1's key, the
+    view's length as a varint and its bytes, then field 2's key, the etag's length and the etag,
+    exactly what protobuf writes for the message (a test compares the two byte for byte). gRPC
+    sends these bytes as they are (see :func:`hearts_server.rpc.add_servicer`).
     """
-    return (
-        BytesValue(value=view).SerializeToString()
-        + api.PlayCardResponse(etag=str(version)).SerializeToString()
-    )
+    etag = str(version).encode()
+    return b"%s%s%s\x12%c%s" % (_VIEW_FIELD, _varint(len(view)), view, len(etag), etag)
+
+
+_VIEW_FIELD = b"\x0a"  # field 1, length-delimited
+"""The key of a response's ``view`` (field 1, wire type 2); ``etag`` is field 2 (``\x12``), and
+an etag, a version number, is always shorter than 128 bytes: its length is one byte."""
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (not negative) as a protobuf varint: seven bits a byte, low first."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def _message(response: M | bytes) -> M:

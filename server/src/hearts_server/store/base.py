@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "CommitOutcome",
@@ -40,12 +40,13 @@ class StoreUnavailableError(Exception):
     """The backing store cannot be reached; the caller should answer UNAVAILABLE."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredEvent:
+class StoredEvent(NamedTuple):
     """One event of a table's log.
 
     ``audience`` is the only seat that may see it, or ``None`` when it is public; ``payload`` is
-    opaque to the store (the server keeps a serialized ``hearts.v1.TableEvent`` there).
+    opaque to the store (the server keeps a serialized ``hearts.v1.TableEvent`` there). A named
+    tuple rather than a frozen dataclass: every command makes one or more, and a tuple is made
+    in a third of the time.
     """
 
     sequence: int
