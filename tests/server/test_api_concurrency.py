@@ -166,32 +166,29 @@ async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server
     await hearts.join(name, 0)
 
 
-def test_the_backlog_estimate_counts_arrivals_and_calls_picked_up() -> None:
+def test_the_backlog_estimate_counts_down_the_calls_picked_up() -> None:
     backlog = Backlog(limit=8)
-    assert not backlog.over(0.0)  # nothing sampled yet: nothing waits
+    assert not backlog.over()  # nothing sampled yet: nothing waits
     # Idle: the 3 calls gRPC started that the servicer never picked up (another service's)
     # are the offset, not a queue.
-    backlog.sample(started=4, ended=4, running=0, now=1.0, idle=True)
+    backlog.sample(started=4, ended=4, running=0, idle=True)
     assert backlog.waiting == 0
     for _ in range(10):
-        assert not backlog.over(1.01)
-    # Busy, 26 ms later: 26 more started (1,000/s), 10 picked up (11 in all), 2 running.
-    backlog.sample(started=30, ended=8, running=2, now=1.026, idle=False)
-    assert backlog.rate == pytest.approx(1000.0)
+        assert not backlog.over()
+    # Busy: 26 more started, 10 picked up (11 in all), 2 running.
+    backlog.sample(started=30, ended=8, running=2, idle=False)
     # The smaller bound: started - picked - offset = 30 - 11 - 3 = 16, not alive - running = 20
     # (which also counts the calls on their way out of gRPC).
     assert backlog.waiting == 16
-    # Each call picked up leaves one fewer waiting, each ms brings one more; of the calls picked
-    # up while 8 or more wait, every other one is refused, never two in a row.
-    assert [backlog.over(1.026) for _ in range(10)] == [True, False] * 4 + [False, False]
-    assert backlog.over(1.031)  # 16 + 5 - 11 = 10 wait
-    assert not backlog.over(1.031)
+    # Each call picked up leaves one fewer waiting; of the calls picked up while 8 or more wait,
+    # every other one is refused, never two in a row.
+    assert [backlog.over() for _ in range(10)] == [True, False] * 4 + [False, False]
     # gRPC refused calls itself, which the servicer never picks up: the bound by calls alive
     # (100 - 95 - 1 = 4) holds the estimate down until the next idle sample.
-    backlog.sample(started=100, ended=95, running=1, now=1.05, idle=False)
+    backlog.sample(started=100, ended=95, running=1, idle=False)
     assert backlog.waiting == 4
-    assert not backlog.over(1.05)
-    backlog.sample(started=100, ended=100, running=3, now=1.07, idle=False)
+    assert not backlog.over()
+    backlog.sample(started=100, ended=100, running=3, idle=False)
     assert backlog.waiting == 0  # never below zero
 
 

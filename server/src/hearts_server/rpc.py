@@ -114,12 +114,13 @@ class Backlog:
 
     A saturated process picks calls up one at a time, slower than they come: the rest wait in
     gRPC's queue, where no handler sees them. ``HeartsServer`` reads gRPC's count of calls
-    started and ended (channelz) every 20 ms while the event loop is busy, and about once a
-    second otherwise, into :meth:`sample`; in between, :meth:`over` extrapolates from the
-    arrival rate of the last interval and the calls picked up since. So the servicer refuses
-    calls with ``RESOURCE_EXHAUSTED`` / ``OVERLOADED`` while more than ``limit`` wait (up to
-    every other call), and the queue stays short instead of growing until calls time out.
-    gRPC's own pending-call limit, set higher, is the backstop (it answers ``CANCELLED``).
+    started and ended (channelz) into :meth:`sample`: every 20 ms while the queue is near the
+    limit, less often otherwise. In between, :meth:`over` counts down the calls picked up since;
+    it does not guess at arrivals, which a client waiting for its answers (a closed loop) stops
+    sending while the process stalls. So the servicer refuses calls with
+    ``RESOURCE_EXHAUSTED`` / ``OVERLOADED`` while more than ``limit`` wait (up to every other
+    call), and the queue stays short instead of growing until calls time out. gRPC's own
+    pending-call limit, set higher, is the backstop (it answers ``CANCELLED``).
 
     Two counts bound the queue from above, and the smaller is taken:
 
@@ -132,48 +133,31 @@ class Backlog:
       grow with the rate: at 4,000 refusals a second, about a hundred.
     """
 
-    __slots__ = (
-        "limit",
-        "offset",
-        "picked",
-        "picked_at_sample",
-        "rate",
-        "refused",
-        "sampled_at",
-        "started",
-        "waiting",
-    )
+    __slots__ = ("limit", "offset", "picked", "picked_at_sample", "refused", "waiting")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.waiting = 0  # calls waiting at the last sample
-        self.rate = 0.0  # calls arriving per second over the last interval
-        self.sampled_at = 0.0  # time.perf_counter() of the last sample
-        self.started = 0  # gRPC's count of calls started, at the last sample
         self.picked = 0  # calls the process has picked up, ever
         self.picked_at_sample = 0
         self.offset = 0  # started less picked while idle: calls the servicer never sees
         self.refused = False  # whether the last call picked up was refused
 
-    def sample(self, started: int, ended: int, running: int, now: float, *, idle: bool) -> None:
-        """Record gRPC's counts at ``now`` (:func:`time.perf_counter`).
+    def sample(self, started: int, ended: int, running: int, *, idle: bool) -> None:
+        """Record gRPC's counts of calls started and ended.
 
         ``running``: the calls the servicer is in; ``idle``: whether the loop was idle for a
         while just before, so that no call can have been waiting.
         """
         if idle:
             self.offset = started - self.picked
-        if self.sampled_at:
-            self.rate = (started - self.started) / max(now - self.sampled_at, 1e-6)
         by_pickups = started - self.picked - self.offset
         by_alive = started - ended - running
         self.waiting = max(0, min(by_pickups, by_alive))
-        self.started = started
-        self.sampled_at = now
         self.picked_at_sample = self.picked
 
-    def over(self, now: float) -> bool:
-        """Count one call picked up at ``now``; whether to refuse it.
+    def over(self) -> bool:
+        """Count one call picked up; whether to refuse it.
 
         It is refused when ``limit`` or more calls still wait, but never two in a row: a
         refusal costs the process about half of what a served call costs (gRPC's own work for
@@ -186,12 +170,7 @@ class Backlog:
         if not self.waiting or self.refused:
             self.refused = False
             return False
-        self.refused = (
-            self.waiting
-            + self.rate * (now - self.sampled_at)
-            - (self.picked - self.picked_at_sample)
-            >= self.limit
-        )
+        self.refused = self.waiting - (self.picked - self.picked_at_sample) >= self.limit
         return self.refused
 
 
@@ -217,7 +196,7 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
             started = time.perf_counter()
             # Shed at once what the server cannot take now: queued behind a full event loop, the
             # call would only time out later, after costing as much as one that succeeds.
-            if self.backlog.over(started) or self.calls_in_flight >= self.max_calls:
+            if self.backlog.over() or self.calls_in_flight >= self.max_calls:
                 counter = counters.get("RESOURCE_EXHAUSTED")
                 if counter is None:
                     counter = counters["RESOURCE_EXHAUSTED"] = METRICS.requests.labels(
