@@ -229,3 +229,18 @@ async def test_calls_past_the_waiting_limit_are_shed_as_overloaded(make_server) 
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
         assert rejected(error).reason == "OVERLOADED"  # type: ignore[arg-type]
     assert len(refused) <= 15 - 8 + 1  # about the excess over the limit, not everything
+
+
+async def test_a_server_whose_queue_cannot_be_read_keeps_serving(make_server, connect) -> None:
+    server = await make_server()
+    assert server._calls is not None  # channelz is on: the server reads gRPC's queue
+
+    def broken() -> tuple[int, int]:
+        raise KeyError("callsStarted")  # as if a grpcio release changed channelz's shape
+
+    server._calls.read = broken  # type: ignore[method-assign]
+    await asyncio.sleep(1.2)  # past the once-a-second read of an idle server
+    assert server._calls is None
+    assert server.servicer.backlog.waiting == 0
+    created = await connect(server).create()
+    assert created.view.table.name.startswith("tables/")

@@ -284,10 +284,15 @@ class HeartsServer:
                 else:
                     interval = _IDLE_QUEUE_INTERVAL
                 if self._calls is not None and now - polled_at >= interval:
-                    calls_started, calls_ended = self._calls.read()
+                    polled_at = now
+                    try:
+                        calls_started, calls_ended = self._calls.read()
+                    except Exception:  # its shape changed under a new grpcio: stop reading
+                        log.warning("cannot read gRPC's call queue (channelz)", exc_info=True)
+                        self._calls = None
+                        calls_started = calls_ended = backlog.picked + backlog.offset
                     running = self.servicer.calls_in_flight + self.servicer.open_streams
                     backlog.sample(calls_started, calls_ended, running, idle=idle)
-                    polled_at = now
                     METRICS.pending_calls.set(backlog.waiting)
                 wall, used = now, now_used
                 METRICS.loop_lag.set(lag)
