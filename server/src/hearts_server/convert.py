@@ -420,35 +420,37 @@ def table_bytes(record: TableRecord, version: int, seat_view: SeatView | None = 
     return head + now.SerializeToString()
 
 
-def _completed_tricks(tricks: tuple[Trick, ...], rules: Rules) -> bytes:
+def _completed_tricks(table_id: str, tricks: tuple[Trick, ...], rules: Rules) -> bytes:
     """A round's completed tricks as the view's completed_tricks entries.
 
-    Built once per round and trick count: every later view of the round repeats them. Each block
-    extends the block before it by the newest trick (concatenation appends, see above).
+    Every later view of the round repeats them, so each table keeps its newest block (one entry
+    a table, replaced as it moves on: nothing stale stays alive for the collector to walk). The
+    states of one trick share their tricks tuple, found by identity; the first view after a
+    trick extends the block by that trick (concatenation appends, see above).
     """
     if not tricks:
         return b""
-    # The states of one trick share their tuple of completed tricks: found by identity first,
-    # which spares hashing every card of the round (the tuple is held, so its id stays its own).
-    known = _TRICK_BLOCKS_NOW.get(id(tricks))
-    if known is not None and known[0] is tricks and known[1] is rules:
-        return known[2]
-    key = (rules, tricks)
-    block = _TRICK_BLOCKS.get(key)
-    if block is None:
-        trick = tricks[-1]
-        newest = _trick_to_pb(len(tricks), trick, points_of(trick.cards, rules))
-        block = (
-            _completed_tricks(tricks[:-1], rules)
-            + pb.TableView(completed_tricks=[newest]).SerializeToString()
-        )
-        _TRICK_BLOCKS.put(key, block)
-    _TRICK_BLOCKS_NOW.put(id(tricks), (tricks, rules, block))
+    known = _TRICK_BLOCKS.get(table_id)
+    if known is not None and known[1] is rules:
+        done, _, block = known
+        if done is tricks:
+            return block
+        if len(tricks) == len(done) + 1 and tricks[:-1] == done:
+            block += _trick_block(len(tricks), tricks[-1], rules)
+            _TRICK_BLOCKS.put(table_id, (tricks, rules, block))
+            return block
+    block = b"".join(_trick_block(i, trick, rules) for i, trick in enumerate(tricks, 1))
+    _TRICK_BLOCKS.put(table_id, (tricks, rules, block))
     return block
 
 
-_TRICK_BLOCKS: _Memo[tuple[Rules, tuple[Trick, ...]], bytes] = _Memo(16384)
-_TRICK_BLOCKS_NOW: _Memo[int, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(4096)
+def _trick_block(number: int, trick: Trick, rules: Rules) -> bytes:
+    """One completed trick as a view's completed_tricks entry."""
+    newest = _trick_to_pb(number, trick, points_of(trick.cards, rules))
+    return pb.TableView(completed_tricks=[newest]).SerializeToString()
+
+
+_TRICK_BLOCKS: _Memo[str, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(8192)
 
 
 def _score_history(
@@ -561,7 +563,7 @@ def view_bytes(
         b"".join(map(_PASSED_CARDS.__getitem__, seat_view.passed)),
         b"".join(map(_RECEIVED_CARDS.__getitem__, seat_view.received)),
         _current_trick_cards(seat_view),
-        _completed_tricks(seat_view.tricks, rules),
+        _completed_tricks(record.table_id, seat_view.tricks, rules),
         b"".join(map(_LEGAL_CARDS.__getitem__, seat_view.legal)),
     ]
     if seat_view.round_scores:

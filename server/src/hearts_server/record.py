@@ -109,10 +109,10 @@ class TableRecord:
     def to_json(self) -> bytes:
         """The record as UTF-8 JSON."""
         # Every command writes the record, and only its game, time and sequence change from one
-        # command to the next: the rest is encoded once per table and seating (found by the
-        # identity of the seats, which the next record shares) and the two numbers put between.
+        # command to the next: the rest is encoded once per table and seating, and the two
+        # numbers are put between (see _Encoded).
+        encoded = _ENCODED.get(self.table_id)
         fixed = (
-            self.table_id,
             self.display_name,
             self.rules,
             self.first_dealer,
@@ -122,16 +122,17 @@ class TableRecord:
             self.bot_seed,
             self.creator_epoch,
         )
-        head = _HEADS.get(id(self.seats))
-        if head is None or head[0] != fixed:
-            head = (fixed, *self._head_parts())
-            _remember(_HEADS, id(self.seats), head)
-        game = b"null" if self.game is None else _game_to_json(self.game, self.rules)
+        if encoded is None or encoded.fixed != fixed:
+            encoded = _Encoded(fixed, *self._head_parts())
+            if len(_ENCODED) >= _ENCODED_SIZE:
+                _ENCODED.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
+            _ENCODED[self.table_id] = encoded
+        game = b"null" if self.game is None else _game_to_json(self.game, self.rules, encoded)
         return b'%s%d,"seq":%d%s,"game":%s}' % (
-            head[1],
+            encoded.head,
             self.update_ms,
             self.sequence,
-            head[2],
+            encoded.tail,
             game,
         )
 
@@ -278,33 +279,63 @@ def _round_from_json(data: list[Any]) -> RoundRecord:
     )
 
 
-def _game_to_json(state: State, rules: Rules) -> bytes:
-    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. What stays the
-    # same through a round (its deck, the totals and finished rounds before it) is encoded once
-    # per round, and the completed tricks once per trick: a command re-encodes only what it
-    # changed. Both are found by the identity of the state's own tuples, which the next state
-    # of the round shares, held so that their ids cannot be reused while cached.
+class _Encoded:
+    """What the last record of one table encoded to, for the next record to reuse.
+
+    One per table (by table id), replaced as the table moves on, so it holds nothing the table
+    does not still use: the head (everything but the game, the time and the sequence) for the
+    seating and settings in ``fixed``; the parts of the game that stay the same through a round
+    (its deck, the totals and the finished rounds before it) for the round whose tuples it
+    holds; and the completed tricks for the tricks tuple it holds. The next state of a game
+    shares those tuples, so identity finds them.
+    """
+
+    __slots__ = ("fixed", "head", "round", "round_parts", "tail", "tricks", "tricks_json")
+
+    def __init__(self, fixed: tuple[Any, ...], head: bytes, tail: bytes) -> None:
+        self.fixed = fixed
+        self.head = head
+        self.tail = tail
+        self.round: tuple[Any, ...] = ()
+        self.round_parts: tuple[bytes, bytes, bytes] = (b"", b"", b"")
+        self.tricks: tuple[Trick, ...] | None = None
+        self.tricks_json: orjson.Fragment | None = None
+
+
+_ENCODED: dict[str, _Encoded] = {}
+_ENCODED_SIZE = 8192
+
+
+def _game_to_json(state: State, rules: Rules, encoded: _Encoded | None = None) -> bytes:
+    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. With
+    # ``encoded``, what the table's last record encoded is reused where the state shares it.
     deck, rounds, totals, own_rules = state.deck, state.rounds, state.totals, state.rules
-    parts = _ROUND_PARTS.get(id(deck))
+    round_key = encoded.round if encoded is not None else ()
     if (
-        parts is None
-        or parts[0] is not deck
-        or parts[1] is not rounds
-        or parts[2] is not totals
-        or parts[3] is not own_rules
-        or parts[4] is not rules
+        not round_key
+        or round_key[0] is not deck
+        or round_key[1] is not rounds
+        or round_key[2] is not totals
+        or round_key[3] is not own_rules
+        or round_key[4] is not rules
     ):
         marker = None if own_rules is rules or own_rules == rules else _rules_to_dict(own_rules)
         start = orjson.dumps([2, marker])[:-1] + b","
         middle = b"," + orjson.dumps([state.round_index, state.first_dealer, deck])[1:-1]
         tail = orjson.dumps(totals) + b",[" + b",".join(map(_round_to_json, rounds)) + b"]]"
-        parts = (deck, rounds, totals, own_rules, rules, start, middle, tail)
-        _remember(_ROUND_PARTS, id(deck), parts)
+        round_parts = (start, middle, tail)
+        if encoded is not None:
+            encoded.round = (deck, rounds, totals, own_rules, rules)
+            encoded.round_parts = round_parts
+    else:
+        round_parts = encoded.round_parts  # type: ignore[union-attr]  # round_key is its own
     tricks = state.tricks
-    done = _TRICKS_JSON.get(id(tricks))
-    if done is None or done[0] is not tricks:
-        done = (tricks, orjson.Fragment(orjson.dumps([_trick_to_json(t) for t in tricks])))
-        _remember(_TRICKS_JSON, id(tricks), done)
+    if encoded is not None and encoded.tricks is tricks:
+        tricks_json = encoded.tricks_json
+    else:
+        tricks_json = orjson.Fragment(orjson.dumps([_trick_to_json(t) for t in tricks]))
+        if encoded is not None:
+            encoded.tricks, encoded.tricks_json = tricks, tricks_json
     now = orjson.dumps(
         [
             state.hands,
@@ -312,25 +343,16 @@ def _game_to_json(state: State, rules: Rules) -> bytes:
             state.turn,
             state.leader,
             state.trick,
-            done[1],
+            tricks_json,
             state.hearts_broken,
             state.taken,
         ]
     )
-    return b"".join((parts[5], _PHASE_JSON[state.phase], parts[6], b",", now[1:-1], b",", parts[7]))
+    start, middle, tail = round_parts
+    return b"".join((start, _PHASE_JSON[state.phase], middle, b",", now[1:-1], b",", tail))
 
 
 _PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
-_HEADS: dict[int, tuple[Any, ...]] = {}
-_ROUND_PARTS: dict[int, tuple[Any, ...]] = {}
-_TRICKS_JSON: dict[int, tuple[tuple[Trick, ...], orjson.Fragment]] = {}
-_PARTS_SIZE = 4096
-
-
-def _remember(cache: dict[int, Any], key: int, value: Any) -> None:
-    if len(cache) >= _PARTS_SIZE:
-        cache.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
-    cache[key] = value
 
 
 def _game_from_json(data: list[Any], rules: Rules) -> State:
