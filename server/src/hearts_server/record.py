@@ -7,9 +7,9 @@ so it never leaves the server: responses are built from engine views only
 Every command writes the whole record, and the record carries every finished round of the game,
 so its encoding is on the hot path. Schema 2 therefore writes the engine state as arrays of card
 indexes (0..51) and 52-bit masks, read off the state's public fields by name and rebuilt with
-``_replace`` on a fresh game (see :func:`_game_to_json`), and encodes each finished round once
-per process. Schema 1 records, which hold the engine's readable dict form with card notation, are
-still read.
+``_replace`` on a fresh game (see :func:`_game_to_json`), and encodes what a command did not
+change once per table (its last encoding is kept: see ``_Encoded``). Schema 1 records, which
+hold the engine's readable dict form with card notation, are still read.
 """
 
 from __future__ import annotations
@@ -239,13 +239,7 @@ def _trick_from_json(data: list[Any]) -> Trick:
 
 
 def _round_to_json(record: RoundRecord) -> bytes:
-    # A finished round never changes, and the next state of a game shares its RoundRecord
-    # objects, so each is encoded once per process: by identity, holding the object so that
-    # its id cannot be reused while cached.
-    cached = _ROUNDS_JSON.get(id(record))
-    if cached is not None and cached[0] is record:
-        return cached[1]
-    text = orjson.dumps(
+    return orjson.dumps(
         [
             record.round_index,
             record.dealer,
@@ -256,14 +250,6 @@ def _round_to_json(record: RoundRecord) -> bytes:
             record.moon_shooter,
         ]
     )
-    if len(_ROUNDS_JSON) >= _ROUNDS_JSON_SIZE:
-        _ROUNDS_JSON.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
-    _ROUNDS_JSON[id(record)] = (record, text)
-    return text
-
-
-_ROUNDS_JSON: dict[int, tuple[RoundRecord, bytes]] = {}
-_ROUNDS_JSON_SIZE = 8192
 
 
 def _round_from_json(data: list[Any]) -> RoundRecord:
@@ -286,11 +272,21 @@ class _Encoded:
     does not still use: the head (everything but the game, the time and the sequence) for the
     seating and settings in ``fixed``; the parts of the game that stay the same through a round
     (its deck, the totals and the finished rounds before it) for the round whose tuples it
-    holds; and the completed tricks for the tricks tuple it holds. The next state of a game
-    shares those tuples, so identity finds them.
+    holds, and the finished rounds encoded, which the next round's record extends; and the
+    completed tricks for the tricks tuple it holds. The next state of a game shares those
+    tuples, so identity finds them.
     """
 
-    __slots__ = ("fixed", "head", "round", "round_parts", "tail", "tricks", "tricks_json")
+    __slots__ = (
+        "fixed",
+        "head",
+        "round",
+        "round_parts",
+        "rounds_json",
+        "tail",
+        "tricks",
+        "tricks_json",
+    )
 
     def __init__(self, fixed: tuple[Any, ...], head: bytes, tail: bytes) -> None:
         self.fixed = fixed
@@ -298,6 +294,7 @@ class _Encoded:
         self.tail = tail
         self.round: tuple[Any, ...] = ()
         self.round_parts: tuple[bytes, bytes, bytes] = (b"", b"", b"")
+        self.rounds_json = b""
         self.tricks: tuple[Trick, ...] | None = None
         self.tricks_json: orjson.Fragment | None = None
 
@@ -306,36 +303,38 @@ _ENCODED: dict[str, _Encoded] = {}
 _ENCODED_SIZE = 8192
 
 
-def _game_to_json(state: State, rules: Rules, encoded: _Encoded | None = None) -> bytes:
-    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. With
-    # ``encoded``, what the table's last record encoded is reused where the state shares it.
+def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> bytes:
+    # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. What the table's
+    # last record encoded (``encoded``) is reused where the state shares it.
     deck, rounds, totals, own_rules = state.deck, state.rounds, state.totals, state.rules
-    round_key = encoded.round if encoded is not None else ()
+    known = encoded.round
     if (
-        not round_key
-        or round_key[0] is not deck
-        or round_key[1] is not rounds
-        or round_key[2] is not totals
-        or round_key[3] is not own_rules
-        or round_key[4] is not rules
+        not known
+        or known[0] is not deck
+        or known[1] is not rounds
+        or known[2] is not totals
+        or known[3] is not own_rules
+        or known[4] is not rules
     ):
         marker = None if own_rules is rules or own_rules == rules else _rules_to_dict(own_rules)
         start = orjson.dumps([2, marker])[:-1] + b","
         middle = b"," + orjson.dumps([state.round_index, state.first_dealer, deck])[1:-1]
-        tail = orjson.dumps(totals) + b",[" + b",".join(map(_round_to_json, rounds)) + b"]]"
-        round_parts = (start, middle, tail)
-        if encoded is not None:
-            encoded.round = (deck, rounds, totals, own_rules, rules)
-            encoded.round_parts = round_parts
-    else:
-        round_parts = encoded.round_parts  # type: ignore[union-attr]  # round_key is its own
+        # A finished round never changes: the rounds the table's last record encoded are
+        # kept, and only those finished since are encoded.
+        done = known[1] if known else ()
+        if done and len(rounds) > len(done) and rounds[: len(done)] == done:
+            added = b"".join(b"," + _round_to_json(record) for record in rounds[len(done) :])
+            encoded.rounds_json += added
+        else:
+            encoded.rounds_json = b",".join(map(_round_to_json, rounds))
+        tail = orjson.dumps(totals) + b",[" + encoded.rounds_json + b"]]"
+        encoded.round = (deck, rounds, totals, own_rules, rules)
+        encoded.round_parts = (start, middle, tail)
     tricks = state.tricks
-    if encoded is not None and encoded.tricks is tricks:
-        tricks_json = encoded.tricks_json
-    else:
+    tricks_json = encoded.tricks_json
+    if encoded.tricks is not tricks or tricks_json is None:
         tricks_json = orjson.Fragment(orjson.dumps([_trick_to_json(t) for t in tricks]))
-        if encoded is not None:
-            encoded.tricks, encoded.tricks_json = tricks, tricks_json
+        encoded.tricks, encoded.tricks_json = tricks, tricks_json
     now = orjson.dumps(
         [
             state.hands,
@@ -348,7 +347,7 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded | None = None) -
             state.taken,
         ]
     )
-    start, middle, tail = round_parts
+    start, middle, tail = encoded.round_parts
     return b"".join((start, _PHASE_JSON[state.phase], middle, b",", now[1:-1], b",", tail))
 
 
