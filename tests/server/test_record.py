@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -20,6 +21,7 @@ from hearts_engine import (
     seeded_deck,
     state_to_dict,
 )
+from hearts_server import record as record_module
 from hearts_server.record import Occupant, SeatRecord, TableRecord
 
 
@@ -27,15 +29,21 @@ def _random_game(seed: int, moves: int) -> State:
     rng = random.Random(seed)
     state = new_game(Rules(target_score=60, jack_of_diamonds_bonus=bool(seed % 2)))
     for _ in range(moves):
-        if state.phase is Phase.DEALING:
-            state = apply(state, Deal(seeded_deck(seed, state.round_index)))
-        elif state.phase is Phase.PASSING:
-            seat = seats_to_act(state)[0]
-            state = apply(state, PassCards(seat, tuple(rng.sample(legal_passes(state, seat), 3))))
-        elif state.phase is Phase.PLAYING:
-            state = apply(state, PlayCard(state.turn, rng.choice(legal_plays(state, state.turn))))
-        else:
+        if state.phase is Phase.GAME_OVER:
             break
+        state = _step(state, rng, seed)
+    return state
+
+
+def _step(state: State, rng: random.Random, seed: int) -> State:
+    """The state after one random legal move (the deal from ``seed``); the same once over."""
+    if state.phase is Phase.DEALING:
+        return apply(state, Deal(seeded_deck(seed, state.round_index)))
+    if state.phase is Phase.PASSING:
+        seat = seats_to_act(state)[0]
+        return apply(state, PassCards(seat, tuple(rng.sample(legal_passes(state, seat), 3))))
+    if state.phase is Phase.PLAYING:
+        return apply(state, PlayCard(state.turn, rng.choice(legal_plays(state, state.turn))))
     return state
 
 
@@ -77,3 +85,31 @@ def test_schema_1_records_are_still_read() -> None:
     old["schema"] = 1
     old["game"] = state_to_dict(game)
     assert TableRecord.from_json(json.dumps(old).encode()) == record
+
+
+def _fresh_json(record: TableRecord) -> bytes:
+    """The record's JSON encoded from nothing: the per-table encoding slot emptied first."""
+    record_module._ENCODED.clear()
+    return record.to_json()
+
+
+def test_the_per_table_encoding_never_reuses_another_records_parts() -> None:
+    # Each command encodes the next state of a game, reusing what the table's last record
+    # encoded (its head, the round's parts, the finished rounds, the completed tricks). Two
+    # games under one table id, played a move each in turn through several rounds, with a
+    # seating change halfway, must each encode exactly as they would from nothing.
+    rngs = [random.Random(1), random.Random(2)]
+    states = [new_game(Rules(target_score=60)), new_game(Rules(target_score=60))]
+    seated = _record(None)
+    reseated = dataclasses.replace(
+        seated, seats=(SeatRecord(Occupant.HUMAN, "Bob", None, 3),) + (SeatRecord(),) * 3
+    )
+    encoded = []
+    for move in range(600):
+        for index in (0, 1):
+            states[index] = _step(states[index], rngs[index], index)
+            record = (seated if move < 300 else reseated).evolve(states[index], move, move)
+            encoded.append((record, record.to_json()))
+    assert len({record.game.round_index for record, _ in encoded if record.game}) > 3
+    for record, raw in encoded:
+        assert raw == _fresh_json(record)
