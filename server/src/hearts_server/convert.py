@@ -299,7 +299,9 @@ def view_to_pb(
 # field.
 #
 # The caches are plain dicts, cleared whole when full (refilling is cheap), and keyed by every
-# value their bytes depend on, so that tables share nothing but equal values.
+# value their bytes depend on, so that tables share nothing but equal values; or, for the
+# completed tricks, by table, one entry a table that holds those values and is checked against
+# them by identity, so that nothing of a table's past stays alive in it.
 
 K = TypeVar("K")
 V = TypeVar("V")
