@@ -63,8 +63,8 @@ class Metrics:
         self.pending_calls = Gauge(
             "hearts_pending_calls",
             "Calls that reached gRPC but that the process has not picked up yet, at the last "
-            "sample (only sampled while the event loop is busy); they wait there unseen by the "
-            "request latency metric",
+            "read (every 20 ms near --max-pending-rpcs, every 100 ms while the event loop is "
+            "busy, else every second); they wait there unseen by the request latency metric",
         )
 
 
@@ -162,8 +162,9 @@ class Backlog:
         It is refused when ``limit`` or more calls still wait, but never two in a row: a
         refusal costs the process about half of what a served call costs (gRPC's own work for
         a call), so refusing every call would leave a process at twice its capacity serving
-        almost nothing. At most every other call refused keeps it serving about two thirds of
-        its capacity; whatever it cannot pick up fast enough, gRPC's limit refuses.
+        almost nothing. With at most every other call refused, a process at twice its capacity
+        served about half of it in the benchmark; whatever it cannot pick up fast enough, gRPC's
+        limit refuses.
         """
         self.picked += 1
         # Nothing waited at the last sample: the common case, answered without arithmetic.
