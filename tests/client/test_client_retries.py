@@ -7,6 +7,9 @@ answer, and then reports UNAVAILABLE to the client instead, which must retry.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from typing import Any
 
 import grpc
@@ -14,9 +17,10 @@ import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, UnavailableError, card_str
+from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
 
-from .client_helpers import table_with_bots
+from .client_helpers import SECRET, table_with_bots
 
 
 class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
@@ -127,3 +131,58 @@ async def test_an_unreachable_server_raises_unavailable_after_the_retries() -> N
             await client.get_table("tables/abc")
     assert caught.value.code == grpc.StatusCode.UNAVAILABLE
     assert caught.value.reason == "UNAVAILABLE"  # no ErrorInfo: the status code's name
+
+
+class RecordCodes(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Records the status code of every attempt."""
+
+    def __init__(self) -> None:
+        self.codes: list[grpc.StatusCode] = []
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        call = await continuation(details, request)
+        self.codes.append(await call.code())
+        return call
+
+
+def _list_at_once(address: str, count: int, go: threading.Event) -> tuple[int, list[Any]]:
+    """``count`` ListTables calls at once from a client on its own loop, once ``go`` is set."""
+
+    async def run() -> tuple[int, list[Any]]:
+        codes = RecordCodes()
+        async with HeartsClient(
+            address, interceptors=[codes], backoff=0.05, max_retries=10, timeout=10
+        ) as client:
+            await client.list_tables()  # connected
+            go.wait(10)
+            results = await asyncio.gather(
+                *(client.list_tables() for _ in range(count)), return_exceptions=True
+            )
+        cancelled = codes.codes.count(grpc.StatusCode.CANCELLED)
+        return cancelled, results
+
+    return asyncio.run(run())
+
+
+async def test_calls_refused_by_grpc_as_cancelled_are_retried() -> None:
+    # Past its pending-call limit a saturated server's gRPC ends calls with a bare CANCELLED
+    # (the call was never run). The client never cancels a call itself (a cancelled task raises
+    # CancelledError, not an RpcError), so it retries them like OVERLOADED. A server with a
+    # limit of 1 (gRPC's: 2 to 4), its event loop held while 20 calls arrive.
+    server = HeartsServer(Settings(port=0, token_secret=SECRET, bot_workers=0, max_pending_rpcs=1))
+    await server.start()
+    try:
+        go = threading.Event()
+        loop = asyncio.get_running_loop()
+        firing = loop.run_in_executor(None, _list_at_once, server.address, 20, go)
+        await asyncio.sleep(0.3)  # the client connects and lists once
+        go.set()
+        end = time.perf_counter() + 0.5
+        while time.perf_counter() < end:  # the loop held, as a saturated process's is
+            pass
+        cancelled, results = await firing
+    finally:
+        await server.stop(0)
+    assert cancelled > 0, "gRPC refused nothing: the test did not overload the server"
+    failures = [result for result in results if isinstance(result, BaseException)]
+    assert not failures, failures

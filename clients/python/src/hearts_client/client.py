@@ -3,9 +3,9 @@
 :class:`HeartsClient` hides the plumbing of the API: it keeps the seat token a join returned and
 sends it as ``authorization: Bearer`` metadata on later calls to that table, gives every mutation
 one ``request_id`` that all retries of that call reuse (so a retry after a lost answer never acts
-twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED with backoff,
-turns failures into :class:`~hearts_client.errors.HeartsError` subclasses, and resumes a watch
-stream from the last sequence it delivered. It must never retry a call that could act twice:
+twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and CANCELLED with
+backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses, and resumes a
+watch stream from the last sequence it delivered. It must never retry a call that could act twice:
 only calls that carry a request_id, or read, are retried.
 """
 
@@ -46,12 +46,15 @@ BotLevelLike: TypeAlias = str | int
 """A bot level: ``"random"``, ``"heuristic"``, ``"monte_carlo"``, or a ``hearts.v1.BotLevel``."""
 
 # RESOURCE_EXHAUSTED is the server shedding load (reason OVERLOADED): the call was not run, and
-# the request_id makes a retry safe anyway.
+# the request_id makes a retry safe anyway. So is CANCELLED: this client never cancels a call
+# itself (a cancelled task raises CancelledError, not an RpcError), and a saturated server's
+# gRPC ends calls past its pending-call limit that way, before running them.
 _RETRIED = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.CANCELLED,
     }
 )
 # Channel reconnects start fast, so a retry soon after a server restart finds it up again
@@ -171,9 +174,9 @@ class HeartsClient:
             another process, say). Seat tokens from :meth:`join_table` and creator tokens from
             :meth:`create_table` are kept per table and take precedence.
         timeout: the deadline of each attempt of a unary call, in seconds (streams have none).
-        max_retries: how many times a call is retried after UNAVAILABLE, DEADLINE_EXCEEDED or
-            RESOURCE_EXHAUSTED (and a mutation after ABORTED / ``CONFLICT``), and how many
-            consecutive failed reconnects a watch tolerates.
+        max_retries: how many times a call is retried after UNAVAILABLE, DEADLINE_EXCEEDED,
+            RESOURCE_EXHAUSTED or CANCELLED (and a mutation after ABORTED / ``CONFLICT``), and
+            how many consecutive failed reconnects a watch tolerates.
         credentials: channel credentials for TLS; None dials without TLS.
         interceptors: grpc.aio client interceptors, applied to every call.
         options: extra gRPC channel options.

@@ -111,7 +111,8 @@ class ConflictError(HeartsError):
 
 
 class UnavailableError(HeartsError):
-    """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED.
+    """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, or
+    CANCELLED by the server (how its gRPC layer refuses calls when overloaded).
 
     Raised once the client's own retries are used up; trying later is safe.
     """
@@ -129,6 +130,7 @@ _CLASSES: dict[Any, type[HeartsError]] = {
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: UnavailableError,
     grpc.StatusCode.RESOURCE_EXHAUSTED: UnavailableError,
+    grpc.StatusCode.CANCELLED: UnavailableError,
 }
 
 
