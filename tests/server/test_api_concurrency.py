@@ -17,6 +17,8 @@ from hearts_server.rpc import Backlog
 
 from .conftest import event_kind, failure, owing, read_until, rejected
 
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
 pytestmark = pytest.mark.timeout(60)
 
 ABORTED = grpc.StatusCode.ABORTED
@@ -108,6 +110,40 @@ async def test_a_retried_create_makes_one_table(hearts) -> None:
     first = await hearts.create(request_id="create-once", target_score=50)
     again = await hearts.create(request_id="create-once", target_score=50)
     assert again.SerializeToString() == first.SerializeToString()
+
+
+async def test_a_request_id_reused_for_another_join_is_refused(hearts) -> None:
+    created = await hearts.create()
+    name = created.view.table.name
+    alice = await hearts.join(name, 1, player="alice", request_id="req-1")
+    etag = await hearts.etag(name)
+    refusal = await failure(hearts.join(name, 2, player="bob", request_id="req-1"))
+    assert (refusal.code, refusal.reason) == (INVALID, "REQUEST_ID_REUSED")
+    assert await hearts.etag(name) == etag
+    seats = (await hearts.view(name)).table.seats
+    assert seats[2].occupant == pb.SEAT_OCCUPANT_EMPTY
+    # The same request again is still a retry: alice's own answer, nobody else's.
+    again = await hearts.join(name, 1, player="alice", request_id="req-1")
+    assert again.SerializeToString() == alice.SerializeToString()
+
+
+async def test_a_request_id_reused_for_another_table_is_refused(hearts) -> None:
+    await hearts.create(request_id="create-1", target_score=50)
+    refusal = await failure(hearts.create(request_id="create-1", target_score=120))
+    assert (refusal.code, refusal.reason) == (INVALID, "REQUEST_ID_REUSED")
+
+
+async def test_a_request_id_reused_for_another_move_is_refused(hearts) -> None:
+    seated = await hearts.seated(deck_seed=12)
+    name, tokens = seated.name, seated.tokens
+    view = await hearts.view(name, tokens[0])
+    await hearts.pass_cards(name, tokens[0], view.legal_cards[:3], request_id="move-1")
+    etag = await hearts.etag(name)
+    refusal = await failure(
+        hearts.pass_cards(name, tokens[0], view.legal_cards[3:6], request_id="move-1")
+    )
+    assert (refusal.code, refusal.reason) == (INVALID, "REQUEST_ID_REUSED")
+    assert await hearts.etag(name) == etag
 
 
 async def test_a_retried_delete_succeeds(hearts) -> None:

@@ -252,6 +252,18 @@ async def test_joining_a_full_table_is_failed_precondition(hearts) -> None:
     assert await hearts.etag(seated.name) == etag
 
 
+@pytest.mark.parametrize("player", ["", "   ", "x" * 41], ids=["empty", "blank", "41 characters"])
+async def test_a_display_name_outside_1_to_40_characters_is_refused(hearts, player: str) -> None:
+    created = await hearts.create()
+    name = created.view.table.name
+    etag = await hearts.etag(name)
+    refusal = await failure(hearts.join(name, 0, player=player))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert await hearts.etag(name) == etag
+    joined = await hearts.join(name, 0, player="x" * 40)  # the documented limit itself
+    assert joined.view.table.seats[0].player_display_name == "x" * 40
+
+
 async def test_error_info_names_the_table(hearts) -> None:
     seated = await hearts.seated([1])
     unknown = "tables/0123456789abcdef"

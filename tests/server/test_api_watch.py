@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
 
-from .conftest import event_kind, owing, read_until
+from hearts.v1 import table_service_pb2 as api
+
+from .conftest import Rejected, event_kind, owing, read_until, rejected
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -130,3 +133,75 @@ async def test_a_stream_ends_after_the_table_is_deleted(hearts) -> None:
         rest = [message async for message in watcher]
         assert [event_kind(m) for m in rest] == ["table_deleted"]
         assert await watcher.code() == grpc.StatusCode.OK
+
+
+async def _until_it_ends(call: Any) -> tuple[list[api.WatchTableResponse], Rejected]:
+    """Every message of a stream that must end with an error, and that error."""
+    received: list[api.WatchTableResponse] = []
+
+    async def read() -> None:
+        async for message in call:
+            received.append(message)
+
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await asyncio.wait_for(read(), 10)
+    return received, rejected(caught.value)
+
+
+async def test_a_seat_stream_ends_when_its_seat_is_left_before_the_next_player_is_dealt(
+    hearts,
+) -> None:
+    created = await hearts.create(deck_seed=7)
+    name = created.view.table.name
+    for seat in (0, 1):
+        await hearts.join(name, seat, player=f"p{seat}")
+    alice = (await hearts.join(name, 3, player="alice")).seat_token
+    stream = hearts.watch(name, alice)
+    await read_until(stream, lambda m: True)  # the snapshot
+    await hearts.leave(name, alice)
+    bob = (await hearts.join(name, 3, player="bob")).seat_token
+    await hearts.join(name, 2, player="p2")  # full: the game starts and deals bob's hand
+    assert len((await hearts.view(name, bob)).hand) == 13
+    received, status = await _until_it_ends(stream)
+    assert (status.code, status.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REVOKED")
+    assert event_kind(received[-1]) == "player_left"
+    assert received[-1].event.player_left.seat == 3
+    assert all(event_kind(m) != "hand_dealt" for m in received)
+
+
+async def test_a_seat_stream_ends_when_its_player_leaves_mid_game(hearts) -> None:
+    seated = await hearts.seated(deck_seed=9, target_score=100)
+    name = seated.name
+    stream = hearts.watch(name, seated.tokens[3])
+    spectator = hearts.watch(name)
+    await read_until(stream, lambda m: True)
+    left = await hearts.leave(name, seated.tokens[3])  # a bot takes seat 3 over
+    others = {seat: token for seat, token in seated.tokens.items() if seat != 3}
+    await hearts.play_until(name, others, lambda table: table.round_number == 2)
+    # The game went on into a new deal, seat 3's private events included.
+    seen = await read_until(spectator, lambda m: event_kind(m) == "round_started")
+    spectator.cancel()
+    assert seen[-1].sequence > left.view.sequence
+    received, status = await _until_it_ends(stream)
+    assert (status.code, status.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REVOKED")
+    assert event_kind(received[-1]) == "player_left"
+    assert received[-1].sequence <= left.view.sequence
+
+
+async def test_a_resume_across_an_earlier_occupant_leaving_starts_with_a_snapshot(hearts) -> None:
+    created = await hearts.create(deck_seed=12)
+    name = created.view.table.name
+    before = (await hearts.view(name)).sequence
+    alice = (await hearts.join(name, 3, player="alice")).seat_token
+    await hearts.leave(name, alice)
+    bob = (await hearts.join(name, 3, player="bob")).seat_token
+    call = hearts.watch(name, bob, after_sequence=before)
+    first = await anext(aiter(call))
+    call.cancel()
+    assert first.HasField("snapshot")
+    assert first.snapshot == await hearts.view(name, bob)
+    # Without a departure in between, the same resume gets the events.
+    carol = hearts.watch(name, created.creator_token, after_sequence=before)
+    again = await anext(aiter(carol))
+    carol.cancel()
+    assert event_kind(again) == "player_joined"

@@ -25,6 +25,7 @@ import concurrent.futures
 import concurrent.futures.process
 import dataclasses
 import functools
+import hashlib
 import logging
 import secrets
 import time
@@ -77,7 +78,7 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=Message)
 
-_MAX_NAME = 64
+_MAX_NAME = 40  # player_display_name, as table_service.proto documents it
 _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
@@ -381,9 +382,13 @@ class TableApp:
         etag: str,
         decide: Callable[[TableRecord, int], _Decision],
         response_type: type[M],
+        fingerprint: bytes,
     ) -> M | bytes:
         """Decide on the table's newest record and commit the result; the decision's response,
-        which a move gives already serialized (see :func:`_move_response`)."""
+        which a move gives already serialized (see :func:`_move_response`).
+
+        ``fingerprint`` identifies the request (see :func:`_fingerprint`): a retry must repeat it
+        to be answered from the store's memory of ``request_id``."""
         _check_request_id(request_id)
         # The common case needs no read: when this process made (or last read) the table's
         # newest version, decide on that record and commit against its version at once. The
@@ -405,7 +410,7 @@ class TableApp:
                     table_id, caller=caller_key, request_id=request_id or None
                 )
                 if loaded.replay is not None:
-                    return _parse(response_type, loaded.replay)
+                    return _replayed(response_type, loaded.replay, fingerprint)
                 if etag and etag != str(loaded.version):
                     raise ServiceError(
                         "ETAG_MISMATCH", "the table changed since that etag; re-read it"
@@ -439,7 +444,11 @@ class TableApp:
                     events=stored,
                     caller=caller_key,
                     request_id=request_id or None,
-                    response=serialize_response(response) if request_id else None,
+                    response=(
+                        _remembered(fingerprint, serialize_response(response))
+                        if request_id
+                        else None
+                    ),
                     open_seats=decision.open_seats,
                     finished=new_record.phase_over,
                 )
@@ -452,7 +461,7 @@ class TableApp:
                 self._maybe_drive(new_record)
                 return response  # type: ignore[return-value]  # a message is an M
             if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
-                return _parse(response_type, result.replay)
+                return _replayed(response_type, result.replay, fingerprint)
             if unread:
                 # Stale: read, then decide again (the read also answers not-found and etags).
                 unread = False
@@ -468,6 +477,7 @@ class TableApp:
     async def create_table(self, table: pb.Table, request_id: str) -> api.CreateTableResponse:
         """Create a table; seats given as bots start as bots, the rest are free."""
         _check_request_id(request_id)
+        fingerprint = _fingerprint(b"CreateTable", table.SerializeToString(deterministic=True))
         rules = _rules(table)
         if not 0 <= table.dealer <= 3:
             raise ServiceError("INVALID_REQUEST", "dealer must be a seat, 0 to 3")
@@ -513,12 +523,14 @@ class TableApp:
                 stored,
                 open_seats=record.has_free_seat,
                 request_id=request_id or None,
-                response=response.SerializeToString() if request_id else None,
+                response=_remembered(fingerprint, response.SerializeToString())
+                if request_id
+                else None,
             )
         except StoreUnavailableError:
             raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
         if result.replay is not None:
-            return _parse(api.CreateTableResponse, result.replay)
+            return _replayed(api.CreateTableResponse, result.replay, fingerprint)
         if not result.created:  # pragma: no cover - 40 random bits collided
             raise ServiceError("CONFLICT", "could not allocate a table id; try again")
         self._maybe_drive(record)
@@ -576,6 +588,7 @@ class TableApp:
                 etag=etag,
                 decide=decide,
                 response_type=api.JoinTableResponse,
+                fingerprint=_fingerprint(b"JoinTable", name, seat, display_name, etag),
             )
         )
 
@@ -624,6 +637,7 @@ class TableApp:
                 etag=etag,
                 decide=decide,
                 response_type=api.LeaveTableResponse,
+                fingerprint=_fingerprint(b"LeaveTable", name, etag),
             )
         )
 
@@ -686,6 +700,7 @@ class TableApp:
             etag=etag,
             decide=functools.partial(self._decide_move, caller, "pass", chosen),
             response_type=api.PassCardsResponse,
+            fingerprint=_fingerprint(b"PassCards", name, *map(int, chosen), etag),
         )
 
     async def play_card(
@@ -702,6 +717,7 @@ class TableApp:
             etag=etag,
             decide=functools.partial(self._decide_move, caller, "play", chosen),
             response_type=api.PlayCardResponse,
+            fingerprint=_fingerprint(b"PlayCard", name, int(chosen[0]), etag),
         )
 
     def _decide_move(
@@ -918,10 +934,17 @@ class TableApp:
             if after_sequence is not None and 0 <= after_sequence <= last:
                 missed = await self._read_since(table_id, after_sequence, last)
                 if missed is not None:
-                    resumed = True
-                    for event in missed:
-                        if event.audience is None or event.audience == seat:
-                            yield _event_response(event)
+                    responses = [
+                        _event_response(event)
+                        for event in missed
+                        if event.audience is None or event.audience == seat
+                    ]
+                    # The token is current, so a player who left this seat in that range was an
+                    # earlier occupant: what it was sent is not this caller's; a snapshot is.
+                    if not any(_leaves(response, seat) for response in responses):
+                        resumed = True
+                        for response in responses:
+                            yield response
             if not resumed:
                 yield api.WatchTableResponse(
                     sequence=last,
@@ -938,13 +961,21 @@ class TableApp:
                             raise ServiceError("STREAM_LAGGED", "events were lost; resume")
                         for missed_event in gap:
                             if missed_event.audience is None or missed_event.audience == seat:
-                                yield _event_response(missed_event)
+                                response = _event_response(missed_event)
+                                yield response
+                                if _leaves(response, seat):
+                                    raise _revoked()
                     last = event.sequence
                     if event.audience is None or event.audience == seat:
                         response = _event_response(event)
                         yield response
                         if response.event.HasField("table_deleted"):
                             return
+                        # Leaving revokes the seat's token (its epoch moves on): the stream
+                        # ends here, before the seat's next private event, which belongs to
+                        # whoever sits there next.
+                        if _leaves(response, seat):
+                            raise _revoked()
         except SubscriptionLaggedError:
             raise ServiceError(
                 "STREAM_LAGGED", "this stream fell behind; resume from the last sequence"
@@ -975,6 +1006,19 @@ def _event_response(event: StoredEvent) -> api.WatchTableResponse:
     response = api.WatchTableResponse(sequence=event.sequence)
     response.event.ParseFromString(event.payload)
     return response
+
+
+def _leaves(response: api.WatchTableResponse, seat: int | None) -> bool:
+    """Whether ``response`` says that the player in ``seat`` (a watcher's seat) left it."""
+    return (
+        seat is not None
+        and response.event.HasField("player_left")
+        and response.event.player_left.seat == seat
+    )
+
+
+def _revoked() -> ServiceError:
+    return ServiceError("TOKEN_REVOKED", "this seat was left; its token no longer works")
 
 
 def _move_response(view: bytes, version: int) -> bytes:
@@ -1015,6 +1059,42 @@ def _message(response: M | bytes) -> M:
 def serialize_response(response: Message | bytes) -> bytes:
     """A response's wire form: a message serialized, or the bytes of one already serialized."""
     return response if isinstance(response, bytes) else response.SerializeToString()
+
+
+def _fingerprint(method: bytes, *fields: object) -> bytes:
+    """What identifies a request under its ``request_id``: its method and fields, hashed.
+
+    Stored with the response, so that a request that reuses an id for something else is refused
+    (``REQUEST_ID_REUSED``) instead of answered with another request's response, such as another
+    player's seat token.
+    """
+    parts = [method]
+    for field in fields:
+        parts.append(field if isinstance(field, bytes) else str(field).encode())
+    return hashlib.blake2b(b"\x1f".join(parts), digest_size=_FINGERPRINT_SIZE).digest()
+
+
+_FINGERPRINT_SIZE = 16
+_REMEMBERED = b"\x00"
+"""The first byte of a remembered response that starts with its request's fingerprint. A
+serialized message never starts with it (no field is numbered 0), so responses remembered before
+fingerprints existed are still told apart, and answered without the check."""
+
+
+def _remembered(fingerprint: bytes, response: bytes) -> bytes:
+    """What the store keeps for a request id: the request's fingerprint, then its response."""
+    return _REMEMBERED + fingerprint + response
+
+
+def _replayed(response_type: type[M], remembered: bytes, fingerprint: bytes) -> M:
+    """The response remembered for a retried request id, if the request is the same one."""
+    if remembered[:1] == _REMEMBERED:
+        if remembered[1 : 1 + _FINGERPRINT_SIZE] != fingerprint:
+            raise ServiceError(
+                "REQUEST_ID_REUSED", "that request_id was used for a different request"
+            )
+        remembered = remembered[1 + _FINGERPRINT_SIZE :]
+    return _parse(response_type, remembered)
 
 
 def _parse(response_type: type[M], raw: bytes) -> M:
