@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import signal
+import sys
 from typing import Any
 
 import grpc
@@ -126,3 +128,58 @@ async def test_a_silent_table_is_read_now_and_then_to_wake_stalled_bots(
         nudging.cancel()
     assert reads
     assert set(reads) == {created.name}
+
+
+async def test_a_refused_join_deletes_the_table_it_made(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    code, _ = await _run(["play", "--server", server.address, "--name", "x" * 41])
+    assert code == 2
+    assert [t async for t in client.iter_tables()] == []
+
+
+@pytest.mark.parametrize(
+    "option", [["--seed", "99999999999999999999"], ["--target-score", "99999999999"]]
+)
+def test_numbers_the_api_cannot_hold_are_refused_by_the_parser(
+    option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["play", "--server", "127.0.0.1:1", *option])
+    assert caught.value.code == 2
+    assert "is not between" in capsys.readouterr().err
+
+
+async def test_ctrl_c_at_a_prompt_leaves_at_once_and_deletes_the_table(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # A real process with its input open and unanswered, as at a terminal.
+    argv = ["play", "--server", server.address, "--seed", "3", "--no-passing", "--ascii"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "hearts_client.cli",
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        shown = b""
+        async with asyncio.timeout(20):
+            while b"Your card: " not in shown:
+                chunk = await process.stdout.read(4096)
+                assert chunk, shown.decode()
+                shown += chunk
+        assert len([t async for t in client.iter_tables()]) == 1
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(10):  # not held up by the read still waiting for a line
+            rest, errors = await process.communicate()
+        assert process.returncode == 1, errors.decode()
+        assert b"Leaving the table." in rest
+        assert [t async for t in client.iter_tables()] == []
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
-from hearts_client import HeartsClient, UnavailableError, card_str
+from hearts_client import HeartsClient, HeartsError, UnavailableError, card_str
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
 
@@ -186,3 +186,24 @@ async def test_calls_refused_by_grpc_as_cancelled_are_retried() -> None:
     assert cancelled > 0, "gRPC refused nothing: the test did not overload the server"
     failures = [result for result in results if isinstance(result, BaseException)]
     assert not failures, failures
+
+
+async def test_a_call_cut_by_close_raises_client_closed() -> None:
+    # A listener that accepts connections and never answers: the call waits until close().
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # until the client hangs up
+        writer.close()
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        client = HeartsClient(f"127.0.0.1:{port}", timeout=30)
+        call = asyncio.create_task(client.get_table("tables/abc"))
+        await asyncio.sleep(0.3)
+        await client.close()
+        with pytest.raises(HeartsError) as caught:
+            await asyncio.wait_for(call, 10)
+        assert caught.value.reason == "CLIENT_CLOSED"
+    finally:
+        listener.close()
+        await listener.wait_closed()

@@ -155,3 +155,22 @@ async def test_watch_resumes_through_a_server_restart_without_gap_or_duplicate()
     snapshot, events = received[0], received[1:]
     assert snapshot[1] == "snapshot"
     assert events == [item for item in reference if item[0] > snapshot[0]]
+
+
+async def test_closing_the_client_ends_a_watch_without_a_cancellation(
+    client: HeartsClient,
+) -> None:
+    created = await client.create_table("closing", bots={1: "random", 2: "random", 3: "random"})
+    received: list[api.WatchTableResponse] = []
+    snapshot = asyncio.Event()
+
+    async def watch() -> None:
+        async for response in client.watch(created.name):
+            received.append(response)
+            snapshot.set()
+
+    task = asyncio.create_task(watch())
+    await asyncio.wait_for(snapshot.wait(), 10)
+    await client.close()
+    await asyncio.wait_for(task, 10)  # the iteration ends: no CancelledError in this task
+    assert received[0].HasField("snapshot")

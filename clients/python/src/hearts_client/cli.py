@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
@@ -195,7 +196,7 @@ class _Game:
             print(prompt, end="", file=self.out, flush=True)
             self.asking = True
             try:
-                line = await asyncio.to_thread(self.inp.readline)
+                line = await _read_line(self.inp)
             finally:
                 self.asking = False
                 self.last_news = asyncio.get_running_loop().time()
@@ -342,6 +343,37 @@ class _Game:
         return EXIT_ERROR
 
 
+async def _read_line(inp: TextIO) -> str:
+    """One line of ``inp``, read in a daemon thread.
+
+    A read blocks until the player presses Enter. In asyncio's default executor (``to_thread``)
+    it would hold up the end of the program after Ctrl-C until then; a daemon thread does not.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():  # Ctrl-C cancelled the wait meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        line: str | None = None
+        error: BaseException | None = None
+        try:
+            line = inp.readline()
+        except Exception as failure:  # closed or unreadable input: raised in the game's task
+            error = failure
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the program is ending
+            loop.call_soon_threadsafe(settle, line, error)
+
+    threading.Thread(target=read, name="hearts-input", daemon=True).start()
+    return await future
+
+
 # ---------------------------------------------------------------------- commands
 
 
@@ -370,7 +402,12 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             bots={1: level, 2: level, 3: level},
             deck_seed=args.seed,
         )
-        joined = await client.join_table(created.name, args.name, seat=0)
+        try:
+            joined = await client.join_table(created.name, args.name, seat=0)
+        except HeartsError:
+            with contextlib.suppress(HeartsError):  # the table was only made for this player
+                await client.delete_table(created.name)
+            raise
         table = joined.view.table
         print(
             f"Table {created.name}: you ({args.name}) play against three {level} bots.\n"
@@ -390,10 +427,13 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
         )
         try:
             return await game.run(joined.view)
-        except _QuitError:
-            print("Leaving the table.", file=out, flush=True)
+        except (_QuitError, asyncio.CancelledError) as stop:  # quit, end of input or Ctrl-C
+            cut = isinstance(stop, asyncio.CancelledError)  # Ctrl-C, at a prompt or not
+            print("\nLeaving the table." if cut else "Leaving the table.", file=out, flush=True)
             with contextlib.suppress(HeartsError):
                 await client.delete_table(created.name)
+            if cut:
+                raise  # asyncio.run turns it into KeyboardInterrupt
             return EXIT_QUIT
 
 
@@ -424,6 +464,21 @@ def _seat_no(seat: pb.Seat) -> int:
     return seat.seat
 
 
+def _int_between(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high`` (what the API's field can hold)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not between {low} and {high}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``hearts`` argument parser."""
     parser = argparse.ArgumentParser(prog="hearts", description="Play Hearts on a Hearts server.")
@@ -435,8 +490,14 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--server", default=server, help=server_help)
     play.add_argument("--name", default="Player", help="your name at the table")
     play.add_argument("--bots", choices=BOT_LEVELS, default="heuristic", help="the bots' level")
-    play.add_argument("--seed", type=int, help="deck seed, for a reproducible game")
-    play.add_argument("--target-score", type=int, help="end the game at this total (default 100)")
+    play.add_argument(
+        "--seed", type=_int_between(-(2**63), 2**63 - 1), help="deck seed, for a reproducible game"
+    )
+    play.add_argument(
+        "--target-score",
+        type=_int_between(1, 2**31 - 1),
+        help="end the game at this total (default 100)",
+    )
     play.add_argument("--no-passing", action="store_true", help="play without passing cards")
     play.add_argument("--auto", action="store_true", help="play the first legal card for me")
     play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")

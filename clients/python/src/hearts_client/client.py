@@ -25,7 +25,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_client.cards import CardLike, card, cards
-from hearts_client.errors import error_from_rpc
+from hearts_client.errors import HeartsError, error_from_rpc
 
 __all__ = [
     "BotLevelLike",
@@ -241,7 +241,11 @@ class HeartsClient:
         return self._stub
 
     async def close(self) -> None:
-        """Close the channel; open streams end. The client may be used again afterwards."""
+        """Close the channel; open streams end. The client may be used again afterwards.
+
+        A :meth:`watch` iteration then simply ends; a call still waiting for its answer raises
+        :class:`~hearts_client.errors.HeartsError` with reason ``CLIENT_CLOSED``.
+        """
         channel, self._channel, self._stub = self._channel, None, None
         if channel is not None:
             await channel.close()
@@ -286,12 +290,17 @@ class HeartsClient:
         request, so the server answers a retry of an applied call from its memory.
         """
         stub = self._open()
+        channel = self._channel
         metadata = self._metadata(token)
         mutation = bool(getattr(request, "request_id", ""))
         attempt = 0
         while True:
             try:
                 return await getattr(stub, method)(request, timeout=self.timeout, metadata=metadata)
+            except asyncio.CancelledError:
+                if self._closed_under(channel):
+                    raise _client_closed() from None
+                raise
             except grpc.RpcError as rpc_error:
                 error = error_from_rpc(rpc_error)
                 retry = error.code in _RETRIED or (mutation and error.reason == "CONFLICT")
@@ -299,6 +308,15 @@ class HeartsClient:
                     raise error from rpc_error
             attempt += 1
             await asyncio.sleep(self._delay(attempt))
+
+    def _closed_under(self, channel: object) -> bool:
+        """Whether a call on ``channel`` was cancelled by :meth:`close`, not by its own task.
+
+        Closing a channel cancels its calls, which grpc.aio reports as ``CancelledError`` in the
+        task awaiting them, as if that task had been cancelled.
+        """
+        task = asyncio.current_task()
+        return self._channel is not channel and (task is None or not task.cancelling())
 
     @staticmethod
     def _request_id(request_id: str | None) -> str:
@@ -502,6 +520,7 @@ class HeartsClient:
         failures = 0
         while True:
             stub = self._open()
+            channel = self._channel
             request = api.WatchTableRequest(name=name)
             if last is not None:
                 request.after_sequence = last
@@ -520,6 +539,10 @@ class HeartsClient:
                         last = response.sequence
                         yield response
                 return
+            except asyncio.CancelledError:
+                if self._closed_under(channel):
+                    return  # close() ended the stream: so does the iteration
+                raise
             except grpc.RpcError as rpc_error:
                 error = error_from_rpc(rpc_error)
                 if error.code not in _RETRIED or failures >= limit:
@@ -528,3 +551,9 @@ class HeartsClient:
                 call.cancel()
             failures += 1
             await asyncio.sleep(self._delay(failures))
+
+
+def _client_closed() -> HeartsError:
+    return HeartsError(
+        grpc.StatusCode.CANCELLED, "CLIENT_CLOSED", "the client was closed during the call"
+    )
