@@ -36,8 +36,9 @@ type MoveRejection struct {
 	// The engine's reason, equal to the ErrorInfo reason, for example
 	// "MUST_FOLLOW_SUIT", "HEARTS_NOT_BROKEN" or "WRONG_PASS_COUNT".
 	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
-	// The cards the caller may play now; empty when it is not the caller's turn
-	// to play.
+	// The caller's legal cards now, as `TableView.legal_cards` gives them: the
+	// cards it may play on its turn, the cards it may choose its pass from (its
+	// hand) while it still owes a pass, otherwise empty.
 	LegalCards []*Card `protobuf:"bytes,2,rep,name=legal_cards,json=legalCards,proto3" json:"legal_cards,omitempty"`
 	// How many cards the caller must pass now; 0 when the caller has nothing to
 	// pass.

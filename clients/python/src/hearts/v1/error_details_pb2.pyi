@@ -46,8 +46,9 @@ class MoveRejection(_message.Message):
     """
     @_builtins.property
     def legal_cards(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.Card]:
-        """The cards the caller may play now; empty when it is not the caller's turn
-        to play.
+        """The caller's legal cards now, as `TableView.legal_cards` gives them: the
+        cards it may play on its turn, the cards it may choose its pass from (its
+        hand) while it still owes a pass, otherwise empty.
         """
 
     def __init__(

@@ -38,8 +38,9 @@ export type MoveRejection = Message<"hearts.v1.MoveRejection"> & {
   reason: string;
 
   /**
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    *
    * @generated from field: repeated hearts.v1.Card legal_cards = 2;
    */

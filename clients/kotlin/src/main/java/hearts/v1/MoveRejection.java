@@ -108,8 +108,9 @@ private static final long serialVersionUID = 0L;
   private java.util.List<hearts.v1.Card> legalCards_;
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -120,8 +121,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -133,8 +135,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -145,8 +148,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -157,8 +161,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -698,8 +703,9 @@ private static final long serialVersionUID = 0L;
 
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -713,8 +719,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -728,8 +735,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -743,8 +751,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -765,8 +774,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -784,8 +794,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -805,8 +816,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -827,8 +839,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -846,8 +859,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -865,8 +879,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -885,8 +900,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -903,8 +919,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -921,8 +938,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -933,8 +951,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -948,8 +967,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -964,8 +984,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -976,8 +997,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -989,8 +1011,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * </pre>
      *
      * <code>repeated .hearts.v1.Card legal_cards = 2;</code>

@@ -34,8 +34,9 @@ public interface MoveRejectionOrBuilder extends
 
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -44,8 +45,9 @@ public interface MoveRejectionOrBuilder extends
       getLegalCardsList();
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -53,8 +55,9 @@ public interface MoveRejectionOrBuilder extends
   hearts.v1.Card getLegalCards(int index);
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -62,8 +65,9 @@ public interface MoveRejectionOrBuilder extends
   int getLegalCardsCount();
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>
@@ -72,8 +76,9 @@ public interface MoveRejectionOrBuilder extends
       getLegalCardsOrBuilderList();
   /**
    * <pre>
-   * The cards the caller may play now; empty when it is not the caller's turn
-   * to play.
+   * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+   * cards it may play on its turn, the cards it may choose its pass from (its
+   * hand) while it still owes a pass, otherwise empty.
    * </pre>
    *
    * <code>repeated .hearts.v1.Card legal_cards = 2;</code>

@@ -68,8 +68,9 @@ public object MoveRejectionKt {
     public class LegalCardsProxy private constructor() : com.google.protobuf.kotlin.DslProxy()
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -81,8 +82,9 @@ public object MoveRejectionKt {
       )
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -95,8 +97,9 @@ public object MoveRejectionKt {
     }
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -110,8 +113,9 @@ public object MoveRejectionKt {
     }
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -124,8 +128,9 @@ public object MoveRejectionKt {
     }
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -139,8 +144,9 @@ public object MoveRejectionKt {
     }
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
@@ -154,8 +160,9 @@ public object MoveRejectionKt {
     }
     /**
      * ```
-     * The cards the caller may play now; empty when it is not the caller's turn
-     * to play.
+     * The caller's legal cards now, as `TableView.legal_cards` gives them: the
+     * cards it may play on its turn, the cards it may choose its pass from (its
+     * hand) while it still owes a pass, otherwise empty.
      * ```
      *
      * `repeated .hearts.v1.Card legal_cards = 2;`
