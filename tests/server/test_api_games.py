@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
 
 from hearts.v1 import table_pb2 as pb
 
-from .conftest import owing
+from .conftest import failure, owing
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,3 +81,18 @@ async def test_four_human_clients_each_act_when_their_view_says_so(hearts) -> No
     for seat in range(4):
         passes = sum(1 for r in range(rounds) if r % 4 != 3)
         assert moves[seat] == 13 * rounds + passes
+
+
+async def test_a_table_of_four_bots_is_finished_at_once_and_kept_as_a_finished_one(
+    store_kind, make_server, connect
+) -> None:
+    server = await make_server(
+        store=store_kind, table_ttl_seconds=3600, finished_table_ttl_seconds=1
+    )
+    hearts = connect(server)
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    created = await hearts.create(bots=bots, deck_seed=3)
+    assert created.view.table.phase == pb.PHASE_GAME_OVER
+    await asyncio.sleep(1.5)  # past the finished-table TTL, far from the idle one
+    refusal = await failure(hearts.view(created.view.table.name))
+    assert refusal.reason == "TABLE_NOT_FOUND"

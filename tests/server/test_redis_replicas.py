@@ -13,10 +13,13 @@ import random
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hearts.v1 import table_pb2 as pb
 
-from .conftest import event_kind, key, names, owing, read_until, rejected
+from .conftest import event_kind, failure, key, names, owing, read_until, rejected
+
+SERVICE = "hearts.v1.TableService"
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
 
@@ -171,3 +174,34 @@ async def test_a_stream_resumes_on_a_new_server_after_its_server_stops(
     assert [m.SerializeToString() for m in seen] == [
         m.SerializeToString() for m in everything if m.sequence <= last
     ]
+
+
+async def test_a_replica_started_before_its_redis_serves_once_redis_answers(
+    make_server, connect, redis_server
+) -> None:
+    await asyncio.to_thread(redis_server.stop)
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+
+        async def status(service: str) -> int:
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+            return int(reply.status)
+
+        # The process is up (liveness), the service is not (readiness), and calls say why.
+        assert await status("") == health_pb2.HealthCheckResponse.SERVING
+        assert await status(SERVICE) == health_pb2.HealthCheckResponse.NOT_SERVING
+        refusal = await failure(hearts.create())
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+
+        watch = health.Watch(health_pb2.HealthCheckRequest(service=SERVICE))
+        await asyncio.to_thread(redis_server.start)  # on the same port
+        async with asyncio.timeout(20):
+            async for reply in watch:
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    break
+        watch.cancel()
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    seated = await hearts.seated(deck_seed=5)
+    assert len((await hearts.view(seated.name, seated.tokens[0])).hand) == 13

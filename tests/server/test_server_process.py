@@ -53,6 +53,9 @@ class ServerProcess:
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
+        if line.startswith("{"):  # --log-format json: stdout has JSON lines too
+            self.address = json.loads(line)["address"]
+            return
         match = re.search(r"listening on (\S+)", line)
         if match is None:
             self.process.kill()
@@ -171,3 +174,65 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
     env = {"HEARTS_PORT": "6000", "HEARTS_LOG_FORMAT": "json", "HEARTS_TABLE_TTL_SECONDS": "5"}
     settings = parse_settings(["--port", "7000"], env)
     assert (settings.port, settings.log_format, settings.table_ttl_seconds) == (7000, "json", 5)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        ([], {"HEARTS_PORT": "abc"}, "HEARTS_PORT: not a valid whole number: 'abc'"),
+        ([], {"HEARTS_GRACE_SECONDS": "x"}, "HEARTS_GRACE_SECONDS: not a valid number"),
+        (["--port", "70000"], {}, "--port must be a port, 0 to 65535"),
+        (["--log-level", "LOUD"], {}, "--log-level must be one of DEBUG, INFO, WARNING, ERROR"),
+        (["--token-secret", "short"], {}, "--token-secret must be at least 16 bytes"),
+        (["--max-events", "0"], {}, "--max-events must be at least 1"),
+        (["--bot-workers", "-1"], {}, "--bot-workers must not be negative"),
+    ],
+)
+def test_a_bad_setting_is_refused_with_a_message(
+    argv: list[str], env: dict[str, str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hearts_server.config import parse_settings
+
+    with pytest.raises(SystemExit) as caught:
+        parse_settings(argv, env)
+    assert caught.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_log_levels_are_taken_in_any_case() -> None:
+    from hearts_server.config import parse_settings
+
+    assert parse_settings(["--log-level", "warning"], {}).log_level == "WARNING"
+
+
+def test_a_port_in_use_stops_a_second_server_with_a_message(server_process: ServerProcess) -> None:
+    port = server_process.address.rsplit(":", 1)[1]
+    command = [sys.executable, "-m", "hearts_server", "--port", port, "--metrics-port", "0"]
+    second = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert second.returncode == 2
+    assert "cannot listen" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert second.stdout == ""  # it never said it was listening
+
+
+def test_sigterm_ends_health_watches_with_not_serving_at_once() -> None:
+    # A long grace period: a watch that lasted until its end would fail the time bound below.
+    server = ServerProcess("--grace-seconds", "60", "--log-format", "json")
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            watch = health.Watch(health_pb2.HealthCheckRequest(service=""), timeout=120)
+            assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+            started = time.monotonic()
+            server.process.send_signal(signal.SIGTERM)
+            rest = [reply.status for reply in watch]  # the stream ends, with OK
+            assert rest[-1:] == [health_pb2.HealthCheckResponse.NOT_SERVING]
+            assert time.monotonic() - started < 30
+        _, stderr = server.process.communicate(timeout=60)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.communicate(timeout=10)
+    assert server.process.returncode == 0
+    records = [json.loads(line) for line in stderr.splitlines() if line.strip()]
+    assert not [record for record in records if record["level"] == "ERROR"], stderr

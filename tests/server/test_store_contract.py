@@ -436,6 +436,15 @@ async def test_created_table_expires_after_the_idle_ttl(backend: Backend) -> Non
     assert not (await store.load(TABLE)).exists
 
 
+async def test_a_table_created_finished_expires_after_the_finished_ttl(backend: Backend) -> None:
+    # Four bots play a whole game inside CreateTable: the table is born finished.
+    store = backend.make(idle_ttl_seconds=10, finished_ttl_seconds=0.2)
+    await store.create(TABLE, b"over", evs(1, 1), open_seats=False, finished=True)
+    assert (await store.load(TABLE)).exists
+    await backend.advance(0.3)
+    assert not (await store.load(TABLE)).exists
+
+
 # --- Delete ---
 
 

@@ -55,8 +55,12 @@ async def serve(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    server = HeartsServer(settings)
-    await server.store.ping()
+    try:
+        server = HeartsServer(settings)  # binds the gRPC port
+        if settings.metrics_port:
+            start_http_server(settings.metrics_port, addr=settings.host)
+    except (OSError, RuntimeError) as error:  # a port in use, an address not on this host
+        raise _StartupError(f"cannot listen: {error}") from None
     await server.start()
     # Everything made so far (modules, protobuf descriptors, the engine's tables) lives as long
     # as the process: keep it out of the collector's full passes, which otherwise walk it all
@@ -71,19 +75,33 @@ async def serve(settings: Settings) -> None:
     # cycles wait that much longer to be freed (a few hundred objects a pass in the benchmark).
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, _FULL_PASS_AFTER)
-    if settings.metrics_port:
-        start_http_server(settings.metrics_port, addr=settings.host)
-    print(f"hearts-server listening on {server.address}", flush=True)
+    log = logging.getLogger("hearts_server")
+    # The first line on stdout says where the server listens (tools wait for it): a JSON line,
+    # with the address as its own field, when the logs are JSON lines.
+    listening = f"hearts-server listening on {server.address}"
+    if settings.log_format == "json":
+        now = datetime.datetime.now(datetime.UTC).isoformat()
+        entry = {"time": now, "level": "INFO", "logger": "hearts_server", "message": listening}
+        listening = json.dumps({**entry, "address": server.address})
+    print(listening, flush=True)
     await stop.wait()
-    logging.getLogger("hearts_server").info("signal received: draining")
+    log.info("signal received: draining")
     await server.stop()
+
+
+class _StartupError(Exception):
+    """The server cannot start; the message says why, for the operator."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console entry point."""
     settings = parse_settings(argv)
     configure_logging(settings)
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except _StartupError as error:
+        logging.getLogger("hearts_server").error("%s", error)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -79,7 +79,10 @@ def parse_settings(
         default: object = field.default
         raw = environ.get(env)
         if raw is not None:
-            default = kind(raw)
+            try:
+                default = kind(raw)
+            except ValueError:
+                parser.error(f"{env}: not a valid {_KIND_NAMES[kind]}: {raw!r}")
         parser.add_argument(
             f"--{name.replace('_', '-')}",
             dest=name,
@@ -89,6 +92,46 @@ def parse_settings(
         )
     namespace = parser.parse_args(argv)
     settings = Settings(**vars(namespace))
+    problem = _problem(settings)
+    if problem is not None:
+        parser.error(problem)
+    return dataclasses.replace(settings, log_level=settings.log_level.upper())
+
+
+_KIND_NAMES = {int: "whole number", float: "number", str: "string"}
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+_AT_LEAST_ONE = (
+    "token_ttl_seconds",
+    "table_ttl_seconds",
+    "finished_table_ttl_seconds",
+    "max_events",
+    "max_streams",
+    "max_concurrent_rpcs",
+    "max_pending_rpcs",
+    "max_message_bytes",
+)
+
+
+def _problem(settings: Settings) -> str | None:
+    """What is wrong with ``settings``, as the message for the operator; None if nothing."""
+    for name in ("port", "metrics_port"):
+        value = getattr(settings, name)
+        if not 0 <= value <= 65535:
+            return f"--{name.replace('_', '-')} must be a port, 0 to 65535 (got {value})"
+    if settings.log_level.upper() not in _LOG_LEVELS:
+        return f"--log-level must be one of {', '.join(_LOG_LEVELS)} (got {settings.log_level!r})"
     if settings.log_format not in ("text", "json"):
-        parser.error("--log-format must be text or json")
-    return settings
+        return "--log-format must be text or json"
+    if settings.token_secret and len(settings.token_secret.encode()) < _MIN_SECRET_BYTES:
+        return f"--token-secret must be at least {_MIN_SECRET_BYTES} bytes (or unset)"
+    for name in _AT_LEAST_ONE:
+        if getattr(settings, name) < 1:
+            return f"--{name.replace('_', '-')} must be at least 1"
+    for name in ("grace_seconds", "bot_workers", "record_cache_size"):
+        if getattr(settings, name) < 0:
+            return f"--{name.replace('_', '-')} must not be negative"
+    return None
+
+
+_MIN_SECRET_BYTES = 16
+"""What :class:`~hearts_server.tokens.TokenCodec` requires of an HMAC key."""

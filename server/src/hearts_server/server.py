@@ -27,7 +27,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts_server.config import Settings
 from hearts_server.rpc import METRICS, TableServicer, add_servicer
 from hearts_server.service import TableApp
-from hearts_server.store.base import Store
+from hearts_server.store.base import Store, StoreUnavailableError
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
 
@@ -35,6 +35,9 @@ __all__ = ["HeartsServer", "make_store"]
 
 log = logging.getLogger(__name__)
 
+_STORE_RETRY_FIRST = 0.5
+_STORE_RETRY_CAP = 5.0
+"""Backoff between tries of a store that did not answer at start-up (seconds)."""
 _LOAD_INTERVAL = 0.01
 """Seconds between two samples of the event loop's lag and busy share."""
 _LOAD_SMOOTHING = 0.3
@@ -65,6 +68,61 @@ def make_store(settings: Settings) -> Store:
         finished_ttl_seconds=settings.finished_table_ttl_seconds,
         max_events=settings.max_events,
     )
+
+
+class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyped package
+    """gRPC's health service, except that its Watch streams end when the server drains.
+
+    gRPC's own Watch waits for the next change for as long as the stream is open, so every open
+    watch outlived the drain and was cancelled at the end of the grace period, which gRPC logs
+    as an unhandled error. This Watch (the same loop, over statuses it keeps beside gRPC's)
+    sends NOT_SERVING and ends as soon as the drain starts. Check is gRPC's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        serving = health_pb2.HealthCheckResponse.SERVING
+        self._statuses: dict[str, health_pb2.HealthCheckResponse.ServingStatus] = {"": serving}
+        self._changed = asyncio.Condition()
+        self._draining = False
+
+    async def set(self, service: str, status: health_pb2.HealthCheckResponse.ServingStatus) -> None:
+        await super().set(service, status)
+        if not self._draining:  # as gRPC's: no change once draining
+            await self._change({service: status})
+
+    async def enter_graceful_shutdown(self) -> None:
+        await super().enter_graceful_shutdown()
+        not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+        await self._change(dict.fromkeys(self._statuses, not_serving), draining=True)
+
+    async def _change(
+        self,
+        statuses: dict[str, health_pb2.HealthCheckResponse.ServingStatus],
+        *,
+        draining: bool = False,
+    ) -> None:
+        # Statuses and the drain change together, under the lock: a watch that sees the drain
+        # has seen its NOT_SERVING too.
+        async with self._changed:
+            self._statuses.update(statuses)
+            self._draining = self._draining or draining
+            self._changed.notify_all()
+
+    async def Watch(  # noqa: N802 - gRPC method name
+        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext
+    ) -> None:
+        unknown = health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+        last = None
+        async with self._changed:
+            while True:
+                status = self._statuses.get(request.service, unknown)
+                if status != last:
+                    await context.write(health_pb2.HealthCheckResponse(status=status))
+                    last = status
+                if self._draining:
+                    return
+                await self._changed.wait()
 
 
 class _ThreadClock:
@@ -175,7 +233,7 @@ class HeartsServer:
             max_calls=settings.max_concurrent_rpcs,
             max_waiting=settings.max_pending_rpcs,
         )
-        self.health = health.aio.HealthServicer()
+        self.health = _HealthServicer()
         options = [
             ("grpc.max_send_message_length", settings.max_message_bytes),
             ("grpc.max_receive_message_length", settings.max_message_bytes),
@@ -192,6 +250,8 @@ class HeartsServer:
             ("grpc.keepalive_time_ms", 30_000),
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+            # A second process started on a port in use must fail, not share it unnoticed.
+            ("grpc.so_reuseport", 0),
         ]
         # The servicer sheds calls past max_concurrent_rpcs and streams past max_streams, each
         # with its own reason, and the pending-call limit above bounds what waits in front of
@@ -217,6 +277,7 @@ class HeartsServer:
             raise OSError(f"cannot listen on {settings.host}:{settings.port}")
         self._gauge_task: asyncio.Task[None] | None = None
         self._lag_task: asyncio.Task[None] | None = None
+        self._store_task: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -224,17 +285,52 @@ class HeartsServer:
         return f"{self.settings.host}:{self.port}"
 
     async def start(self) -> None:
-        """Start serving and report SERVING."""
-        start_store = getattr(self.store, "start", None)
-        if start_store is not None:
-            await start_store()  # the Redis store's pub/sub listener and index sweeper
+        """Start serving and report SERVING.
+
+        When the store cannot be reached (Redis not up yet, say), the process serves anyway:
+        health reports the process itself SERVING and ``hearts.v1.TableService`` NOT_SERVING,
+        calls fail with STORE_UNAVAILABLE, and the store is tried again with backoff until it
+        answers. So a replica started before its Redis waits instead of crash-looping, and a
+        readiness probe on the service keeps traffic away until then.
+        """
+        ready = await self._connect_store()
         await self.grpc_server.start()
-        for name in ("", SERVICE_NAME):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        serving, not_serving = (
+            health_pb2.HealthCheckResponse.SERVING,
+            health_pb2.HealthCheckResponse.NOT_SERVING,
+        )
+        await self.health.set("", serving)
+        await self.health.set(SERVICE_NAME, serving if ready else not_serving)
         loop = asyncio.get_running_loop()
         self._gauge_task = loop.create_task(self._sample_gauges())
         self._lag_task = loop.create_task(self._watch_load())
+        if not ready:
+            self._store_task = loop.create_task(self._until_store_answers())
         log.info("serving hearts.v1 on %s", self.address)
+
+    async def _connect_store(self) -> bool:
+        """Whether the store answers (and its background work started); logs why not."""
+        try:
+            await self.store.ping()
+            start_store = getattr(self.store, "start", None)
+            if start_store is not None:
+                await start_store()  # the Redis store's pub/sub listener and index sweeper
+        except StoreUnavailableError as error:
+            log.warning("the table store cannot be reached: %s", error)
+            return False
+        return True
+
+    async def _until_store_answers(self) -> None:
+        """Try the store with backoff until it answers, then report the service SERVING."""
+        delay = _STORE_RETRY_FIRST
+        while True:
+            await asyncio.sleep(delay)
+            if await self._connect_store():
+                break
+            delay = min(delay * 2, _STORE_RETRY_CAP)
+        if not self.servicer.shutting_down:
+            await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+            log.info("the table store answers: serving hearts.v1")
 
     async def _sample_gauges(self) -> None:
         table_count = getattr(self.store, "table_count", None)
@@ -309,7 +405,7 @@ class HeartsServer:
         if hub is not None:
             hub.close_all()
         await self.grpc_server.stop(grace)
-        for task in (self._gauge_task, self._lag_task):
+        for task in (self._gauge_task, self._lag_task, self._store_task):
             if task is not None:
                 task.cancel()
         await self.app.aclose()

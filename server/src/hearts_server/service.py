@@ -522,6 +522,7 @@ class TableApp:
                 record.to_json(),
                 stored,
                 open_seats=record.has_free_seat,
+                finished=record.phase_over,
                 request_id=request_id or None,
                 response=_remembered(fingerprint, response.SerializeToString())
                 if request_id

@@ -90,6 +90,7 @@ class MemoryStore:
         open_seats: bool,
         request_id: str | None = None,
         response: bytes | None = None,
+        finished: bool = False,
     ) -> CreateResult:
         if request_id:
             earlier = self._creates.get(request_id)
@@ -101,7 +102,7 @@ class MemoryStore:
             1,
             data,
             open_seats,
-            self._clock() + self._idle_ttl,
+            self._clock() + (self._finished_ttl if finished else self._idle_ttl),
             deque(events, maxlen=self._max_events),
             {},
         )

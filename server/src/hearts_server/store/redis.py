@@ -364,6 +364,7 @@ class RedisStore:
         open_seats: bool,
         request_id: str | None = None,
         response: bytes | None = None,
+        finished: bool = False,
     ) -> CreateResult:
         claim = keys.create_request(request_id) if request_id else None
         if claim is not None:
@@ -389,7 +390,7 @@ class RedisStore:
             *_table_keys(table_id),
             data,
             _flag(open_seats),
-            self._idle_ttl_ms,
+            self._finished_ttl_ms if finished else self._idle_ttl_ms,
             self._max_events,
             keys.notify_channel(table_id),
             encode_batch(events) if events else b"",
