@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import math
 import random
 import statistics
@@ -303,6 +304,17 @@ def test_sampling_respects_a_point_card_dropped_on_the_first_trick() -> None:
         assert all(card.suit == 2 or card == Card.parse("QS") for card in hands_guess[2])
 
 
+def test_sampling_keeps_the_two_of_clubs_with_the_seat_that_led_another_club() -> None:
+    # Under can_lead_any_club the holder of the two of clubs still leads the first trick: when
+    # the lead is another club, the two is in the leader's hand.
+    state = deal(ALL_CLUBS, rules=Rules(pass_cards=False, can_lead_any_club=True))
+    state = play(state, "AC")
+    knowledge = infer(view(state, 1))
+    rng = random.Random(0)
+    for _ in range(100):
+        assert Card.parse("2C") in sample_hands(knowledge, rng)[0]
+
+
 # --------------------------------------------------------------------------- heuristic
 
 
@@ -415,6 +427,28 @@ def test_monte_carlo_merges_interchangeable_cards() -> None:
     state = play(deal(SPREAD), "2C AC 3C")
     seat_view = view(state, 3)
     assert candidates(seat_view, infer(seat_view).played) == list(cards("4C 7C TC"))
+
+
+def test_monte_carlo_never_merges_cards_that_a_card_of_the_trick_separates() -> None:
+    # Two cards are interchangeable only if every card between them is in the hand or gone in a
+    # completed trick: one of two cards around a card of the current trick may beat it.
+    separated = 0
+
+    def check(state: State, seat_view: SeatView) -> None:
+        nonlocal separated
+        if state.phase != Phase.PLAYING or seat_view.seat != state.turn or not state.trick:
+            return
+        kept = candidates(seat_view, infer(seat_view).played)
+        legal = list(seat_view.legal)
+        for low, high in itertools.pairwise(legal):
+            if low.suit == high.suit and any(low < c < high for c in state.trick):
+                separated += 1
+                assert high in kept, (seat_view.trick, legal, kept)
+
+    for seed in range(3):
+        bots = [bot("random", seed * 4 + s) for s in SEATS]
+        play_game(bots, seed, Rules(target_score=60), on_view=check)
+    assert separated > 10
 
 
 # --------------------------------------------------------------------------- strength

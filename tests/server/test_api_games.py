@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import pytest
 
 from hearts.v1 import table_pb2 as pb
+from hearts_engine.bots import BotLevel, make_bot
+from hearts_server import service
 
-from .conftest import failure, owing
+from .conftest import event_kind, failure, owing, read_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -96,3 +99,29 @@ async def test_a_table_of_four_bots_is_finished_at_once_and_kept_as_a_finished_o
     await asyncio.sleep(1.5)  # past the finished-table TTL, far from the idle one
     refusal = await failure(hearts.view(created.view.table.name))
     assert refusal.reason == "TABLE_NOT_FOUND"
+
+
+async def test_slow_bots_play_on_past_a_whole_game_of_turns(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four Monte Carlo bots to a high target: far more than 64 rounds' worth of bot turns,
+    # which is where the driver used to stop, with nobody but a watcher left to restart it.
+    # The bots decide as random bots here, to keep the test short; the driver is the same.
+    def decide(level: str, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
+
+    monkeypatch.setattr(service, "_decide_in_worker", decide)
+    hearts = connect(await make_server())
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
+    created = await hearts.create(bots=bots, deck_seed=8, target_score=10_000)
+    watch = hearts.watch(created.view.table.name)
+    plays = 0
+
+    def counted(message: Any) -> bool:
+        nonlocal plays
+        plays += event_kind(message) == "card_played"
+        return plays > 64 * 52 + 52 or event_kind(message) == "game_over"
+
+    await read_until(watch, counted, seconds=50)
+    watch.cancel()
+    assert plays > 64 * 52 + 52

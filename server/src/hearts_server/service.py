@@ -83,6 +83,8 @@ _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
+_DRIVER_STANDSTILL = 3
+"""Bot turns in a row whose commit did not move the table before a driver gives up."""
 _SECURE = secrets.SystemRandom()
 
 
@@ -829,9 +831,15 @@ class TableApp:
         )
 
     async def _drive(self, table_id: str) -> None:
-        """Play Monte Carlo bot turns until a human owes a move; each move is a CAS commit."""
+        """Play Monte Carlo bot turns until a human owes a move; each move is a CAS commit.
+
+        As many turns as the game takes (a game of four such bots to a high target is thousands
+        of them). It stops if the table stands still for a few turns in a row, which a commit
+        that never lands would cause: a later request finds the bot overdue and starts it again.
+        """
         try:
-            for _ in range(64 * 52):  # bounded: a whole game of bot turns at most
+            last_version, still = -1, 0
+            while True:
                 cached = self.records.get(table_id)
                 loaded = await self.store.load(
                     table_id, known_version=0 if cached is None else cached.version
@@ -839,6 +847,11 @@ class TableApp:
                 if not loaded.exists:
                     self.records.drop(table_id)
                     return
+                still = still + 1 if loaded.version == last_version else 0
+                if still >= _DRIVER_STANDSTILL:
+                    log.warning("bot driver for %s: the table does not move; stopping", table_id)
+                    return
+                last_version = loaded.version
                 record = self._record(table_id, loaded)
                 seat = self._slow_bot_due(record)
                 if seat is None or record.game is None:

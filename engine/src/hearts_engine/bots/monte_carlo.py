@@ -76,11 +76,19 @@ def playout(state: State, played: int) -> tuple[int, ...]:
 
 
 def candidates(seat_view: SeatView, played: int) -> list[Card]:
-    """One card of each set of interchangeable legal cards, lowest first."""
+    """One card of each set of interchangeable legal cards, lowest first.
+
+    Two cards of a suit are interchangeable when every card between them is in this hand or
+    gone in a completed trick. A card of the current trick is not gone: one of the two may beat
+    it and the other not.
+    """
     hand = 0
     for card in seat_view.hand:
         hand |= 1 << card
-    elsewhere = ~(hand | played)
+    in_trick = 0
+    for card in seat_view.trick:
+        in_trick |= 1 << card
+    elsewhere = ~(hand | (played & ~in_trick))
     special = {QUEEN_OF_SPADES}
     if seat_view.rules.jack_of_diamonds_bonus:
         special.add(JACK_OF_DIAMONDS)

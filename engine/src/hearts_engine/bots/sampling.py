@@ -8,7 +8,9 @@ many cards each seat holds. Play also reveals holes in other hands:
 * on the first trick, a seat that played a heart or the queen of spades (when the rules forbid
   points there) held nothing but hearts and the queen;
 * a seat that led a heart before hearts were broken held nothing but hearts (and, under
-  ``can_lead_hearts_instead_of_queen``, perhaps the queen of spades).
+  ``can_lead_hearts_instead_of_queen``, perhaps the queen of spades);
+* the holder of the two of clubs leads the first trick, so when the first lead is another club
+  (``can_lead_any_club``), the two is in the leader's hand until it is played.
 
 :func:`sample_hands` deals the unknown cards to the other seats respecting all of that. It assigns
 the most constrained cards first and, before each choice, checks Hall's condition for the three
@@ -22,7 +24,14 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from hearts_engine.cards import HEARTS_MASK, QUEEN_OF_SPADES, SUIT_MASKS, Card, cards_of
+from hearts_engine.cards import (
+    HEARTS_MASK,
+    QUEEN_OF_SPADES,
+    SUIT_MASKS,
+    TWO_OF_CLUBS,
+    Card,
+    cards_of,
+)
 from hearts_engine.views import SeatView
 
 __all__ = ["Knowledge", "infer", "sample_hands"]
@@ -87,6 +96,9 @@ def infer(seat_view: SeatView) -> Knowledge:
             passed |= 1 << card
         fixed[(seat + direction) & 3] = passed & ~played
     fixed[seat] = hand
+    two = 1 << TWO_OF_CLUBS
+    if plays and not (hand | played | fixed[0] | fixed[1] | fixed[2] | fixed[3]) & two:
+        fixed[plays[0][0]] |= two  # its holder led the first trick, with another club
     known = hand | played | fixed[0] | fixed[1] | fixed[2] | fixed[3]
     need = [0, 0, 0, 0]
     for other in range(4):
