@@ -29,6 +29,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        entry.update(getattr(record, "fields", {}))  # extra fields: log.info(..., extra=...)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry)
@@ -80,9 +81,9 @@ async def serve(settings: Settings) -> None:
     # with the address as its own field, when the logs are JSON lines.
     listening = f"hearts-server listening on {server.address}"
     if settings.log_format == "json":
-        now = datetime.datetime.now(datetime.UTC).isoformat()
-        entry = {"time": now, "level": "INFO", "logger": "hearts_server", "message": listening}
-        listening = json.dumps({**entry, "address": server.address})
+        record = log.makeRecord(log.name, logging.INFO, "", 0, listening, (), None)
+        record.fields = {"address": server.address}
+        listening = JsonFormatter().format(record)
     print(listening, flush=True)
     await stop.wait()
     log.info("signal received: draining")

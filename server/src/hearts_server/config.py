@@ -11,6 +11,8 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 
+from hearts_server.tokens import MIN_SECRET_BYTES
+
 __all__ = ["Settings", "parse_settings"]
 
 
@@ -122,8 +124,8 @@ def _problem(settings: Settings) -> str | None:
         return f"--log-level must be one of {', '.join(_LOG_LEVELS)} (got {settings.log_level!r})"
     if settings.log_format not in ("text", "json"):
         return "--log-format must be text or json"
-    if settings.token_secret and len(settings.token_secret.encode()) < _MIN_SECRET_BYTES:
-        return f"--token-secret must be at least {_MIN_SECRET_BYTES} bytes (or unset)"
+    if settings.token_secret and len(settings.token_secret.encode()) < MIN_SECRET_BYTES:
+        return f"--token-secret must be at least {MIN_SECRET_BYTES} bytes (or unset)"
     for name in _AT_LEAST_ONE:
         if getattr(settings, name) < 1:
             return f"--{name.replace('_', '-')} must be at least 1"
@@ -131,7 +133,3 @@ def _problem(settings: Settings) -> str | None:
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     return None
-
-
-_MIN_SECRET_BYTES = 16
-"""What :class:`~hearts_server.tokens.TokenCodec` requires of an HMAC key."""

@@ -479,7 +479,7 @@ class TableApp:
     async def create_table(self, table: pb.Table, request_id: str) -> api.CreateTableResponse:
         """Create a table; seats given as bots start as bots, the rest are free."""
         _check_request_id(request_id)
-        fingerprint = _fingerprint(b"CreateTable", table.SerializeToString(deterministic=True))
+        fingerprint = _fingerprint(request_id, b"CreateTable", table)
         rules = _rules(table)
         if not 0 <= table.dealer <= 3:
             raise ServiceError("INVALID_REQUEST", "dealer must be a seat, 0 to 3")
@@ -591,7 +591,7 @@ class TableApp:
                 etag=etag,
                 decide=decide,
                 response_type=api.JoinTableResponse,
-                fingerprint=_fingerprint(b"JoinTable", name, seat, display_name, etag),
+                fingerprint=_fingerprint(request_id, b"JoinTable", name, seat, display_name, etag),
             )
         )
 
@@ -640,7 +640,7 @@ class TableApp:
                 etag=etag,
                 decide=decide,
                 response_type=api.LeaveTableResponse,
-                fingerprint=_fingerprint(b"LeaveTable", name, etag),
+                fingerprint=_fingerprint(request_id, b"LeaveTable", name, etag),
             )
         )
 
@@ -703,7 +703,7 @@ class TableApp:
             etag=etag,
             decide=functools.partial(self._decide_move, caller, "pass", chosen),
             response_type=api.PassCardsResponse,
-            fingerprint=_fingerprint(b"PassCards", name, *map(int, chosen), etag),
+            fingerprint=_fingerprint(request_id, b"PassCards", name, *map(int, chosen), etag),
         )
 
     async def play_card(
@@ -720,7 +720,7 @@ class TableApp:
             etag=etag,
             decide=functools.partial(self._decide_move, caller, "play", chosen),
             response_type=api.PlayCardResponse,
-            fingerprint=_fingerprint(b"PlayCard", name, int(chosen[0]), etag),
+            fingerprint=_fingerprint(request_id, b"PlayCard", name, int(chosen[0]), etag),
         )
 
     def _decide_move(
@@ -1075,16 +1075,21 @@ def serialize_response(response: Message | bytes) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
-def _fingerprint(method: bytes, *fields: object) -> bytes:
+def _fingerprint(request_id: str, method: bytes, *fields: object) -> bytes:
     """What identifies a request under its ``request_id``: its method and fields, hashed.
 
     Stored with the response, so that a request that reuses an id for something else is refused
     (``REQUEST_ID_REUSED``) instead of answered with another request's response, such as another
-    player's seat token.
+    player's seat token. Empty without a ``request_id``: nothing is remembered then.
     """
+    if not request_id:
+        return b""
     parts = [method]
     for field in fields:
-        parts.append(field if isinstance(field, bytes) else str(field).encode())
+        if isinstance(field, Message):
+            parts.append(field.SerializeToString(deterministic=True))
+        else:
+            parts.append(field if isinstance(field, bytes) else str(field).encode())
     return hashlib.blake2b(b"\x1f".join(parts), digest_size=_FINGERPRINT_SIZE).digest()
 
 

@@ -17,9 +17,11 @@ import json
 import time
 from collections.abc import Callable
 
-__all__ = ["CREATOR", "Claims", "TokenCodec", "TokenError"]
+__all__ = ["CREATOR", "MIN_SECRET_BYTES", "Claims", "TokenCodec", "TokenError"]
 
 _VERIFIED_SIZE = 16384
+MIN_SECRET_BYTES = 16
+"""The shortest secret the HMAC of the tokens accepts."""
 
 CREATOR = -1
 """The seat number in a creator token's claims."""
@@ -61,8 +63,8 @@ class TokenCodec:
         ttl_seconds: int = 7 * 24 * 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if len(secret) < 16:
-            raise ValueError("the token secret must be at least 16 bytes")
+        if len(secret) < MIN_SECRET_BYTES:
+            raise ValueError(f"the token secret must be at least {MIN_SECRET_BYTES} bytes")
         self._secret = secret
         self._ttl = ttl_seconds
         self._clock = clock
