@@ -17,7 +17,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -36,9 +36,10 @@ def _free_port() -> int:
 class LocalRedis:
     """A ``redis-server`` child process on 127.0.0.1, without persistence."""
 
-    def __init__(self, binary: str, directory: Path) -> None:
+    def __init__(self, binary: str, directory: Path, extra_args: Sequence[str] = ()) -> None:
         self.binary = binary
         self.directory = directory
+        self.extra_args = tuple(extra_args)
         self.port = _free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -65,6 +66,7 @@ class LocalRedis:
             str(self.directory),
             "--logfile",
             str(log),
+            *self.extra_args,
         ]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5)

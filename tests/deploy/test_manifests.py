@@ -2,12 +2,17 @@
 
 No cluster runs here, so these tests check what can drift silently: every HEARTS_* variable is a
 real setting, probes ask the health service the server registers, ports and selectors line up,
-and the pod's grace period outlasts the server's own drain.
+the pod leaves the Service before the server stops listening and its grace period outlasts the
+drain, the autoscaler alone sets the replica count, Redis refuses writes before it is killed,
+and the token secret comes from a file that git ignores (rendered with kustomize where kubectl
+is installed).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +50,7 @@ def _server_container() -> dict[str, Any]:
 
 def test_every_manifest_names_its_kind_and_resource() -> None:
     docs = _documents()
-    assert len(docs) >= 7
+    assert len(docs) >= 6
     for doc in docs:
         assert doc["apiVersion"]
         assert doc["kind"]
@@ -71,11 +76,38 @@ def test_probes_ask_the_health_service_the_server_registers() -> None:
     assert ports["metrics"] == Settings().metrics_port
 
 
-def test_the_pod_grace_period_outlasts_the_servers_drain() -> None:
+def test_the_pod_leaves_the_service_before_it_stops_listening() -> None:
+    # The server closes its port at SIGTERM; the preStop wait comes first, while the endpoint
+    # is removed, and the pod's grace period covers that wait and the server's own drain.
     deployment = _one("Deployment", "hearts-server")
     env = {item["name"]: item.get("value") for item in _server_container()["env"]}
+    command = _server_container()["lifecycle"]["preStop"]["exec"]["command"]
+    assert command[0] == "sleep"
+    wait = float(command[1])
+    assert wait >= 5
     grace = float(env["HEARTS_GRACE_SECONDS"])
-    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > grace
+    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > wait + grace
+
+
+def test_the_autoscaler_alone_sets_the_replica_count() -> None:
+    # A replicas field would reset the autoscaler's count on every `kubectl apply`.
+    deployment = _one("Deployment", "hearts-server")
+    assert "replicas" not in deployment["spec"]
+    autoscaler = _one("HorizontalPodAutoscaler", "hearts-server")
+    assert autoscaler["spec"]["scaleTargetRef"]["name"] == "hearts-server"
+    assert autoscaler["spec"]["minReplicas"] >= 2
+
+
+def test_redis_refuses_writes_at_a_memory_limit_below_its_containers() -> None:
+    (container,) = _one("StatefulSet", "hearts-redis")["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    policy = args[args.index("--maxmemory-policy") + 1]
+    maxmemory = args[args.index("--maxmemory") + 1]
+    assert policy == "noeviction"
+    assert maxmemory.endswith("mb")
+    limit = container["resources"]["limits"]["memory"]
+    assert limit.endswith("Gi")
+    assert int(maxmemory[:-2]) * 2**20 < int(limit[:-2]) * 2**30
 
 
 @pytest.mark.parametrize("name", ["hearts-server", "hearts-redis"])
@@ -96,8 +128,41 @@ def test_the_server_reaches_redis_through_its_service() -> None:
     assert env["HEARTS_REDIS_URL"] == f"redis://hearts-redis:{redis_port}/0"
 
 
-def test_replicas_share_one_token_secret() -> None:
+def test_the_token_secret_is_never_committed() -> None:
+    # The Secret comes from a file the operator writes; git ignores it, so no placeholder key
+    # that everyone can read is ever deployed.
+    kustomization = yaml.safe_load((DEPLOY / "kubernetes" / "kustomization.yaml").read_text())
+    (generator,) = kustomization["secretGenerator"]
     (secret_env,) = [e for e in _server_container()["env"] if e["name"] == "HEARTS_TOKEN_SECRET"]
     ref = secret_env["valueFrom"]["secretKeyRef"]
-    secret = _one("Secret", ref["name"])
-    assert ref["key"] in secret["stringData"]
+    assert generator["name"] == ref["name"]
+    assert generator["files"] == [ref["key"]]
+    assert not [d for d in _documents() if d["kind"] == "Secret"]
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(DEPLOY / "kubernetes" / ref["key"])],
+        cwd=DEPLOY,
+        check=False,
+    )
+    assert ignored.returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl (kustomize)")
+def test_kustomize_renders_every_replica_onto_the_generated_secret(tmp_path: Path) -> None:
+    folder = tmp_path / "kubernetes"
+    shutil.copytree(DEPLOY / "kubernetes", folder)
+    (folder / "token-secret").unlink(missing_ok=True)
+    render = ["kubectl", "kustomize", str(folder)]
+    missing = subprocess.run(render, capture_output=True, text=True, check=False)
+    assert missing.returncode != 0  # no secret file: nothing to apply
+    assert "token-secret" in missing.stderr
+    (folder / "token-secret").write_text("a-test-secret-of-32-characters!!")
+    rendered = subprocess.run(render, capture_output=True, text=True, check=True).stdout
+    docs = [doc for doc in yaml.safe_load_all(rendered) if doc]
+    (secret,) = [d for d in docs if d["kind"] == "Secret"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    (secret_env,) = [e for e in container["env"] if e["name"] == "HEARTS_TOKEN_SECRET"]
+    # The generated name carries a hash of the content; the reference follows it.
+    assert secret_env["valueFrom"]["secretKeyRef"]["name"] == secret["metadata"]["name"]
+    assert secret["metadata"]["name"].startswith("hearts-server-")
+    assert set(secret["data"]) == {"token-secret"}

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hearts.v1 import table_pb2 as pb
+from hearts_engine.bots import BotLevel, make_bot
+from hearts_server import service
+from hearts_server.store import keys
 
 from .conftest import event_kind, failure, key, names, owing, read_until, rejected
 
@@ -205,3 +210,137 @@ async def test_a_replica_started_before_its_redis_serves_once_redis_answers(
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     seated = await hearts.seated(deck_seed=5)
     assert len((await hearts.view(seated.name, seated.tokens[0])).hand) == 13
+
+
+async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
+    make_server, connect, redis_server
+) -> None:
+    # noeviction at maxmemory: Redis refuses every write. Clients get the store's retryable
+    # status, not INTERNAL, reads still answer, and writes work again once memory is there.
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    seated = await hearts.seated(deck_seed=8)
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        await admin.config_set("maxmemory-policy", "noeviction")
+        await admin.config_set("maxmemory", 1)
+        view = await hearts.view(seated.name, seated.tokens[0])
+        refusal = await failure(hearts.pass_cards(seated.name, seated.tokens[0], view.hand[:3]))
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+        refusal = await failure(hearts.create())
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+        assert (await hearts.view(seated.name, seated.tokens[0])).hand == view.hand
+        await admin.config_set("maxmemory", 0)
+    finally:
+        await admin.aclose()
+    response = await hearts.pass_cards(seated.name, seated.tokens[0], view.hand[:3])
+    assert len(response.view.hand) == 13
+
+
+async def _stuck_on_a_slow_bot(make_server, connect, monkeypatch, grace_ms: int):
+    """Two replicas; a table of one human and three Monte Carlo bots (deciding as random bots)
+    that the first replica left standing on a bot's turn, as if it died right after its commit:
+    its drivers never start. Returns (first client, second client, table name, human's token).
+    """
+
+    def decide(level: str, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
+
+    monkeypatch.setattr(service, "_decide_in_worker", decide)
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    for server in (first, second):
+        server.app._slow_bot_grace_ms = grace_ms
+    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
+    a, b = connect(first), connect(second)
+    bots = dict.fromkeys((1, 2, 3), pb.BOT_LEVEL_MONTE_CARLO)
+    seated = await a.seated(humans=(0,), bots=bots, deck_seed=12)
+    name, token = seated.name, seated.tokens[0]
+    view = await a.view(name, token)
+    table = (await a.pass_cards(name, token, view.legal_cards[:3])).view.table
+    while table.turn_seat == 0:  # the human holds the 2C: play until a bot owes the card
+        view = await a.view(name, token)
+        table = (await a.play(name, token, view.legal_cards[0])).view.table
+    assert table.phase == pb.PHASE_PLAYING
+    return a, b, name, token
+
+
+async def test_a_refused_move_restarts_a_slow_bot_whose_replica_died(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, name, token = await _stuck_on_a_slow_bot(make_server, connect, monkeypatch, 200)
+    stuck = (await a.view(name)).table.etag
+    await asyncio.sleep(0.4)
+    assert (await a.view(name)).table.etag == stuck  # nobody drives the bots
+    view = await a.view(name, token)
+    refusal = await failure(b.play(name, token, view.hand[0]))
+    assert refusal.reason == "NOT_YOUR_TURN"
+    # The second replica found the bot overdue while refusing, and drove the bots since.
+    for _ in range(200):  # 10 s at most
+        table = (await a.view(name)).table
+        if table.turn_seat == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert table.turn_seat == 0
+    assert table.etag != stuck
+
+
+async def test_a_watcher_alone_gets_a_slow_bot_going_again(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A player who only watches, waiting for its turn, sends nothing that would find the bot
+    # overdue: the replica it watches through checks the table once per grace period.
+    _, b, name, token = await _stuck_on_a_slow_bot(make_server, connect, monkeypatch, 1000)
+    watch = b.watch(name, token)  # at once: the bot is due, not yet overdue
+    messages = await read_until(watch, lambda m: event_kind(m) == "card_played", seconds=10)
+    watch.cancel()
+    assert event_kind(messages[-1]) == "card_played"
+
+
+async def test_a_move_redis_lost_is_never_taken_for_the_current_record(
+    make_server, connect, redis_server
+) -> None:
+    # Redis restored from older data (a snapshot, a lagging replica promoted) loses the newest
+    # writes, and the table may then reach the same version again with other moves. A replica
+    # that still holds the lost record must not take it for the current one (nor commit on it).
+    first = await make_server(store="redis", redis_url=redis_server.url)
+    second = await make_server(store="redis", redis_url=redis_server.url)
+    a, b = connect(first), connect(second)
+    seated = await a.seated(deck_seed=41)
+    name, tokens = seated.name, seated.tokens
+    await a.play_until(name, tokens, lambda table: table.phase == pb.PHASE_PLAYING)
+    for _ in range(60):  # a seat that follows second or third, with a choice of cards
+        table = (await a.view(name)).table
+        seat = table.turn_seat
+        view = await a.view(name, tokens[seat])
+        if len(view.legal_cards) >= 2 and len(view.current_trick.cards) in (1, 2):
+            break
+        await a.play(name, tokens[seat], view.legal_cards[0])
+    else:
+        raise AssertionError("no choice of cards came up")
+    table_id = name.removeprefix("tables/")
+    table_keys = (keys.table(table_id), keys.events(table_id), keys.requests(table_id))
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        saved = [await admin.dump(k) for k in table_keys]
+        lost, kept = view.legal_cards[0], view.legal_cards[-1]
+        await a.play(name, tokens[seat], lost)  # the first replica holds this record now
+        for k, dumped in zip(table_keys, saved, strict=True):  # ... which Redis loses
+            if dumped is None:
+                await admin.delete(k)
+            else:
+                await admin.restore(k, 0, dumped, replace=True)
+    finally:
+        await admin.aclose()
+    await b.play(name, tokens[seat], kept)  # the same version again, with another card
+    following = (await b.view(name)).table.turn_seat
+    choice = (await b.view(name, tokens[following])).legal_cards[0]
+    await a.play(name, tokens[following], choice)  # through the replica that held the lost one
+    held = {key(c) for c in (await a.view(name, tokens[seat])).hand}
+    assert key(lost) in held  # never played, as far as the table knows
+    assert key(kept) not in held
+    trick = (await b.view(name)).current_trick.cards
+    assert [(c.seat, key(c.card)) for c in trick][-2:] == [
+        (seat, key(kept)),
+        (following, key(choice)),
+    ]

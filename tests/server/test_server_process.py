@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -196,7 +198,9 @@ def test_a_bad_setting_is_refused_with_a_message(
     with pytest.raises(SystemExit) as caught:
         parse_settings(argv, env)
     assert caught.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err  # one line for the log, not argparse's usage first
 
 
 def test_log_levels_are_taken_in_any_case() -> None:
@@ -236,3 +240,37 @@ def test_sigterm_ends_health_watches_with_not_serving_at_once() -> None:
     assert server.process.returncode == 0
     records = [json.loads(line) for line in stderr.splitlines() if line.strip()]
     assert not [record for record in records if record["level"] == "ERROR"], stderr
+
+
+@pytest.mark.redis
+def test_a_redis_cluster_node_stops_the_server_with_a_message(tmp_path: Path) -> None:
+    # The store's client does not follow Cluster redirects: every call would fail, so the
+    # server refuses at start-up instead of reporting itself ready.
+    from tests.conftest import LocalRedis, _free_port
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("needs a redis-server binary on PATH")
+    node = LocalRedis(
+        binary,
+        tmp_path,
+        ("--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf")),
+    )
+    for _ in range(100):  # a Cluster node also listens on its port + 10000
+        if node.port <= 55535:
+            break
+        node.port = _free_port()
+    node.start()
+    try:
+        command = [
+            sys.executable, "-m", "hearts_server", "--port", "0", "--metrics-port", "0",
+            "--redis-url", node.url,
+        ]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    finally:
+        node.stop()
+    assert result.returncode == 2
+    assert "cannot use the table store" in result.stderr
+    assert "Redis Cluster" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""

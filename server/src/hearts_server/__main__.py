@@ -15,6 +15,7 @@ from prometheus_client import start_http_server
 
 from hearts_server.config import Settings, parse_settings
 from hearts_server.server import HeartsServer
+from hearts_server.store.base import StoreUnsupportedError
 
 __all__ = ["main"]
 
@@ -62,7 +63,10 @@ async def serve(settings: Settings) -> None:
             start_http_server(settings.metrics_port, addr=settings.host)
     except (OSError, RuntimeError) as error:  # a port in use, an address not on this host
         raise _StartupError(f"cannot listen: {error}") from None
-    await server.start()
+    try:
+        await server.start()
+    except StoreUnsupportedError as error:
+        raise _StartupError(f"cannot use the table store: {error}") from None
     # Everything made so far (modules, protobuf descriptors, the engine's tables) lives as long
     # as the process: keep it out of the collector's full passes, which otherwise walk it all
     # and stall the event loop for tens of milliseconds each time (measured: 25-45 ms).

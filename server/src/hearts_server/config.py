@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from typing import NoReturn
 
 from hearts_server.tokens import MIN_SECRET_BYTES
 
@@ -48,7 +49,7 @@ def parse_settings(
 ) -> Settings:
     """Settings from ``argv`` and ``environ`` (the process's own when None)."""
     environ = os.environ if environ is None else environ
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hearts-server",
         description="Hearts game server (gRPC). Without --redis-url it keeps tables in memory.",
     )
@@ -98,6 +99,13 @@ def parse_settings(
     if problem is not None:
         parser.error(problem)
     return dataclasses.replace(settings, log_level=settings.log_level.upper())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad setting is one line (for logs), not the whole usage first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 _KIND_NAMES = {int: "whole number", float: "number", str: "string"}

@@ -27,7 +27,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts_server.config import Settings
 from hearts_server.rpc import METRICS, TableServicer, add_servicer
 from hearts_server.service import TableApp
-from hearts_server.store.base import Store, StoreUnavailableError
+from hearts_server.store.base import Store, StoreUnavailableError, StoreUnsupportedError
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
 
@@ -309,7 +309,10 @@ class HeartsServer:
         log.info("serving hearts.v1 on %s", self.address)
 
     async def _connect_store(self) -> bool:
-        """Whether the store answers (and its background work started); logs why not."""
+        """Whether the store answers (and its background work started); logs why not.
+
+        Raises :class:`StoreUnsupportedError` when it answers but cannot be used.
+        """
         try:
             await self.store.ping()
             start_store = getattr(self.store, "start", None)
@@ -325,8 +328,13 @@ class HeartsServer:
         delay = _STORE_RETRY_FIRST
         while True:
             await asyncio.sleep(delay)
-            if await self._connect_store():
-                break
+            try:
+                if await self._connect_store():
+                    break
+            except StoreUnsupportedError as error:
+                # Retrying cannot help; the service stays NOT_SERVING and the log says why.
+                log.error("cannot use the table store: %s", error)
+                return
             delay = min(delay * 2, _STORE_RETRY_CAP)
         if not self.servicer.shutting_down:
             await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

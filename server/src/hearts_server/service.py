@@ -9,7 +9,8 @@ process keeps no game state between calls, so any replica can serve any table.
 Bots: random and heuristic bots decide inside the request that gave them the turn, so their moves
 are part of the same atomic commit. Monte Carlo bots think in a worker process, off the event
 loop, and commit through the same compare-and-set, so a duplicate driver on another replica is
-harmless. Any request that finds a Monte Carlo bot overdue restarts its driver.
+harmless. Any request that finds a Monte Carlo bot overdue restarts its driver (a refused move
+included), and so does a sweep, once per grace period, of the tables watched on this replica.
 
 Responses are ``hearts.v1`` messages built only from engine views (see :mod:`convert`); the
 transport (status codes, metadata) belongs to :mod:`rpc`.
@@ -173,10 +174,11 @@ class _Cached:
 class RecordCache:
     """Decoded records by table, newest version only, least recently used evicted.
 
-    A version of a table is written once (the compare-and-set lets exactly one commit make
-    version ``v + 1``, and table ids are never reused), so a record cached under its version
-    never goes wrong; it only goes stale when another process commits, which a read or a failed
-    compare-and-set reveals.
+    The compare-and-set lets exactly one commit make version ``v + 1``, and the Redis store
+    also tells apart two records of one version (a Redis restored from older data can write a
+    version again; see ``RedisStore._stamp_of``), so a record cached under its version never
+    goes wrong; it only goes stale when another process commits (or Redis loses writes), which
+    a read or a failed compare-and-set reveals.
     """
 
     def __init__(self, size: int) -> None:
@@ -248,6 +250,10 @@ class TableApp:
         self._max_retries = max_retries
         self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
         self._drivers: dict[str, asyncio.Task[None]] = {}
+        # Tables with a Monte Carlo bot that this process has watchers of, and how many; the
+        # sweeper checks them for an overdue bot (see _sweep_overdue).
+        self._slow_watched: collections.Counter[str] = collections.Counter()
+        self._sweeper: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ identity
 
@@ -429,6 +435,9 @@ class TableApp:
                 if unread:
                     unread = False
                     continue
+                # A player refused because a Monte Carlo bot owes a move that nobody is making
+                # (its driver's replica died) gets that bot going again.
+                self._kick_overdue(record)
                 raise
             stored = decision.batch.stored(record.sequence + 1)
             decided = decision.record
@@ -536,6 +545,8 @@ class TableApp:
             return _replayed(api.CreateTableResponse, result.replay, fingerprint)
         if not result.created:  # pragma: no cover - 40 random bits collided
             raise ServiceError("CONFLICT", "could not allocate a table id; try again")
+        # The first join then commits without a read, like every command after one of ours.
+        self.records.put(table_id, 1, record)
         self._maybe_drive(record)
         return response
 
@@ -917,8 +928,52 @@ class TableApp:
         if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
             self._maybe_drive(record)
 
+    def _watch_slow_bots(self, record: TableRecord) -> bool:
+        """Count a watcher of ``record``'s table if it has a Monte Carlo bot; whether it does."""
+        if not any(
+            seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS
+            for seat in record.seats
+        ):
+            return False
+        self._slow_watched[record.table_id] += 1
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep_overdue(), name="bot-sweeper"
+            )
+        return True
+
+    def _unwatch_slow_bots(self, table_id: str) -> None:
+        self._slow_watched[table_id] -= 1
+        if self._slow_watched[table_id] <= 0:
+            del self._slow_watched[table_id]
+
+    async def _sweep_overdue(self) -> None:
+        """Restart overdue Monte Carlo bots of the tables watched here, once per grace period.
+
+        A bot's driver runs on the replica that gave it the turn. If that replica dies, the
+        table stands still until a request finds the bot overdue; players who only watch, waiting
+        for their turn, send none. So every replica with watchers of such a table checks it: a
+        read that usually finds the version it knows (no record sent), then the same kick a
+        request gives. Drivers on two replicas are harmless (compare-and-set).
+        """
+        while self._slow_watched:
+            await asyncio.sleep(self._slow_bot_grace_ms / 1000)
+            for table_id in list(self._slow_watched):
+                task = self._drivers.get(table_id)
+                if task is not None and not task.done():
+                    continue
+                try:
+                    _, record = await self._read(table_id)
+                    self._kick_overdue(record)
+                except ServiceError:  # gone, or the store is down: the watchers hear of it
+                    continue
+                except Exception:  # the sweep must go on for the other tables
+                    log.exception("checking %s for an overdue bot failed", table_id)
+
     async def aclose(self) -> None:
-        """Stop bot drivers (at shutdown)."""
+        """Stop bot drivers and the sweeper (at shutdown)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for task in list(self._drivers.values()):
             task.cancel()
         if self._drivers:
@@ -939,10 +994,12 @@ class TableApp:
         caller = self.caller(token, table_id)
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
+        swept = False
         try:
             version, record = await self._read(table_id)
             self._check_epoch(record, caller)
             self._kick_overdue(record)
+            swept = self._watch_slow_bots(record)
             last = record.sequence
             resumed = False
             if after_sequence is not None and 0 <= after_sequence <= last:
@@ -995,6 +1052,8 @@ class TableApp:
                 "STREAM_LAGGED", "this stream fell behind; resume from the last sequence"
             ) from None
         finally:
+            if swept:
+                self._unwatch_slow_bots(table_id)
             await subscription.close()
 
     async def _read_since(self, table_id: str, after: int, upto: int) -> list[StoredEvent] | None:

@@ -40,6 +40,13 @@ class StoreUnavailableError(Exception):
     """The backing store cannot be reached; the caller should answer UNAVAILABLE."""
 
 
+class StoreUnsupportedError(Exception):
+    """The backing store answers but is not one the server can use (a Redis Cluster node, say).
+
+    Unlike :class:`StoreUnavailableError`, waiting does not help: the operator must change it.
+    """
+
+
 class StoredEvent(NamedTuple):
     """One event of a table's log.
 
@@ -59,7 +66,7 @@ class Loaded:
     """A table's record as read, or ``version == 0`` and empty data when it does not exist.
 
     ``data`` is also empty when the version is the ``known_version`` the reader passed: it holds
-    that record already (versions are never reused, so the record is the same).
+    that record already (the Redis store also checks that it is the same write of that version).
     ``replay`` is the stored response when ``request_id`` matched the caller's last request.
     """
 

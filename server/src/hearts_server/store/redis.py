@@ -29,6 +29,7 @@ import collections
 import dataclasses
 import hashlib
 import logging
+import random
 import struct
 from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from redis.asyncio.connection import AbstractConnection, Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ReadOnlyError, RedisError
+from redis.exceptions import NoScriptError, OutOfMemoryError, ReadOnlyError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
@@ -54,6 +55,7 @@ from hearts_server.store.base import (
     Loaded,
     StoredEvent,
     StoreUnavailableError,
+    StoreUnsupportedError,
 )
 from hearts_server.store.hub import Hub, HubSubscription
 
@@ -152,6 +154,17 @@ _SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 
+# Tables whose newest stamp a process keeps: past that, the least recently used table's next
+# commit or load reads its record again (see RedisStore._stamp_of).
+_STAMPS_KEPT = 65_536
+_STAMP_SOURCE = random.Random()  # seeded from the OS: processes draw different stamps
+
+
+def _new_stamp() -> bytes:
+    """A write's stamp: 64 random bits, in hex (never ``-``, never empty)."""
+    return b"%016x" % _STAMP_SOURCE.getrandbits(64)
+
+
 _Command = tuple[bytes | str | int, ...]
 """One Redis command as its arguments, for :meth:`RedisStore._run`."""
 
@@ -170,10 +183,13 @@ class _Unavailable:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if isinstance(exc, (RedisConnectionError, RedisTimeoutError, ReadOnlyError)):
+        # A replica that is read-only and a Redis at its maxmemory (noeviction refuses writes)
+        # cannot take a command now either; the message says which, for the log.
+        if isinstance(exc, _UNAVAILABLE_ERRORS):
             raise StoreUnavailableError(str(exc) or type(exc).__name__) from exc
 
 
+_UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OutOfMemoryError)
 _UNAVAILABLE = _Unavailable()
 
 
@@ -235,6 +251,9 @@ class RedisStore:
         self._tasks: list[asyncio.Task[None]] = []
         self._chores: set[asyncio.Task[object]] = set()
         self._sweep_cursor: str | None = None
+        # Per table, the newest (version, stamp) this process read or wrote: commits and loads
+        # that name a version also name its stamp (see _stamp_of).
+        self._stamps: collections.OrderedDict[str, tuple[int, bytes]] = collections.OrderedDict()
 
     @classmethod
     def from_url(
@@ -328,6 +347,27 @@ class RedisStore:
 
     # --- Store ---
 
+    def _stamp_of(self, table_id: str, version: int) -> bytes:
+        """The stamp of ``version`` of the table as this process saw it, or ``-`` (unknown).
+
+        Versions alone do not tell records apart once Redis lost writes (a restart from an older
+        snapshot, a promoted replica that lagged): the table may reach a version again with other
+        moves, and a process holding the lost record must not take it for the current one. So
+        every write also sets a random stamp, and the scripts leave a record out of a load, or
+        let a commit replace it, only when version and stamp both match. An unknown stamp
+        matches nothing: the caller reads the record again, as after any conflict.
+        """
+        seen = self._stamps.get(table_id)
+        if seen is None or seen[0] != version:
+            return b"-"
+        return seen[1]
+
+    def _saw(self, table_id: str, version: int, stamp: bytes) -> None:
+        self._stamps[table_id] = (version, stamp)
+        self._stamps.move_to_end(table_id)
+        if len(self._stamps) > _STAMPS_KEPT:
+            self._stamps.popitem(last=False)
+
     async def load(
         self,
         table_id: str,
@@ -349,11 +389,15 @@ class RedisStore:
                 caller or "",
                 request_id or "",
                 known_version,
+                self._stamp_of(table_id, known_version) if known_version else b"-",
             )
         )
         if reply[0] == 0:
+            self._stamps.pop(table_id, None)
             return Loaded(0, b"")
-        return Loaded(int(reply[0]), reply[1], reply[2] if len(reply) > 2 else None)
+        version = int(reply[0])
+        self._saw(table_id, version, reply[2])
+        return Loaded(version, reply[1], reply[3] if len(reply) > 3 else None)
 
     async def create(
         self,
@@ -383,6 +427,7 @@ class RedisStore:
             if earlier is not None:
                 earlier_id, earlier_response = _unpack(earlier)
                 return CreateResult(False, earlier_id.decode(), earlier_response)
+        stamp = _new_stamp()
         script: _Command = (
             "EVALSHA",
             _CREATE.sha,
@@ -394,6 +439,7 @@ class RedisStore:
             self._max_events,
             keys.notify_channel(table_id),
             encode_batch(events) if events else b"",
+            stamp,
             *_event_args(events),
         )
         # The index entries go in the same round trip; harmless if the id was taken (listing
@@ -402,6 +448,8 @@ class RedisStore:
         if open_seats:
             listed.append(("ZADD", keys.INDEX_OPEN, 0, table_id))
         created = (await self._run(script, *listed))[0] == 1
+        if created:
+            self._saw(table_id, 1, stamp)
         if not created and claim is not None and response is not None:
             await self._run(("DEL", claim))  # the id was taken: this request created nothing
         return CreateResult(created, table_id)
@@ -421,6 +469,7 @@ class RedisStore:
     ) -> CommitResult:
         checks = caller is not None and bool(request_id)
         mode = ("2" if response is not None else "1") if checks else "0"
+        stamp = _new_stamp()
         script: _Command = (
             "EVALSHA",
             _COMMIT.sha,
@@ -437,12 +486,15 @@ class RedisStore:
             self._max_events,
             keys.notify_channel(table_id),
             encode_batch(events) if events else b"",
+            self._stamp_of(table_id, expected_version),
+            stamp,
             *_event_args(events),
         )
         hint = () if open_seats is None else (_open_hint(table_id, open=open_seats),)
         reply = (await self._run(script, *hint))[0]
         code, version = int(reply[0]), int(reply[1])
         if code == _APPLIED:
+            self._saw(table_id, version, stamp)
             return CommitResult(CommitOutcome.APPLIED, version)
         if code == _OUT_OF_ORDER:
             raise ValueError(f"events do not follow the table's log: {reply[2]!r}")
@@ -539,7 +591,18 @@ class RedisStore:
         await self._until_live()
 
     async def ping(self) -> None:
-        await self._run(("PING",))
+        """Check that Redis answers and is one this store can use.
+
+        A Redis Cluster node answers PING but redirects most keys to other nodes, which this
+        store's single-endpoint client does not follow: every call would fail. Refused here,
+        at start-up, with :class:`StoreUnsupportedError` instead.
+        """
+        (info,) = await self._run(("INFO", "cluster"))  # redis-py parses it into a dict
+        if info.get("cluster_enabled") in (1, "1"):
+            raise StoreUnsupportedError(
+                "the Redis at HEARTS_REDIS_URL is a Redis Cluster node; hearts-server needs a "
+                "standalone Redis (or one endpoint of a Sentinel or managed primary)"
+            )
 
     def _background(self, work: Coroutine[object, object, object]) -> None:
         """Run a best-effort chore off the request path; failures are logged, never raised."""

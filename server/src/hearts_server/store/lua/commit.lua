@@ -4,11 +4,14 @@
 -- ARGV: 1 expected_version, 2 data, 3 ttl_ms, 4 caller, 5 request_id,
 --       6 request mode ("0" none, "1" check, "2" check and remember), 7 response,
 --       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
+--       12 expected stamp ("-": unknown, which never matches), 13 new stamp,
 --       then (sequence, audience, payload) triples, sequences increasing and >= 1.
+-- The record is replaced only if both its version and its stamp are the expected ones: after
+-- Redis was restored from older data, a version may come back with other moves (see load.lua).
 -- Returns {1, new_version} applied, {0, version, open} conflict (version 0: no table),
 -- {2, version, response, open} replayed, {-1, version, error} events out of order (nothing
 -- written). "open" is the record's current flag, so the caller can repair a listing hint it sent.
-local current = redis.call('HMGET', KEYS[1], 'v', 'o')
+local current = redis.call('HMGET', KEYS[1], 'v', 'o', 's')
 if not current[1] then
   return {0, 0, ''}
 end
@@ -23,16 +26,19 @@ if ARGV[6] ~= '0' then
     end
   end
 end
-if version ~= tonumber(ARGV[1]) then
+if version ~= tonumber(ARGV[1]) or (current[3] or '') ~= ARGV[12] then
   return {0, version, current[2] or ''}
 end
-local first = 12
+local first = 14
 if #ARGV >= first then
   -- Scripts are not rolled back on error, so the one write that can fail (an id not above the
   -- stream's top) goes first and is caught before anything else is written.
   local added = redis.pcall('XADD', KEYS[2], ARGV[first] .. '-0',
     'a', ARGV[first + 1], 'p', ARGV[first + 2])
   if type(added) == 'table' and added.err then
+    if string.sub(added.err, 1, 4) == 'OOM ' then
+      return redis.error_reply(added.err) -- Redis at maxmemory: nothing written, retry later
+    end
     return {-1, version, added.err}
   end
   for i = first + 3, #ARGV, 3 do
@@ -40,7 +46,7 @@ if #ARGV >= first then
   end
   redis.call('XTRIM', KEYS[2], 'MAXLEN', ARGV[9])
 end
-redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2])
+redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2], 's', ARGV[13])
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[1], 'o', ARGV[8])
 end

@@ -1,13 +1,17 @@
 -- Read a table's record and, optionally, the caller's remembered response, in one round trip.
 -- KEYS: table, requests
--- ARGV: check ("1" to look up the caller's request), caller, request_id, known version ("0": none)
--- Returns {0} when the table is absent, {version, data} or {version, data, response}; data is ""
--- when the version is the known one (the reader holds that record: versions are never reused).
-local current = redis.call('HMGET', KEYS[1], 'v', 'd')
+-- ARGV: check ("1" to look up the caller's request), caller, request_id, known version ("0": none),
+--       known stamp ("-": none)
+-- Returns {0} when the table is absent, {version, data, stamp} or {version, data, stamp,
+-- response}; data is "" when version and stamp are the known ones (the reader holds that record).
+-- The stamp, random per commit, tells two records of one version apart: a Redis restored from
+-- older data (a snapshot, a promoted replica) may reach a version again with other moves.
+local current = redis.call('HMGET', KEYS[1], 'v', 'd', 's')
 if not current[1] then
   return {0}
 end
-if current[1] == ARGV[4] then
+local stamp = current[3] or ''
+if current[1] == ARGV[4] and stamp == ARGV[5] then
   current[2] = ''
 end
 if ARGV[1] == '1' then
@@ -17,8 +21,8 @@ if ARGV[1] == '1' then
     local colon = string.find(remembered, ':', 1, true)
     local n = tonumber(string.sub(remembered, 1, colon - 1))
     if string.sub(remembered, colon + 1, colon + n) == ARGV[3] then
-      return {tonumber(current[1]), current[2], string.sub(remembered, colon + n + 1)}
+      return {tonumber(current[1]), current[2], stamp, string.sub(remembered, colon + n + 1)}
     end
   end
 end
-return {tonumber(current[1]), current[2]}
+return {tonumber(current[1]), current[2], stamp}
