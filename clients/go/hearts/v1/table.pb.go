@@ -569,7 +569,7 @@ type Rules struct {
 	// Whether a seat that takes no trick in a round scores -5 (not in a round
 	// where the moon was shot); default false.
 	AvoidAllTricksBonus *bool `protobuf:"varint,8,opt,name=avoid_all_tricks_bonus,json=avoidAllTricksBonus,proto3,oneof" json:"avoid_all_tricks_bonus,omitempty"`
-	// The total at which the game ends; default 100; must be positive.
+	// The total at which the game ends; default 100; 1 to 10000.
 	TargetScore *int32 `protobuf:"varint,9,opt,name=target_score,json=targetScore,proto3,oneof" json:"target_score,omitempty"`
 	// How a shot moon is scored; unset means MOON_SCORING_ADD_TO_OTHERS.
 	MoonScoring   MoonScoring `protobuf:"varint,10,opt,name=moon_scoring,json=moonScoring,proto3,enum=hearts.v1.MoonScoring" json:"moon_scoring,omitempty"`
@@ -684,7 +684,8 @@ type Seat struct {
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Whether the seat is empty, taken by a human or played by a bot.
 	Occupant SeatOccupant `protobuf:"varint,2,opt,name=occupant,proto3,enum=hearts.v1.SeatOccupant" json:"occupant,omitempty"`
-	// The name shown for the player; for a bot the server picks a name.
+	// The name shown for the player; for a bot, the name given on CreateTable,
+	// else one the server picks.
 	PlayerDisplayName string `protobuf:"bytes,3,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`
 	// The strength of the bot; set only when the occupant is a bot.
 	BotLevel BotLevel `protobuf:"varint,4,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel" json:"bot_level,omitempty"`
@@ -764,7 +765,8 @@ type GameResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seats with the lowest total; seats tied for lowest share the win.
 	Winners []int32 `protobuf:"varint,1,rep,packed,name=winners,proto3" json:"winners,omitempty"`
-	// The seats whose total reached or passed the target score.
+	// The seats with the highest total once the game is over (a total reached
+	// the target score); seats tied for highest share the loss.
 	Losers        []int32 `protobuf:"varint,2,rep,packed,name=losers,proto3" json:"losers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -354,7 +354,7 @@ class Rules(_message.Message):
     where the moon was shot); default false.
     """
     target_score: _builtins.int
-    """The total at which the game ends; default 100; must be positive."""
+    """The total at which the game ends; default 100; 1 to 10000."""
     moon_scoring: Global___MoonScoring.ValueType
     """How a shot moon is scored; unset means MOON_SCORING_ADD_TO_OTHERS."""
     def __init__(
@@ -430,7 +430,9 @@ class Seat(_message.Message):
     occupant: Global___SeatOccupant.ValueType
     """Whether the seat is empty, taken by a human or played by a bot."""
     player_display_name: _builtins.str
-    """The name shown for the player; for a bot the server picks a name."""
+    """The name shown for the player; for a bot, the name given on CreateTable,
+    else one the server picks.
+    """
     bot_level: Global___BotLevel.ValueType
     """The strength of the bot; set only when the occupant is a bot."""
     has_passed: _builtins.bool
@@ -466,7 +468,9 @@ class GameResult(_message.Message):
 
     @_builtins.property
     def losers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """The seats whose total reached or passed the target score."""
+        """The seats with the highest total once the game is over (a total reached
+        the target score); seats tied for highest share the loss.
+        """
 
     def __init__(
         self,

@@ -130,7 +130,7 @@ export type Rules = Message<"hearts.v1.Rules"> & {
   avoidAllTricksBonus?: boolean | undefined;
 
   /**
-   * The total at which the game ends; default 100; must be positive.
+   * The total at which the game ends; default 100; 1 to 10000.
    *
    * @generated from field: optional int32 target_score = 9;
    */
@@ -172,7 +172,8 @@ export type Seat = Message<"hearts.v1.Seat"> & {
   occupant: SeatOccupant;
 
   /**
-   * The name shown for the player; for a bot the server picks a name.
+   * The name shown for the player; for a bot, the name given on CreateTable,
+   * else one the server picks.
    *
    * @generated from field: string player_display_name = 3;
    */
@@ -214,7 +215,8 @@ export type GameResult = Message<"hearts.v1.GameResult"> & {
   winners: number[];
 
   /**
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    *
    * @generated from field: repeated int32 losers = 2;
    */

@@ -102,7 +102,8 @@ private static final long serialVersionUID = 0L;
       emptyIntList();
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>
@@ -115,7 +116,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>
@@ -126,7 +128,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>
@@ -656,7 +659,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -669,7 +673,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -680,7 +685,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -692,7 +698,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -711,7 +718,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -728,7 +736,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>
@@ -746,7 +755,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * </pre>
      *
      * <code>repeated int32 losers = 2;</code>

@@ -41,7 +41,8 @@ public interface GameResultOrBuilder extends
 
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>
@@ -50,7 +51,8 @@ public interface GameResultOrBuilder extends
   java.util.List<java.lang.Integer> getLosersList();
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>
@@ -59,7 +61,8 @@ public interface GameResultOrBuilder extends
   int getLosersCount();
   /**
    * <pre>
-   * The seats whose total reached or passed the target score.
+   * The seats with the highest total once the game is over (a total reached
+   * the target score); seats tied for highest share the loss.
    * </pre>
    *
    * <code>repeated int32 losers = 2;</code>

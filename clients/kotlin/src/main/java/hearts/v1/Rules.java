@@ -286,7 +286,7 @@ private static final long serialVersionUID = 0L;
   private int targetScore_ = 0;
   /**
    * <pre>
-   * The total at which the game ends; default 100; must be positive.
+   * The total at which the game ends; default 100; 1 to 10000.
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -298,7 +298,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The total at which the game ends; default 100; must be positive.
+   * The total at which the game ends; default 100; 1 to 10000.
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -1377,7 +1377,7 @@ private static final long serialVersionUID = 0L;
     private int targetScore_ ;
     /**
      * <pre>
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1389,7 +1389,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1401,7 +1401,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1417,7 +1417,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>

@@ -172,7 +172,7 @@ public interface RulesOrBuilder extends
 
   /**
    * <pre>
-   * The total at which the game ends; default 100; must be positive.
+   * The total at which the game ends; default 100; 1 to 10000.
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -181,7 +181,7 @@ public interface RulesOrBuilder extends
   boolean hasTargetScore();
   /**
    * <pre>
-   * The total at which the game ends; default 100; must be positive.
+   * The total at which the game ends; default 100; 1 to 10000.
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>

@@ -101,7 +101,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object playerDisplayName_ = "";
   /**
    * <pre>
-   * The name shown for the player; for a bot the server picks a name.
+   * The name shown for the player; for a bot, the name given on CreateTable,
+   * else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -122,7 +123,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The name shown for the player; for a bot the server picks a name.
+   * The name shown for the player; for a bot, the name given on CreateTable,
+   * else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -696,7 +698,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object playerDisplayName_ = "";
     /**
      * <pre>
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -716,7 +719,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -737,7 +741,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -754,7 +759,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -768,7 +774,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>

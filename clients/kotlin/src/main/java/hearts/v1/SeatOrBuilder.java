@@ -41,7 +41,8 @@ public interface SeatOrBuilder extends
 
   /**
    * <pre>
-   * The name shown for the player; for a bot the server picks a name.
+   * The name shown for the player; for a bot, the name given on CreateTable,
+   * else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -50,7 +51,8 @@ public interface SeatOrBuilder extends
   java.lang.String getPlayerDisplayName();
   /**
    * <pre>
-   * The name shown for the player; for a bot the server picks a name.
+   * The name shown for the player; for a bot, the name given on CreateTable,
+   * else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>

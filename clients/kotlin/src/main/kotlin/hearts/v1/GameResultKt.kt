@@ -134,7 +134,8 @@ public object GameResultKt {
     public class LosersProxy private constructor() : com.google.protobuf.kotlin.DslProxy()
     /**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -146,7 +147,8 @@ public object GameResultKt {
       )
     /**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -158,7 +160,8 @@ public object GameResultKt {
       _builder.addLosers(value)
     }/**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -171,7 +174,8 @@ public object GameResultKt {
       add(value)
     }/**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -183,7 +187,8 @@ public object GameResultKt {
       _builder.addAllLosers(values)
     }/**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -196,7 +201,8 @@ public object GameResultKt {
       addAll(values)
     }/**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`
@@ -209,7 +215,8 @@ public object GameResultKt {
       _builder.setLosers(index, value)
     }/**
      * ```
-     * The seats whose total reached or passed the target score.
+     * The seats with the highest total once the game is over (a total reached
+     * the target score); seats tied for highest share the loss.
      * ```
      *
      * `repeated int32 losers = 2;`

@@ -339,7 +339,7 @@ public object RulesKt {
 
     /**
      * ```
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * ```
      *
      * `optional int32 target_score = 9;`
@@ -353,7 +353,7 @@ public object RulesKt {
       }
     /**
      * ```
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * ```
      *
      * `optional int32 target_score = 9;`
@@ -363,7 +363,7 @@ public object RulesKt {
     }
     /**
      * ```
-     * The total at which the game ends; default 100; must be positive.
+     * The total at which the game ends; default 100; 1 to 10000.
      * ```
      *
      * `optional int32 target_score = 9;`

@@ -92,7 +92,8 @@ public object SeatKt {
 
     /**
      * ```
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * ```
      *
      * `string player_display_name = 3;`
@@ -106,7 +107,8 @@ public object SeatKt {
       }
     /**
      * ```
-     * The name shown for the player; for a bot the server picks a name.
+     * The name shown for the player; for a bot, the name given on CreateTable,
+     * else one the server picks.
      * ```
      *
      * `string player_display_name = 3;`

@@ -187,11 +187,8 @@ class ConformanceTest {
             if (got.info.domain != "hearts.v1" || got.info.reason != "MUST_FOLLOW_SUIT") {
                 fail("$situation: ErrorInfo is ${got.info.domain}/${got.info.reason}, want hearts.v1/MUST_FOLLOW_SUIT")
             }
-            when (val table = got.info.metadataMap["table"]) {
-                null -> knownGap("ErrorInfo carries no metadata \"table\" (docs/api.md says it should)")
-                game.name -> {}
-                else -> failures.add("ErrorInfo metadata table=\"$table\", want \"${game.name}\"")
-            }
+            val table = got.info.metadataMap["table"]
+            if (table != game.name) failures.add("ErrorInfo metadata table=\"$table\", want \"${game.name}\"")
             val rejection = got.rejection ?: fail("$situation: the status carries no hearts.v1.MoveRejection")
             if (rejection.reason != got.info.reason) {
                 failures.add("MoveRejection reason ${rejection.reason} differs from ErrorInfo reason ${got.info.reason}")
@@ -547,7 +544,7 @@ class ConformanceTest {
                 failures.add("GetTable score_history round ${view.roundNumber} $view differs from the stream's round_scored $event")
             }
             if (view.hasMoonShooter() != event.hasMoonShooter() || view.moonShooter != event.moonShooter) {
-                knownGap(
+                failures.add(
                     "round ${event.roundNumber}: the stream's round_scored has moon_shooter set ${event.hasMoonShooter()} " +
                         "(${event.moonShooter}), GetTable score_history set ${view.hasMoonShooter()} (${view.moonShooter})",
                 )
@@ -598,13 +595,6 @@ class ConformanceTest {
         }
 
     private fun log(message: String) = println("[kotlin conformance] $message")
-
-    /**
-     * Reports a difference between the server and docs/api.md that is known and not yet fixed on
-     * the server side. It logs instead of failing, so that the client's CI is not held hostage by
-     * it; once the server is fixed, make it a failure.
-     */
-    private fun knownGap(message: String) = log("KNOWN SERVER GAP: $message")
 
     /** Collects the failures of one check, so that a run reports all of them at once. */
     private class Failures(private val context: String) {
