@@ -86,7 +86,7 @@ async def test_four_human_clients_each_act_when_their_view_says_so(hearts) -> No
         assert moves[seat] == 13 * rounds + passes
 
 
-async def test_a_table_of_four_bots_is_finished_at_once_and_kept_as_a_finished_one(
+async def test_a_table_of_four_bots_plays_itself_out_and_is_kept_as_a_finished_one(
     store_kind, make_server, connect
 ) -> None:
     server = await make_server(
@@ -95,10 +95,39 @@ async def test_a_table_of_four_bots_is_finished_at_once_and_kept_as_a_finished_o
     hearts = connect(server)
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
     created = await hearts.create(bots=bots, deck_seed=3)
-    assert created.view.table.phase == pb.PHASE_GAME_OVER
+    name = created.view.table.name
+    for _ in range(100):  # 10 s at most
+        table = (await hearts.view(name)).table
+        if table.phase == pb.PHASE_GAME_OVER:
+            break
+        await asyncio.sleep(0.1)
+    assert table.phase == pb.PHASE_GAME_OVER
     await asyncio.sleep(1.5)  # past the finished-table TTL, far from the idle one
-    refusal = await failure(hearts.view(created.view.table.name))
+    refusal = await failure(hearts.view(name))
     assert refusal.reason == "TABLE_NOT_FOUND"
+
+
+async def test_bots_alone_play_a_round_per_commit_and_let_other_calls_in(
+    make_server, connect
+) -> None:
+    # Four bots to a high target is a game of a hundred rounds and more; played inside
+    # CreateTable it held the event loop, and every other caller, for seconds. The command plays
+    # one round; the driver commits the rest round by round, and other calls get in between.
+    hearts = connect(await make_server())
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_HEURISTIC)
+    created = await hearts.create(bots=bots, deck_seed=5, target_score=1000)
+    assert created.view.table.round_number <= 2
+    name = created.view.table.name
+    seen = []
+    for _ in range(1000):  # 10 s at most
+        table = (await hearts.view(name)).table
+        seen.append(table.round_number)
+        if table.phase == pb.PHASE_GAME_OVER:
+            break
+        await asyncio.sleep(0.01)
+    assert table.phase == pb.PHASE_GAME_OVER
+    assert seen == sorted(seen)
+    assert len(set(seen)) >= 3  # answered at several points of the game, not only at its end
 
 
 async def test_slow_bots_play_on_past_a_whole_game_of_turns(
@@ -116,7 +145,7 @@ async def test_slow_bots_play_on_past_a_whole_game_of_turns(
     server.app._slow_bot_grace_ms = 10**9
     hearts = connect(server)
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
-    created = await hearts.create(bots=bots, deck_seed=8, target_score=10_000)
+    created = await hearts.create(bots=bots, deck_seed=8, target_score=1000)
     name = created.view.table.name
     for _ in range(250):  # 50 s at most
         table = (await hearts.view(name)).table

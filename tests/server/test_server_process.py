@@ -188,6 +188,7 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--token-secret", "short"], {}, "--token-secret must be at least 16 bytes"),
         (["--max-events", "0"], {}, "--max-events must be at least 1"),
         (["--bot-workers", "-1"], {}, "--bot-workers must not be negative"),
+        (["--max-message-bytes", "65536"], {}, "--max-message-bytes must be at least 524288"),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(

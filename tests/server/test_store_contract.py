@@ -21,6 +21,8 @@ import redis.asyncio.connection
 from hearts_server.store import keys
 from hearts_server.store import redis as redis_store
 from hearts_server.store.base import (
+    JOIN_CALLER_PREFIX,
+    MAX_CALLERS,
     CommitOutcome,
     Store,
     StoredEvent,
@@ -360,6 +362,35 @@ async def test_only_the_last_request_of_a_caller_is_remembered(store: Store) -> 
     assert (old.outcome, old.version) == (CommitOutcome.CONFLICT, 3)
     assert (await store.load(TABLE, caller="seat-0", request_id="req-1")).replay is None
     assert (await store.load(TABLE, caller="seat-0", request_id="req-2")).replay == b"answer-req-2"
+
+
+async def test_joins_are_remembered_up_to_a_bound(store: Store) -> None:
+    # Each join is remembered under its own id; a table joined and left over and over must not
+    # remember them all. Other callers (one key per seat) are never forgotten for it.
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    version = 1
+    await store.commit(
+        TABLE, expected_version=version, data=b"x", events=[], caller="seat:0",
+        request_id="r-seat", response=b"seat answer",
+    )  # fmt: skip
+    version += 1
+    for n in range(MAX_CALLERS + 5):
+        await store.commit(
+            TABLE, expected_version=version, data=b"x", events=[],
+            caller=f"{JOIN_CALLER_PREFIX}r{n}", request_id=f"r{n}", response=f"a{n}".encode(),
+        )  # fmt: skip
+        version += 1
+    newest = f"r{MAX_CALLERS + 4}"
+    loaded = await store.load(TABLE, caller=f"{JOIN_CALLER_PREFIX}{newest}", request_id=newest)
+    assert loaded.replay == f"a{MAX_CALLERS + 4}".encode()
+    remembered = [
+        n
+        for n in range(MAX_CALLERS + 5)
+        if (await store.load(TABLE, caller=f"{JOIN_CALLER_PREFIX}r{n}", request_id=f"r{n}")).replay
+        is not None
+    ]
+    assert len(remembered) <= MAX_CALLERS
+    assert (await store.load(TABLE, caller="seat:0", request_id="r-seat")).replay == b"seat answer"
 
 
 async def test_commit_without_a_response_is_not_remembered(store: Store) -> None:

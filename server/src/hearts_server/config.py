@@ -108,6 +108,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+MIN_MESSAGE_BYTES = 512 * 1024
+"""The smallest message limit: a finished game's view at the highest target score, with its
+whole history, takes up to about 300 KB (see ``convert.MAX_TARGET_SCORE``)."""
+
 _KIND_NAMES = {int: "whole number", float: "number", str: "string"}
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _AT_LEAST_ONE = (
@@ -140,4 +144,7 @@ def _problem(settings: Settings) -> str | None:
     for name in ("grace_seconds", "bot_workers", "record_cache_size"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
+    if settings.max_message_bytes < MIN_MESSAGE_BYTES:
+        # A finished game's view, which carries the whole game, must fit in one message.
+        return f"--max-message-bytes must be at least {MIN_MESSAGE_BYTES}"
     return None

@@ -134,8 +134,21 @@ def bot_level_from_pb(level: int) -> BotLevel:
         raise ServiceError("INVALID_REQUEST", f"unknown bot level {level}") from None
 
 
+MAX_TARGET_SCORE = 1000
+"""The highest target score a table may have. A finished game's view carries every round's
+history: at 1000 points, with the bonuses that make games longest, about 290 KB (some 260
+rounds), which leaves room within --max-message-bytes' default of 1 MiB; at 10,000 it was 1.5 MB
+and no client could read the table any more."""
+
+
 def rules_from_pb(message: pb.Rules) -> Rules:
     """Rules from a message; unset fields take the German defaults."""
+    if message.HasField("target_score") and not 1 <= message.target_score <= MAX_TARGET_SCORE:
+        raise ServiceError(
+            "INVALID_RULES",
+            f"target_score must be a whole number 1..{MAX_TARGET_SCORE}",
+            code=Code.INVALID_ARGUMENT,
+        )
     values: dict[str, object] = {}
     for name in (
         "pass_cards",

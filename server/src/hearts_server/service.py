@@ -64,6 +64,7 @@ from hearts_server import convert
 from hearts_server.errors import Code, ServiceError, from_engine
 from hearts_server.record import Occupant, SeatRecord, TableRecord
 from hearts_server.store.base import (
+    JOIN_CALLER_PREFIX,
     CommitOutcome,
     Loaded,
     Store,
@@ -87,6 +88,11 @@ _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _DRIVER_STANDSTILL = 3
 """Bot turns in a row whose commit did not move the table before a driver gives up."""
 _SECURE = secrets.SystemRandom()
+
+
+def _has_human(record: TableRecord) -> bool:
+    """Whether a player (not a bot) holds a seat."""
+    return any(seat.occupant is Occupant.HUMAN for seat in record.seats)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -597,7 +603,7 @@ class TableApp:
         return _message(
             await self._mutate(
                 table_id,
-                caller_key=f"join:{request_id}" if request_id else "join",
+                caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
                 request_id=request_id,
                 etag=etag,
                 decide=decide,
@@ -789,17 +795,29 @@ class TableApp:
         return make_bot(level, seed=seed)
 
     def _advance(self, record: TableRecord, state: State, batch: _Batch) -> State:
-        """Deal new rounds and let inline bots act until a human (or a slow bot) owes a move."""
+        """Deal new rounds and let inline bots act until a human (or a slow bot) owes a move.
+
+        At a table of bots only, that would be the rest of the game, thousands of moves to a
+        high target: seconds of the event loop. There the bots play one round and stop once
+        the next is dealt, and the bot driver (:meth:`_drive`) commits the rest round by round,
+        letting other calls in between.
+        """
         if state.phase is Phase.PLAYING:
             # The common case, a human to play next, answered before the loop below.
             seat_record = record.seats[state.turn]
             if seat_record.occupant is not Occupant.BOT or seat_record.bot_level is None:
                 batch.add(None, convert.turn_changed_bytes(state.turn, batch.now_ms))
                 return state
+        # The deals this call may make before it stops at the next (None: no limit).
+        rounds_left = None if _has_human(record) else 1 if state.phase is Phase.DEALING else 0
         while True:
             if state.phase == Phase.DEALING:
                 state, events = step(state, Deal(self._deck(record, state.round_index)))
                 batch.add_engine(events)
+                if rounds_left is not None:
+                    if rounds_left == 0:
+                        break  # the new round is the driver's
+                    rounds_left -= 1
                 continue
             acted = False
             for seat in seats_to_act(state):
@@ -823,12 +841,23 @@ class TableApp:
     # ------------------------------------------------------------------ slow bots
 
     def _slow_bot_due(self, record: TableRecord) -> int | None:
+        """The bot seat that owes a move the driver must make, if any.
+
+        A Monte Carlo bot's card, or at a table without a human any bot's move (the command
+        that dealt the round left it to the driver; see :meth:`_advance`).
+        """
         state = record.game
-        if state is None or state.phase != Phase.PLAYING:
+        if state is None:
             return None
-        seat = record.seats[state.turn]
-        if seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS:
-            return state.turn
+        if state.phase is Phase.PLAYING:
+            seat = record.seats[state.turn]
+            if seat.occupant != Occupant.BOT:
+                return None
+            if seat.bot_level not in _INLINE_LEVELS or not _has_human(record):
+                return state.turn
+            return None
+        if state.phase is Phase.PASSING and not _has_human(record):
+            return next(iter(seats_to_act(state)), None)
         return None
 
     def _maybe_drive(self, record: TableRecord) -> None:
@@ -851,6 +880,8 @@ class TableApp:
         try:
             last_version, still = -1, 0
             while True:
+                # Let other calls in between two commits (an in-memory store never suspends).
+                await asyncio.sleep(0)
                 cached = self.records.get(table_id)
                 loaded = await self.store.load(
                     table_id, known_version=0 if cached is None else cached.version
@@ -869,10 +900,13 @@ class TableApp:
                     return
                 level = record.seats[seat].bot_level
                 assert level is not None
+                if level in _INLINE_LEVELS:  # a table of bots only: a round of their moves
+                    await self._commit_bot_move(table_id, loaded.version, record, None)
+                    continue
                 seat_view = view(record.game, seat)
                 seed = record.bot_seed + seat
                 action = await self._think(level, seed, seat_view)
-                await self._commit_bot_move(table_id, loaded.version, record, seat, action)
+                await self._commit_bot_move(table_id, loaded.version, record, action)
         except (StoreUnavailableError, ServiceError) as error:
             log.warning("bot driver for %s stopped: %s", table_id, error)
         except Exception:
@@ -901,13 +935,15 @@ class TableApp:
         return self._bot(BotLevel.HEURISTIC, seed).decide(seat_view)
 
     async def _commit_bot_move(
-        self, table_id: str, version: int, record: TableRecord, seat: int, action: Action
+        self, table_id: str, version: int, record: TableRecord, action: Action | None
     ) -> None:
+        """Commit a slow bot's ``action`` (None: none, the inline bots move) and what follows."""
         state = record.game
         assert state is not None
         batch = _Batch(self._now_ms())
-        state, events = step(state, action)
-        batch.add_engine(events)
+        if action is not None:
+            state, events = step(state, action)
+            batch.add_engine(events)
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
         new = dataclasses.replace(

@@ -569,7 +569,8 @@ type Rules struct {
 	// Whether a seat that takes no trick in a round scores -5 (not in a round
 	// where the moon was shot); default false.
 	AvoidAllTricksBonus *bool `protobuf:"varint,8,opt,name=avoid_all_tricks_bonus,json=avoidAllTricksBonus,proto3,oneof" json:"avoid_all_tricks_bonus,omitempty"`
-	// The total at which the game ends; default 100; 1 to 10000.
+	// The total at which the game ends; default 100; 1 to 1000 (a finished
+	// game's view carries every round's history).
 	TargetScore *int32 `protobuf:"varint,9,opt,name=target_score,json=targetScore,proto3,oneof" json:"target_score,omitempty"`
 	// How a shot moon is scored; unset means MOON_SCORING_ADD_TO_OTHERS.
 	MoonScoring   MoonScoring `protobuf:"varint,10,opt,name=moon_scoring,json=moonScoring,proto3,enum=hearts.v1.MoonScoring" json:"moon_scoring,omitempty"`

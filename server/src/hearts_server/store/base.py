@@ -13,6 +13,9 @@ Rules every implementation keeps:
 * Every committed batch of events is also published to live subscribers (:meth:`Store.subscribe`),
   in commit order per table, so watchers on any replica see it.
 * The last request of each caller key is remembered with its response, for idempotent retries.
+  Joins are remembered under a key of their own request id (``join:<id>``: the joiner has no
+  seat yet); once a table remembers more than :data:`MAX_CALLERS` callers, a new join forgets
+  the other joins, so a table joined and left over and over does not grow without bound.
 * Index entries for listing are hints: listing returns records, and the caller re-checks them.
 """
 
@@ -24,6 +27,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import NamedTuple, Protocol
 
 __all__ = [
+    "JOIN_CALLER_PREFIX",
+    "MAX_CALLERS",
     "CommitOutcome",
     "CommitResult",
     "CreateResult",
@@ -31,9 +36,14 @@ __all__ = [
     "Loaded",
     "Store",
     "StoreUnavailableError",
+    "StoreUnsupportedError",
     "StoredEvent",
     "Subscription",
 ]
+
+
+JOIN_CALLER_PREFIX = "join:"
+MAX_CALLERS = 64
 
 
 class StoreUnavailableError(Exception):

@@ -13,6 +13,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from hearts_server.store.base import (
+    JOIN_CALLER_PREFIX,
+    MAX_CALLERS,
     CommitOutcome,
     CommitResult,
     CreateResult,
@@ -142,6 +144,11 @@ class MemoryStore:
         table.events.extend(events)
         if caller is not None and request_id and response is not None:
             table.requests[caller] = (request_id, response)
+            if caller.startswith(JOIN_CALLER_PREFIX) and len(table.requests) > MAX_CALLERS:
+                # As the Redis script does: past the bound, only the newest join is kept.
+                for key in [k for k in table.requests if k.startswith(JOIN_CALLER_PREFIX)]:
+                    if key != caller:
+                        del table.requests[key]
         if open_seats is not None:
             table.open_seats = open_seats
         table.expires_at = self._clock() + (self._finished_ttl if finished else self._idle_ttl)

@@ -354,7 +354,9 @@ class Rules(_message.Message):
     where the moon was shot); default false.
     """
     target_score: _builtins.int
-    """The total at which the game ends; default 100; 1 to 10000."""
+    """The total at which the game ends; default 100; 1 to 1000 (a finished
+    game's view carries every round's history).
+    """
     moon_scoring: Global___MoonScoring.ValueType
     """How a shot moon is scored; unset means MOON_SCORING_ADD_TO_OTHERS."""
     def __init__(

@@ -52,6 +52,15 @@ if ARGV[8] ~= '' then
 end
 if ARGV[6] == '2' then
   redis.call('HSET', KEYS[3], ARGV[4], string.len(ARGV[5]) .. ':' .. ARGV[5] .. ARGV[7])
+  -- A join is remembered under its own request id (the joiner has no seat yet), so a table
+  -- joined and left over and over would remember every join: past 64 callers, only this one.
+  if string.sub(ARGV[4], 1, 5) == 'join:' and redis.call('HLEN', KEYS[3]) > 64 then
+    for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
+      if string.sub(field, 1, 5) == 'join:' and field ~= ARGV[4] then
+        redis.call('HDEL', KEYS[3], field)
+      end
+    end
+  end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])

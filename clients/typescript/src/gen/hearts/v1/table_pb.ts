@@ -130,7 +130,8 @@ export type Rules = Message<"hearts.v1.Rules"> & {
   avoidAllTricksBonus?: boolean | undefined;
 
   /**
-   * The total at which the game ends; default 100; 1 to 10000.
+   * The total at which the game ends; default 100; 1 to 1000 (a finished
+   * game's view carries every round's history).
    *
    * @generated from field: optional int32 target_score = 9;
    */

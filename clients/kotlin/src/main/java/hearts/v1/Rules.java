@@ -286,7 +286,8 @@ private static final long serialVersionUID = 0L;
   private int targetScore_ = 0;
   /**
    * <pre>
-   * The total at which the game ends; default 100; 1 to 10000.
+   * The total at which the game ends; default 100; 1 to 1000 (a finished
+   * game's view carries every round's history).
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -298,7 +299,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The total at which the game ends; default 100; 1 to 10000.
+   * The total at which the game ends; default 100; 1 to 1000 (a finished
+   * game's view carries every round's history).
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -1377,7 +1379,8 @@ private static final long serialVersionUID = 0L;
     private int targetScore_ ;
     /**
      * <pre>
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1389,7 +1392,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1401,7 +1405,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>
@@ -1417,7 +1422,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * </pre>
      *
      * <code>optional int32 target_score = 9;</code>

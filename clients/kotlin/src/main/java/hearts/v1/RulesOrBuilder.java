@@ -172,7 +172,8 @@ public interface RulesOrBuilder extends
 
   /**
    * <pre>
-   * The total at which the game ends; default 100; 1 to 10000.
+   * The total at which the game ends; default 100; 1 to 1000 (a finished
+   * game's view carries every round's history).
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>
@@ -181,7 +182,8 @@ public interface RulesOrBuilder extends
   boolean hasTargetScore();
   /**
    * <pre>
-   * The total at which the game ends; default 100; 1 to 10000.
+   * The total at which the game ends; default 100; 1 to 1000 (a finished
+   * game's view carries every round's history).
    * </pre>
    *
    * <code>optional int32 target_score = 9;</code>

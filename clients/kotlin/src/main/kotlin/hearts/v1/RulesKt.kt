@@ -339,7 +339,8 @@ public object RulesKt {
 
     /**
      * ```
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * ```
      *
      * `optional int32 target_score = 9;`
@@ -353,7 +354,8 @@ public object RulesKt {
       }
     /**
      * ```
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * ```
      *
      * `optional int32 target_score = 9;`
@@ -363,7 +365,8 @@ public object RulesKt {
     }
     /**
      * ```
-     * The total at which the game ends; default 100; 1 to 10000.
+     * The total at which the game ends; default 100; 1 to 1000 (a finished
+     * game's view carries every round's history).
      * ```
      *
      * `optional int32 target_score = 9;`
