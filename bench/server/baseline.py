@@ -1,10 +1,13 @@
 """The benchmark's floor: a bare grpc.aio server whose one unary method runs one Redis EVALSHA.
 
 The script does the core of a table commit and nothing else: compare the key's version, set the
-new value and version, append the value to the key's stream. The server uses the same gRPC options,
-the same Redis client (redis-py asyncio with hiredis, a blocking pool of 16 connections, EVALSHA
-without redis-py's Script objects) as ``hearts-server``, so the difference between the two is
-what the Hearts server does on top: tokens, records, the engine, views, events, metrics.
+new value and version, append the value to the key's stream. Requests and responses are the
+sizes of a ``PlayCard``'s (about 60 and 480 bytes), the value stored about a record's (1 KiB),
+and the load generator sends the same ``authorization`` header as to the Hearts server. The
+server uses the same gRPC options, the same Redis client (redis-py asyncio with hiredis, a
+blocking pool of 16 connections, EVALSHA without redis-py's Script objects) as
+``hearts-server``, so the difference between the two is what the Hearts server does on top:
+tokens, records, the engine, views, events, metrics.
 
 Run by ``run.py``: ``python baseline.py --port P --redis-url URL --gen-dir DIR`` where ``DIR``
 holds ``baseline_pb2*.py`` generated from ``baseline.proto``.
@@ -33,6 +36,9 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', 100, '*', 'p', ARGV[2])
 return current + 1
 """
 SHA = hashlib.sha1(SCRIPT).hexdigest()
+# What a write stores (about a table record's size) and answers (about a PlayCard response's).
+_STORED = bytes(1024)
+_ANSWERED = 480
 
 
 async def serve(port: int, redis_url: str) -> None:
@@ -48,6 +54,7 @@ async def serve(port: int, redis_url: str) -> None:
     class Servicer(baseline_pb2_grpc.BaselineServicer):  # type: ignore[misc]
         async def Write(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC name
             key = request.key
+            value = request.payload + _STORED[len(request.payload) :]
             version = await client.execute_command(
                 "EVALSHA",
                 SHA,
@@ -55,9 +62,9 @@ async def serve(port: int, redis_url: str) -> None:
                 f"b:{{{key}}}:t",
                 f"b:{{{key}}}:e",
                 request.version,
-                request.payload,
+                value,
             )
-            return baseline_pb2.WriteResponse(version=version, payload=request.payload)
+            return baseline_pb2.WriteResponse(version=version, payload=value[:_ANSWERED])
 
     server = grpc.aio.server(
         options=[
