@@ -344,3 +344,25 @@ async def test_a_move_redis_lost_is_never_taken_for_the_current_record(
         (seat, key(kept)),
         (following, key(choice)),
     ]
+
+
+async def test_a_watcher_gets_a_table_of_bots_going_again_after_its_replica_died(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A table of bots only plays a round per commit through the driver of the replica that
+    # made it. That replica dies (its drivers never start): a watcher elsewhere restarts it.
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    for server in (first, second):
+        server.app._slow_bot_grace_ms = 1000
+    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
+    a, b = connect(first), connect(second)
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_HEURISTIC)
+    created = await a.create(bots=bots, deck_seed=4)
+    name = created.view.table.name
+    stuck = (await a.view(name)).table
+    assert stuck.phase != pb.PHASE_GAME_OVER
+    watch = b.watch(name)  # at once: nothing is overdue yet
+    await read_until(watch, lambda m: event_kind(m) == "round_scored", seconds=10)
+    watch.cancel()
+    assert (await a.view(name)).table.round_number > stuck.round_number

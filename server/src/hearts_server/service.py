@@ -7,7 +7,8 @@ re-reads and decides again, unless the client pinned an ``etag``: then it gets A
 process keeps no game state between calls, so any replica can serve any table.
 
 Bots: random and heuristic bots decide inside the request that gave them the turn, so their moves
-are part of the same atomic commit. Monte Carlo bots think in a worker process, off the event
+are part of the same atomic commit (at a table with no human, one round of them: the driver
+below commits the rest round by round). Monte Carlo bots think in a worker process, off the event
 loop, and commit through the same compare-and-set, so a duplicate driver on another replica is
 harmless. Any request that finds a Monte Carlo bot overdue restarts its driver (a refused move
 included), and so does a sweep, once per grace period, of the tables watched on this replica.
@@ -965,11 +966,16 @@ class TableApp:
             self._maybe_drive(record)
 
     def _watch_slow_bots(self, record: TableRecord) -> bool:
-        """Count a watcher of ``record``'s table if it has a Monte Carlo bot; whether it does."""
+        """Count a watcher of ``record``'s table if the driver plays there; whether it does.
+
+        The driver plays a Monte Carlo bot's cards, and every bot's moves at a table in play
+        with no human left (see :meth:`_advance`).
+        """
+        game = record.game
         if not any(
             seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS
             for seat in record.seats
-        ):
+        ) and (game is None or game.phase is Phase.GAME_OVER or _has_human(record)):
             return False
         self._slow_watched[record.table_id] += 1
         if self._sweeper is None or self._sweeper.done():
