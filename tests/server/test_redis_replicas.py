@@ -297,8 +297,9 @@ async def test_a_watcher_alone_gets_a_slow_bot_going_again(
     assert event_kind(messages[-1]) == "card_played"
 
 
+@pytest.mark.parametrize("read_between", ["nothing", "a refused delete"])
 async def test_a_move_redis_lost_is_never_taken_for_the_current_record(
-    make_server, connect, redis_server
+    make_server, connect, redis_server, read_between: str
 ) -> None:
     # Redis restored from older data (a snapshot, a lagging replica promoted) loses the newest
     # writes, and the table may then reach the same version again with other moves. A replica
@@ -333,6 +334,9 @@ async def test_a_move_redis_lost_is_never_taken_for_the_current_record(
     finally:
         await admin.aclose()
     await b.play(name, tokens[seat], kept)  # the same version again, with another card
+    if read_between == "a refused delete":  # the first replica reads the table, then refuses
+        refusal = await failure(a.delete(name, seated.creator_token, etag="1"))
+        assert refusal.reason == "ETAG_MISMATCH"
     following = (await b.view(name)).table.turn_seat
     choice = (await b.view(name, tokens[following])).legal_cards[0]
     await a.play(name, tokens[following], choice)  # through the replica that held the lost one
@@ -366,3 +370,33 @@ async def test_a_watcher_gets_a_table_of_bots_going_again_after_its_replica_died
     await read_until(watch, lambda m: event_kind(m) == "round_scored", seconds=10)
     watch.cancel()
     assert (await a.view(name)).table.round_number > stuck.round_number
+
+
+async def test_a_spectator_gets_the_bots_going_when_the_last_player_left_on_a_dead_replica(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The spectator started watching while four players sat there: nothing for the driver then.
+    # They all leave through the first replica, which dies before its driver starts.
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    for server in (first, second):
+        server.app._slow_bot_grace_ms = 1000
+    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
+    a, b = connect(first), connect(second)
+    seated = await a.seated(deck_seed=9)
+    name = seated.name
+    watch = b.watch(name)
+    await read_until(watch, lambda m: event_kind(m) == "snapshot")
+    for seat in range(4):
+        await a.leave(name, seated.tokens[seat])
+    # The last leave plays one round itself; the next is the driver's.
+    scored = 0
+
+    def second_round_scored(message: Any) -> bool:
+        nonlocal scored
+        scored += event_kind(message) == "round_scored"
+        return scored == 2
+
+    messages = await read_until(watch, second_round_scored, seconds=10)
+    watch.cancel()
+    assert [event_kind(m) for m in messages].count("player_left") == 4

@@ -316,6 +316,11 @@ class TableApp:
             )
         except StoreUnavailableError:
             raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+        if loaded.data:
+            # The store sent the record: the cached one is not known to be it (a Redis that lost
+            # writes can hold another record of the same version). _record puts it back decoded;
+            # a caller that returns early (a replay, a stale etag) leaves no stale entry behind.
+            self.records.drop(table_id)
         if not loaded.exists and loaded.replay is None:
             self.records.drop(table_id)
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
@@ -682,9 +687,11 @@ class TableApp:
                 if request_id:
                     return api.DeleteTableResponse()  # a retried delete: it is gone, as asked
                 raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
+            # Decoded (and cached) before anything can refuse: the cache must never keep an older
+            # record of the version the store just sent (see _load).
+            record = self._record(table_id, loaded)
             if etag and etag != str(loaded.version):
                 raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
-            record = TableRecord.from_json(loaded.data)
             self._check_epoch(record, caller)
             batch = _Batch(self._now_ms())
             deleted = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
@@ -977,12 +984,16 @@ class TableApp:
             for seat in record.seats
         ) and (game is None or game.phase is Phase.GAME_OVER or _has_human(record)):
             return False
-        self._slow_watched[record.table_id] += 1
+        self._count_watcher(record.table_id)
+        return True
+
+    def _count_watcher(self, table_id: str) -> None:
+        """Count a watcher of a table the sweeper checks (see :meth:`_sweep_overdue`)."""
+        self._slow_watched[table_id] += 1
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.get_running_loop().create_task(
                 self._sweep_overdue(), name="bot-sweeper"
             )
-        return True
 
     def _unwatch_slow_bots(self, table_id: str) -> None:
         self._slow_watched[table_id] -= 1
@@ -1081,6 +1092,10 @@ class TableApp:
                     last = event.sequence
                     if event.audience is None or event.audience == seat:
                         response = _event_response(event)
+                        if not swept and _bot_replaces(response):
+                            # The last human may have left: the driver plays on from here.
+                            self._count_watcher(table_id)
+                            swept = True
                         yield response
                         if response.event.HasField("table_deleted"):
                             return
@@ -1121,6 +1136,13 @@ def _event_response(event: StoredEvent) -> api.WatchTableResponse:
     response = api.WatchTableResponse(sequence=event.sequence)
     response.event.ParseFromString(event.payload)
     return response
+
+
+def _bot_replaces(response: api.WatchTableResponse) -> bool:
+    """Whether ``response`` says that a player left a game in play to a bot."""
+    return response.event.HasField("player_left") and response.event.player_left.HasField(
+        "replacement_bot_level"
+    )
 
 
 def _leaves(response: api.WatchTableResponse, seat: int | None) -> bool:

@@ -164,8 +164,8 @@ class Store(Protocol):
     ) -> CreateResult:
         """Create the table at version 1, unless ``request_id`` already created one.
 
-        ``finished``: the game is over already (four bots play it through at once), so the
-        table gets the finished-table TTL, as a commit that ends a game gives it.
+        ``finished``: the game is over already (four bots whose first round reaches the
+        target), so the table gets the finished-table TTL, as a commit that ends a game gives it.
 
         With a ``request_id``, the store remembers (for the idle TTL) which table it created and
         the ``response`` given, so a retried create returns the first table and answer
