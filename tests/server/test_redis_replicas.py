@@ -237,6 +237,17 @@ async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
     assert len(response.view.hand) == 13
 
 
+async def _first_dies_driving(make_server, connect, monkeypatch, grace_ms: int):
+    """Clients of two replicas on one Redis, with a bot grace period of ``grace_ms``; the first
+    replica never starts a bot driver, as if it died right after each commit."""
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    for server in (first, second):
+        server.app._slow_bot_grace_ms = grace_ms
+    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
+    return connect(first), connect(second)
+
+
 async def _stuck_on_a_slow_bot(make_server, connect, monkeypatch, grace_ms: int):
     """Two replicas; a table of one human and three Monte Carlo bots (deciding as random bots)
     that the first replica left standing on a bot's turn, as if it died right after its commit:
@@ -247,12 +258,7 @@ async def _stuck_on_a_slow_bot(make_server, connect, monkeypatch, grace_ms: int)
         return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
 
     monkeypatch.setattr(service, "_decide_in_worker", decide)
-    first = await make_server(store="redis")
-    second = await make_server(store="redis")
-    for server in (first, second):
-        server.app._slow_bot_grace_ms = grace_ms
-    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
-    a, b = connect(first), connect(second)
+    a, b = await _first_dies_driving(make_server, connect, monkeypatch, grace_ms)
     bots = dict.fromkeys((1, 2, 3), pb.BOT_LEVEL_MONTE_CARLO)
     seated = await a.seated(humans=(0,), bots=bots, deck_seed=12)
     name, token = seated.name, seated.tokens[0]
@@ -355,12 +361,7 @@ async def test_a_watcher_gets_a_table_of_bots_going_again_after_its_replica_died
 ) -> None:
     # A table of bots only plays a round per commit through the driver of the replica that
     # made it. That replica dies (its drivers never start): a watcher elsewhere restarts it.
-    first = await make_server(store="redis")
-    second = await make_server(store="redis")
-    for server in (first, second):
-        server.app._slow_bot_grace_ms = 1000
-    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
-    a, b = connect(first), connect(second)
+    a, b = await _first_dies_driving(make_server, connect, monkeypatch, 1000)
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_HEURISTIC)
     created = await a.create(bots=bots, deck_seed=4)
     name = created.view.table.name
@@ -377,12 +378,7 @@ async def test_a_spectator_gets_the_bots_going_when_the_last_player_left_on_a_de
 ) -> None:
     # The spectator started watching while four players sat there: nothing for the driver then.
     # They all leave through the first replica, which dies before its driver starts.
-    first = await make_server(store="redis")
-    second = await make_server(store="redis")
-    for server in (first, second):
-        server.app._slow_bot_grace_ms = 1000
-    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
-    a, b = connect(first), connect(second)
+    a, b = await _first_dies_driving(make_server, connect, monkeypatch, 1000)
     seated = await a.seated(deck_seed=9)
     name = seated.name
     watch = b.watch(name)
