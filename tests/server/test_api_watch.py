@@ -205,3 +205,44 @@ async def test_a_resume_across_an_earlier_occupant_leaving_starts_with_a_snapsho
     again = await anext(aiter(carol))
     carol.cancel()
     assert event_kind(again) == "player_joined"
+
+
+def _requests(method: str, code: str) -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value("hearts_requests_total", {"method": method, "code": code})
+    return value or 0.0
+
+
+async def test_calls_their_clients_gave_up_are_counted_as_cancelled(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Counted as OK before: an outage where every call timed out looked like 100 % success.
+    server = await make_server()
+    hearts = connect(server)
+    name = (await hearts.create()).view.table.name
+    watch_ok, watch_cancelled = _requests("WatchTable", "OK"), _requests("WatchTable", "CANCELLED")
+    watch = hearts.watch(name)
+    await read_until(watch, lambda m: event_kind(m) == "snapshot")
+    watch.cancel()
+    for _ in range(100):  # the server sees the cancellation soon after
+        if _requests("WatchTable", "CANCELLED") > watch_cancelled:
+            break
+        await asyncio.sleep(0.02)
+    assert _requests("WatchTable", "CANCELLED") == watch_cancelled + 1
+    assert _requests("WatchTable", "OK") == watch_ok
+
+    async def slow(*args: Any) -> Any:
+        await asyncio.sleep(5)
+
+    monkeypatch.setattr(server.app, "get_table", slow)
+    get_ok, get_cancelled = _requests("GetTable", "OK"), _requests("GetTable", "CANCELLED")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await hearts.stub.GetTable(api.GetTableRequest(name=name), timeout=0.2)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    for _ in range(100):
+        if _requests("GetTable", "CANCELLED") > get_cancelled:
+            break
+        await asyncio.sleep(0.02)
+    assert _requests("GetTable", "CANCELLED") == get_cancelled + 1
+    assert _requests("GetTable", "OK") == get_ok

@@ -182,10 +182,12 @@ async def test_a_stream_resumes_on_a_new_server_after_its_server_stops(
 
 
 async def test_a_replica_started_before_its_redis_serves_once_redis_answers(
-    make_server, connect, redis_server
+    make_server, connect, redis_server, caplog: pytest.LogCaptureFixture
 ) -> None:
     await asyncio.to_thread(redis_server.stop)
     server = await make_server(store="redis", redis_url=redis_server.url)
+    said = [r.getMessage() for r in caplog.records]
+    assert any("NOT_SERVING until the table store answers" in m for m in said), said
     hearts = connect(server)
     async with grpc.aio.insecure_channel(server.address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
@@ -213,7 +215,7 @@ async def test_a_replica_started_before_its_redis_serves_once_redis_answers(
 
 
 async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
-    make_server, connect, redis_server
+    make_server, connect, redis_server, caplog: pytest.LogCaptureFixture
 ) -> None:
     # noeviction at maxmemory: Redis refuses every write. Clients get the store's retryable
     # status, not INTERNAL, reads still answer, and writes work again once memory is there.
@@ -229,6 +231,9 @@ async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
         assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
         refusal = await failure(hearts.create())
         assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+        # The client hears "unavailable"; the operator reads why.
+        said = [r.getMessage() for r in caplog.records]
+        assert any("OutOfMemoryError" in m for m in said), said
         assert (await hearts.view(seated.name, seated.tokens[0])).hand == view.hand
         await admin.config_set("maxmemory", 0)
     finally:

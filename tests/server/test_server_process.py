@@ -39,7 +39,9 @@ def _free_port() -> int:
 class ServerProcess:
     """A running ``python -m hearts_server`` and its address."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, new_session: bool = False
+    ) -> None:
         self.metrics_port = _free_port()
         command = [
             sys.executable, "-m", "hearts_server", "--host", "127.0.0.1", "--port", "0",
@@ -52,6 +54,7 @@ class ServerProcess:
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, **(env or {})},
+            start_new_session=new_session,  # a process group of its own, as under a terminal
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -189,6 +192,8 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--max-events", "0"], {}, "--max-events must be at least 1"),
         (["--bot-workers", "-1"], {}, "--bot-workers must not be negative"),
         (["--max-message-bytes", "65536"], {}, "--max-message-bytes must be at least 524288"),
+        (["--log-format", "json", "--port", "70000"], {}, '"message": "--port must be a port'),
+        ([], {"HEARTS_LOG_FORMAT": "json", "HEARTS_PORT": "x"}, '"level": "ERROR"'),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(
@@ -275,3 +280,35 @@ def test_a_redis_cluster_node_stops_the_server_with_a_message(tmp_path: Path) ->
     assert "Redis Cluster" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_ctrl_c_drains_without_a_traceback_from_the_bot_workers() -> None:
+    # Ctrl-C at a terminal reaches the whole process group, bot workers included: they leave it
+    # to the server, which drains and stops them. Nothing but JSON lines may reach the log.
+    server = ServerProcess("--bot-workers", "1", "--log-format", "json", new_session=True)
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            stub = api_grpc.TableServiceStub(channel)
+            bots = [
+                pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_MONTE_CARLO)
+                for s in range(4)
+            ]
+            table = pb.Table(display_name="workers", seats=bots, rules=pb.Rules(target_score=1))
+            name = stub.CreateTable(api.CreateTableRequest(table=table)).view.table.name
+            for _ in range(300):  # the worker plays the round: at most 30 s
+                view = stub.GetTable(api.GetTableRequest(name=name)).view
+                if view.table.phase == pb.PHASE_GAME_OVER:
+                    break
+                time.sleep(0.1)
+            assert view.table.phase == pb.PHASE_GAME_OVER
+        time.sleep(1)  # the worker waits for work: where Ctrl-C made it print a traceback
+        os.killpg(server.process.pid, signal.SIGINT)
+        _, stderr = server.process.communicate(timeout=60)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.communicate()
+    assert server.process.returncode == 0
+    assert "KeyboardInterrupt" not in stderr
+    for line in stderr.splitlines():
+        json.loads(line)  # every line a JSON object

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
+import itertools
+import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
@@ -52,6 +56,12 @@ def parse_settings(
     parser = _Parser(
         prog="hearts-server",
         description="Hearts game server (gRPC). Without --redis-url it keeps tables in memory.",
+    )
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser.json_errors = (
+        "--log-format=json" in args
+        or any(a == "--log-format" and b == "json" for a, b in itertools.pairwise(args))
+        or ("--log-format" not in " ".join(args) and environ.get("HEARTS_LOG_FORMAT") == "json")
     )
     helps = {
         "host": "address to listen on (0.0.0.0 in a container)",
@@ -102,10 +112,21 @@ def parse_settings(
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad setting is one line (for logs), not the whole usage first."""
+    """argparse, but a bad setting is one line (for logs), not the whole usage first.
+
+    With JSON logs asked for (by flag or environment), that line is a JSON object like the
+    log's own lines, so that a log collector reads it too.
+    """
+
+    json_errors = False
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        text = f"{message} (see --help)"
+        if self.json_errors:
+            now = datetime.datetime.now(datetime.UTC).isoformat()
+            entry = {"time": now, "level": "ERROR", "logger": self.prog, "message": text}
+            self.exit(2, json.dumps(entry) + "\n")
+        self.exit(2, f"{self.prog}: error: {text}\n")
 
 
 MIN_MESSAGE_BYTES = 512 * 1024

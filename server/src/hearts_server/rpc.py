@@ -9,6 +9,7 @@ requests, latency and open streams for Prometheus.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
@@ -219,11 +220,14 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
                 code = error.code.value
                 await context.abort_with_status(_status_for(error, getattr(request, "name", "")))
                 raise  # unreachable: abort raises
+            except asyncio.CancelledError:
+                code = "CANCELLED"  # the client went away or its deadline passed
+                raise
             except Exception as error:
                 if isinstance(error, grpc.aio.AbortError):
                     raise
                 code = "INTERNAL"
-                log.exception("%s failed", method)
+                log.exception("%s failed for %s", method, getattr(request, "name", "") or "-")
                 await context.abort_with_status(
                     _status_for(ServiceError("INTERNAL", "internal error"))
                 )
@@ -350,11 +354,14 @@ class TableServicer(api_grpc.TableServiceServicer):
                 error = ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
             code = error.code.value
             await context.abort_with_status(_status_for(error, request.name))
+        except asyncio.CancelledError:
+            code = "CANCELLED"  # the client went away (the usual end of a stream)
+            raise
         except Exception as error:
             if isinstance(error, grpc.aio.AbortError):
                 raise
             code = "INTERNAL"
-            log.exception("WatchTable failed")
+            log.exception("WatchTable failed for %s", request.name or "-")
             await context.abort_with_status(_status_for(ServiceError("INTERNAL", "internal error")))
         finally:
             self.open_streams -= 1

@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import secrets
+import signal
 import threading
 import time
 
@@ -195,6 +196,15 @@ class _CallCounts:
         )
 
 
+def _ignore_interrupts() -> None:
+    """In a bot worker: leave Ctrl-C to the server, which drains and then stops the workers.
+
+    A terminal's Ctrl-C reaches the whole process group; a worker that took it would print a
+    KeyboardInterrupt traceback (plain text, also under --log-format json).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class HeartsServer:
     """One server process's gRPC server and everything it owns."""
 
@@ -216,6 +226,7 @@ class HeartsServer:
                 self._executor = concurrent.futures.ProcessPoolExecutor(
                     max_workers=settings.bot_workers,
                     mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_ignore_interrupts,
                 )
                 return self._executor
 
@@ -306,7 +317,13 @@ class HeartsServer:
         self._lag_task = loop.create_task(self._watch_load())
         if not ready:
             self._store_task = loop.create_task(self._until_store_answers())
-        log.info("serving hearts.v1 on %s", self.address)
+        if ready:
+            log.info("serving hearts.v1 on %s", self.address)
+        else:
+            log.warning(
+                "listening on %s; hearts.v1 is NOT_SERVING until the table store answers",
+                self.address,
+            )
 
     async def _connect_store(self) -> bool:
         """Whether the store answers (and its background work started); logs why not.

@@ -91,6 +91,9 @@ _DRIVER_STANDSTILL = 3
 _SECURE = secrets.SystemRandom()
 
 
+_STORE_LOG_EVERY = 5.0  # seconds between two log lines about the store being unavailable
+
+
 def _has_human(record: TableRecord) -> bool:
     """Whether a player (not a bot) holds a seat."""
     return any(seat.occupant is Occupant.HUMAN for seat in record.seats)
@@ -261,6 +264,7 @@ class TableApp:
         # sweeper checks them for an overdue bot (see _sweep_overdue).
         self._slow_watched: collections.Counter[str] = collections.Counter()
         self._sweeper: asyncio.Task[None] | None = None
+        self._store_logged_at = -_STORE_LOG_EVERY
 
     # ------------------------------------------------------------------ identity
 
@@ -314,8 +318,8 @@ class TableApp:
                 request_id=request_id,
                 known_version=0 if cached is None else cached.version,
             )
-        except StoreUnavailableError:
-            raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
         if loaded.data:
             # The store sent the record: the cached one is not known to be it (a Redis that lost
             # writes can hold another record of the same version). _record puts it back decoded;
@@ -325,6 +329,18 @@ class TableApp:
             self.records.drop(table_id)
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
         return loaded
+
+    def _store_unavailable(self, error: StoreUnavailableError) -> ServiceError:
+        """The API's STORE_UNAVAILABLE for ``error``, which is logged (at most every 5 s).
+
+        The client hears only that the store is unavailable; the operator reads why (Redis down,
+        a timeout, a read-only replica, OOM at maxmemory).
+        """
+        now = time.monotonic()
+        if now - self._store_logged_at >= _STORE_LOG_EVERY:
+            self._store_logged_at = now
+            log.warning("the table store is unavailable: %s", error)
+        return ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
 
     def _record(self, table_id: str, loaded: Loaded) -> TableRecord:
         """The record of a load, from the cache when the store left the bytes out."""
@@ -373,8 +389,8 @@ class TableApp:
                 rows, more = await self.store.list_tables(
                     open_only=has_free_seat, before_id=before, limit=size - len(response.tables)
                 )
-            except StoreUnavailableError:
-                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
             for table_id, version, data in rows:
                 before = table_id
                 cached = self.records.get(table_id)
@@ -475,8 +491,8 @@ class TableApp:
                     open_seats=decision.open_seats,
                     finished=new_record.phase_over,
                 )
-            except StoreUnavailableError:
-                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
             if result.outcome == CommitOutcome.APPLIED:
                 entry = self.records.put(table_id, version + 1, new_record)
                 if entry is not None and not unread:
@@ -551,8 +567,8 @@ class TableApp:
                 if request_id
                 else None,
             )
-        except StoreUnavailableError:
-            raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
         if result.replay is not None:
             return _replayed(api.CreateTableResponse, result.replay, fingerprint)
         if not result.created:  # pragma: no cover - 40 random bits collided
@@ -681,8 +697,8 @@ class TableApp:
         for _ in range(self._max_retries):
             try:
                 loaded = await self.store.load(table_id)
-            except StoreUnavailableError:
-                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
             if not loaded.exists:
                 if request_id:
                     return api.DeleteTableResponse()  # a retried delete: it is gone, as asked
@@ -703,8 +719,8 @@ class TableApp:
                     expected_version=loaded.version,
                     events=batch.stored(record.sequence + 1),
                 )
-            except StoreUnavailableError:
-                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
             if done:
                 self.records.drop(table_id)
                 return api.DeleteTableResponse()
@@ -1120,8 +1136,8 @@ class TableApp:
         while cursor < upto:
             try:
                 page = await self.store.read_events(table_id, after=cursor, limit=1000)
-            except StoreUnavailableError:
-                raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable") from None
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
             if not page.events or page.events[0].sequence != cursor + 1:
                 return None
             for event in page.events:

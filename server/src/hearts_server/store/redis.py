@@ -186,7 +186,7 @@ class _Unavailable:
         # A replica that is read-only and a Redis at its maxmemory (noeviction refuses writes)
         # cannot take a command now either; the message says which, for the log.
         if isinstance(exc, _UNAVAILABLE_ERRORS):
-            raise StoreUnavailableError(str(exc) or type(exc).__name__) from exc
+            raise StoreUnavailableError(f"{type(exc).__name__}: {exc}") from exc
 
 
 _UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OutOfMemoryError)
