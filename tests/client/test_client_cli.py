@@ -17,6 +17,7 @@ import pytest
 
 from hearts_client import HeartsClient, card_str, cli
 from hearts_client.cli import main
+from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
 
 from .client_helpers import table_with_bots
@@ -102,6 +103,38 @@ async def test_an_unreachable_server_is_reported_with_exit_code_2(
     assert "cannot reach the server at 127.0.0.1:1" in capsys.readouterr().err
 
 
+async def test_a_server_that_answers_unavailable_is_not_called_unreachable(
+    server: HeartsServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The server answered (its table store is down): saying it cannot be reached misleads.
+    async def store_down(*args: Any) -> Any:
+        raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
+
+    monkeypatch.setattr(server.app, "list_tables", store_down)
+    code = await asyncio.to_thread(main, ["tables", "--server", server.address])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"the server at {server.address} is unavailable: STORE_UNAVAILABLE" in err
+    assert "cannot reach" not in err
+
+
+async def test_a_reader_that_goes_away_ends_the_listing_quietly(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # `hearts tables | head -1`: the pipe closes after the first line.
+    await client.create_table("one")
+    await client.create_table("two")
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    code = await asyncio.to_thread(
+        main, ["tables", "--server", server.address], stdout=ClosedPipe()
+    )
+    assert code == 0
+
+
 async def test_a_silent_table_is_read_now_and_then_to_wake_stalled_bots(
     server: HeartsServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,7 +172,12 @@ async def test_a_refused_join_deletes_the_table_it_made(
 
 
 @pytest.mark.parametrize(
-    "option", [["--seed", "99999999999999999999"], ["--target-score", "99999999999"]]
+    "option",
+    [
+        ["--seed", "99999999999999999999"],
+        ["--target-score", "99999999999"],
+        ["--target-score", "1001"],
+    ],
 )
 def test_numbers_the_api_cannot_hold_are_refused_by_the_parser(
     option: list[str], capsys: pytest.CaptureFixture[str]

@@ -8,6 +8,7 @@ from typing import Any
 import grpc
 import pytest
 
+from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 
 from .conftest import Rejected, event_kind, owing, read_until, rejected
@@ -246,3 +247,30 @@ async def test_calls_their_clients_gave_up_are_counted_as_cancelled(
         await asyncio.sleep(0.02)
     assert _requests("GetTable", "CANCELLED") == get_cancelled + 1
     assert _requests("GetTable", "OK") == get_ok
+
+
+async def test_streams_of_a_table_that_expires_end_with_table_not_found(
+    store_kind, make_server, connect
+) -> None:
+    # Expiry publishes nothing: a finished game's spectators waited for ever, holding a stream
+    # slot each. The server checks its watched tables and ends the streams of those gone.
+    server = await make_server(store=store_kind, finished_table_ttl_seconds=1)
+    server.app._gone_check_seconds = 0.2
+    hearts = connect(server)
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    name = (await hearts.create(bots=bots, deck_seed=2)).view.table.name
+    for _ in range(100):
+        if (await hearts.view(name)).table.phase == pb.PHASE_GAME_OVER:
+            break
+        await asyncio.sleep(0.05)
+    watch = hearts.watch(name)
+
+    async def read_to_the_end() -> None:
+        async with asyncio.timeout(10):
+            async for _ in watch:
+                pass
+
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await read_to_the_end()
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert rejected(caught.value).reason == "TABLE_NOT_FOUND"

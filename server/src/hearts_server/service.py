@@ -72,7 +72,7 @@ from hearts_server.store.base import (
     StoredEvent,
     StoreUnavailableError,
 )
-from hearts_server.store.hub import SubscriptionLaggedError
+from hearts_server.store.hub import SubscriptionLaggedError, TableGoneError
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
 
 __all__ = ["Caller", "TableApp", "serialize_response"]
@@ -92,6 +92,7 @@ _SECURE = secrets.SystemRandom()
 
 
 _STORE_LOG_EVERY = 5.0  # seconds between two log lines about the store being unavailable
+_GONE_CHECK_SECONDS = 30.0  # how often each watched table is checked for having expired
 
 
 def _has_human(record: TableRecord) -> bool:
@@ -263,6 +264,10 @@ class TableApp:
         # Tables with a Monte Carlo bot that this process has watchers of, and how many; the
         # sweeper checks them for an overdue bot (see _sweep_overdue).
         self._slow_watched: collections.Counter[str] = collections.Counter()
+        # Every table watched here, and how many watch it: the sweeper also ends the streams of
+        # tables that expired (expiry publishes nothing). Checked every _GONE_CHECK_SECONDS.
+        self._watched: collections.Counter[str] = collections.Counter()
+        self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
         self._store_logged_at = -_STORE_LOG_EVERY
 
@@ -1004,29 +1009,44 @@ class TableApp:
         return True
 
     def _count_watcher(self, table_id: str) -> None:
-        """Count a watcher of a table the sweeper checks (see :meth:`_sweep_overdue`)."""
+        """Count a watcher of a table the sweeper checks for bots (see :meth:`_sweep`)."""
         self._slow_watched[table_id] += 1
+
+    def _start_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(
-                self._sweep_overdue(), name="bot-sweeper"
-            )
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="sweeper")
 
     def _unwatch_slow_bots(self, table_id: str) -> None:
         self._slow_watched[table_id] -= 1
         if self._slow_watched[table_id] <= 0:
             del self._slow_watched[table_id]
 
-    async def _sweep_overdue(self) -> None:
-        """Restart overdue Monte Carlo bots of the tables watched here, once per grace period.
+    async def _sweep(self) -> None:
+        """While anything is watched here: restart overdue bots, end streams of expired tables.
 
         A bot's driver runs on the replica that gave it the turn. If that replica dies, the
         table stands still until a request finds the bot overdue; players who only watch, waiting
-        for their turn, send none. So every replica with watchers of such a table checks it: a
-        read that usually finds the version it knows (no record sent), then the same kick a
-        request gives. Drivers on two replicas are harmless (compare-and-set).
+        for their turn, send none. So every replica with watchers of such a table checks it once
+        per grace period: a read that usually finds the version it knows (no record sent), then
+        the same kick a request gives. Drivers on two replicas are harmless (compare-and-set).
+
+        A table that expires publishes nothing, so its watchers would wait for ever (a finished
+        game's spectators, 10 minutes after its end). Every watched table is read once per
+        :data:`_GONE_CHECK_SECONDS`; the streams of one found gone end with TABLE_NOT_FOUND.
         """
-        while self._slow_watched:
-            await asyncio.sleep(self._slow_bot_grace_ms / 1000)
+        loop = asyncio.get_running_loop()
+        period = self._slow_bot_grace_ms / 1000
+        next_kick = loop.time() + period
+        next_gone_check = loop.time() + self._gone_check_seconds
+        while self._watched:
+            await asyncio.sleep(min(period, self._gone_check_seconds))
+            now = loop.time()
+            if now >= next_gone_check:
+                next_gone_check = now + self._gone_check_seconds
+                await self._end_streams_of_gone_tables()
+            if now < next_kick:
+                continue
+            next_kick = now + period
             for table_id in list(self._slow_watched):
                 task = self._drivers.get(table_id)
                 if task is not None and not task.done():
@@ -1038,6 +1058,16 @@ class TableApp:
                     continue
                 except Exception:  # the sweep must go on for the other tables
                     log.exception("checking %s for an overdue bot failed", table_id)
+
+    async def _end_streams_of_gone_tables(self) -> None:
+        for table_id in list(self._watched):
+            try:
+                await self._read(table_id)
+            except ServiceError as error:
+                if error.reason == "TABLE_NOT_FOUND":
+                    self.store.end_watchers(table_id)
+            except Exception:  # the sweep must go on for the other tables
+                log.exception("checking whether %s still exists failed", table_id)
 
     async def aclose(self) -> None:
         """Stop bot drivers and the sweeper (at shutdown)."""
@@ -1064,6 +1094,8 @@ class TableApp:
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
         swept = False
+        self._watched[table_id] += 1
+        self._start_sweeper()
         try:
             version, record = await self._read(table_id)
             self._check_epoch(record, caller)
@@ -1124,9 +1156,14 @@ class TableApp:
             raise ServiceError(
                 "STREAM_LAGGED", "this stream fell behind; resume from the last sequence"
             ) from None
+        except TableGoneError:
+            raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}") from None
         finally:
             if swept:
                 self._unwatch_slow_bots(table_id)
+            self._watched[table_id] -= 1
+            if self._watched[table_id] <= 0:
+                del self._watched[table_id]
             await subscription.close()
 
     async def _read_since(self, table_id: str, after: int, upto: int) -> list[StoredEvent] | None:

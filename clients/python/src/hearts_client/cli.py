@@ -495,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument(
         "--target-score",
-        type=_int_between(1, 2**31 - 1),
+        type=_int_between(1, 1000),
         help="end the game at this total (default 100)",
     )
     play.add_argument("--no-passing", action="store_true", help="play without passing cards")
@@ -506,7 +506,12 @@ def build_parser() -> argparse.ArgumentParser:
     tables = commands.add_parser("tables", help="list the server's tables")
     tables.add_argument("--server", default=server, help=server_help)
     tables.add_argument("--open", action="store_true", help="only tables with a free seat")
-    tables.add_argument("--limit", type=int, default=50, help="list at most this many (0: all)")
+    tables.add_argument(
+        "--limit",
+        type=_int_between(0, 2**31 - 1),
+        default=50,
+        help="list at most this many (0: all)",
+    )
     tables.set_defaults(run=_tables)
     return parser
 
@@ -525,7 +530,16 @@ def main(
     try:
         return asyncio.run(run(args, inp, out))
     except UnavailableError as error:
-        print(f"hearts: cannot reach the server at {args.server}: {error}", file=sys.stderr)
+        if error.reason in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):  # no answer from the server
+            print(f"hearts: cannot reach the server at {args.server}: {error}", file=sys.stderr)
+        else:  # it answered, with a reason (its table store is down, it is stopping)
+            print(f"hearts: the server at {args.server} is unavailable: {error}", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader of our output went away (`hearts tables | head`): nothing more to say.
+        # Point stdout at nowhere, so that the interpreter's final flush does not fail too.
+        with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except HeartsError as error:
         print(f"hearts: the server refused: {error}", file=sys.stderr)
     except KeyboardInterrupt:

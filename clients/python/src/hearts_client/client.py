@@ -480,7 +480,8 @@ class HeartsClient:
     ) -> pb.TableView:
         """Play one card, given as ``"QS"``, ``"10H"`` or a ``Card`` message.
 
-        Returns the view after the play and any bot moves it set off. Raises
+        Returns the view after the play and the random and heuristic bots' moves it set off
+        (Monte Carlo bots move afterwards, in the background). Raises
         :class:`~hearts_client.errors.IllegalMoveError` (``MUST_FOLLOW_SUIT``, ...) with
         ``legal_cards`` when the play is refused.
         """

@@ -218,6 +218,12 @@ class Store(Protocol):
         """Start receiving the table's committed event batches from now on."""
         ...
 
+    def end_watchers(self, table_id: str) -> None:
+        """End this process's subscriptions of a table found gone (expired): their iterators
+        raise :class:`~hearts_server.store.hub.TableGoneError`. Expiry publishes nothing, so
+        without this they would wait for ever."""
+        ...
+
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailableError` unless the store answers."""
         ...

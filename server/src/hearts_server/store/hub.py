@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 
 from hearts_server.store.base import StoredEvent
 
-__all__ = ["Hub", "HubSubscription", "SubscriptionLaggedError"]
+__all__ = ["Hub", "HubSubscription", "SubscriptionLaggedError", "TableGoneError"]
 
 _CLOSED = object()
 
@@ -23,16 +23,21 @@ class SubscriptionLaggedError(Exception):
     """The subscriber fell too far behind and was dropped; resume from the last sequence."""
 
 
+class TableGoneError(Exception):
+    """The table no longer exists (it expired): nothing more will come."""
+
+
 class HubSubscription:
     """One watcher's queue of batches for one table."""
 
-    __slots__ = ("_hub", "_lagged", "_queue", "table_id")
+    __slots__ = ("_gone", "_hub", "_lagged", "_queue", "table_id")
 
     def __init__(self, hub: Hub, table_id: str, size: int) -> None:
         self._hub = hub
         self.table_id = table_id
         self._queue: asyncio.Queue[object] = asyncio.Queue(size)
         self._lagged = False
+        self._gone = False
 
     def _offer(self, batch: tuple[StoredEvent, ...]) -> None:
         if self._lagged:
@@ -58,6 +63,8 @@ class HubSubscription:
         while True:
             item = await self._queue.get()
             if item is _CLOSED:
+                if self._gone:
+                    raise TableGoneError(self.table_id)
                 if self._lagged:
                     raise SubscriptionLaggedError(self.table_id)
                 return
@@ -95,6 +102,14 @@ class Hub:
     def wants(self, table_id: str) -> bool:
         """Whether anyone here watches ``table_id``."""
         return table_id in self._subs
+
+    def end_gone(self, table_id: str) -> None:
+        """End every subscription of ``table_id``, which no longer exists, with TableGoneError."""
+        for sub in list(self._subs.get(table_id, ())):
+            self._remove(sub)
+            if not sub._lagged:
+                sub._gone = True
+                sub._cut()
 
     def close_all(self) -> None:
         """End every subscription (at shutdown)."""

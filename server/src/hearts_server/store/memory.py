@@ -200,6 +200,9 @@ class MemoryStore:
     def subscribe(self, table_id: str) -> HubSubscription:
         return self.hub.subscribe(table_id)
 
+    def end_watchers(self, table_id: str) -> None:
+        self.hub.end_gone(table_id)
+
     async def ping(self) -> None:
         return None
 

@@ -573,6 +573,9 @@ class RedisStore:
             await self._run(*_unlist(gone))
         return found[:limit], len(found) > limit
 
+    def end_watchers(self, table_id: str) -> None:
+        self.hub.end_gone(table_id)
+
     def subscribe(self, table_id: str) -> HubSubscription:
         self._ensure_background()
         subscription = self.hub.subscribe(table_id)
