@@ -134,6 +134,20 @@ async def test_a_reader_that_goes_away_ends_the_listing_quietly(
     )
     assert code == 0
 
+    class ClosedPipeBuffered(io.StringIO):
+        # A short listing sits in the buffer: it fails only when flushed, which main must do
+        # itself (the interpreter's flush at exit would print "Exception ignored" and exit 120).
+        flushed = False
+
+        def flush(self) -> None:
+            self.flushed = True
+            raise BrokenPipeError(32, "Broken pipe")
+
+    out = ClosedPipeBuffered()
+    code = await asyncio.to_thread(main, ["tables", "--server", server.address], stdout=out)
+    assert code == 0
+    assert out.flushed
+
 
 async def test_a_silent_table_is_read_now_and_then_to_wake_stalled_bots(
     server: HeartsServer, monkeypatch: pytest.MonkeyPatch

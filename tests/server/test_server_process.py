@@ -194,6 +194,10 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--max-message-bytes", "65536"], {}, "--max-message-bytes must be at least 524288"),
         (["--log-format", "json", "--port", "70000"], {}, '"message": "--port must be a port'),
         ([], {"HEARTS_LOG_FORMAT": "json", "HEARTS_PORT": "x"}, '"level": "ERROR"'),
+        # The format argparse takes: the last flag, over the environment; no abbreviations.
+        (["--log-format", "json", "--log-format", "text", "--port", "x"], {}, "hearts-server: "),
+        (["--log-format", "text", "--port", "x"], {"HEARTS_LOG_FORMAT": "json"}, "hearts-server: "),
+        (["--log-f", "json"], {}, "hearts-server: error: unrecognized arguments: --log-f"),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
-import itertools
 import json
 import os
 import sys
@@ -56,13 +55,9 @@ def parse_settings(
     parser = _Parser(
         prog="hearts-server",
         description="Hearts game server (gRPC). Without --redis-url it keeps tables in memory.",
+        allow_abbrev=False,  # so that the log format below is read as argparse reads it
     )
-    args = list(sys.argv[1:] if argv is None else argv)
-    parser.json_errors = (
-        "--log-format=json" in args
-        or any(a == "--log-format" and b == "json" for a, b in itertools.pairwise(args))
-        or ("--log-format" not in " ".join(args) and environ.get("HEARTS_LOG_FORMAT") == "json")
-    )
+    parser.json_errors = _log_format(sys.argv[1:] if argv is None else argv, environ) == "json"
     helps = {
         "host": "address to listen on (0.0.0.0 in a container)",
         "port": "gRPC port (0 picks a free one)",
@@ -109,6 +104,18 @@ def parse_settings(
     if problem is not None:
         parser.error(problem)
     return dataclasses.replace(settings, log_level=settings.log_level.upper())
+
+
+def _log_format(argv: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The log format asked for, before parsing: the last --log-format wins, then the env."""
+    chosen = environ.get("HEARTS_LOG_FORMAT", "text")
+    args = list(argv)
+    for index, arg in enumerate(args):
+        if arg == "--log-format" and index + 1 < len(args):
+            chosen = args[index + 1]
+        elif arg.startswith("--log-format="):
+            chosen = arg.partition("=")[2]
+    return chosen
 
 
 class _Parser(argparse.ArgumentParser):

@@ -528,7 +528,9 @@ def main(
     out = stdout if stdout is not None else sys.stdout
     run: Callable[[argparse.Namespace, TextIO, TextIO], Coroutine[Any, Any, int]] = args.run
     try:
-        return asyncio.run(run(args, inp, out))
+        code = asyncio.run(run(args, inp, out))
+        out.flush()  # a short output sits in the buffer: a closed pipe must fail here, not at exit
+        return code
     except UnavailableError as error:
         if error.reason in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):  # no answer from the server
             print(f"hearts: cannot reach the server at {args.server}: {error}", file=sys.stderr)
