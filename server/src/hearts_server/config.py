@@ -107,15 +107,16 @@ def parse_settings(
 
 
 def _log_format(argv: Sequence[str], environ: Mapping[str, str]) -> str:
-    """The log format asked for, before parsing: the last --log-format wins, then the env."""
-    chosen = environ.get("HEARTS_LOG_FORMAT", "text")
-    args = list(argv)
-    for index, arg in enumerate(args):
-        if arg == "--log-format" and index + 1 < len(args):
-            chosen = args[index + 1]
-        elif arg.startswith("--log-format="):
-            chosen = arg.partition("=")[2]
-    return chosen
+    """The log format asked for, read before the full parse (which may fail) as it will read
+    it: argparse itself, on --log-format alone, over the environment's value."""
+    default = environ.get("HEARTS_LOG_FORMAT", "text")
+    first = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    first.add_argument("--log-format", default=default)
+    try:
+        known, _ = first.parse_known_args(argv)
+    except argparse.ArgumentError:  # --log-format without a value: the full parse says so
+        return default
+    return str(known.log_format)
 
 
 class _Parser(argparse.ArgumentParser):

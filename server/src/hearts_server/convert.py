@@ -136,9 +136,9 @@ def bot_level_from_pb(level: int) -> BotLevel:
 
 MAX_TARGET_SCORE = 1000
 """The highest target score a table may have. A finished game's view carries every round's
-history: at 1000 points, with the bonuses that make games longest, about 290 KB (some 260
-rounds), which leaves room within --max-message-bytes' default of 1 MiB; at 10,000 it was 1.5 MB
-and no client could read the table any more."""
+history: at 1000 points, with the bonuses that make games longest, up to about 290 KB (some 260
+rounds; ``bench/server/commands.py`` measures it), which leaves room within --max-message-bytes'
+default of 1 MiB; at 10,000 it was 1.5 MB and no client could read the table any more."""
 
 
 def rules_from_pb(message: pb.Rules) -> Rules:

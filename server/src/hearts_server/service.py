@@ -100,6 +100,18 @@ def _has_human(record: TableRecord) -> bool:
     return any(seat.occupant is Occupant.HUMAN for seat in record.seats)
 
 
+def _driven(record: TableRecord) -> bool:
+    """Whether the bot driver may have moves to make at this table: a Monte Carlo bot's cards,
+    or every bot's moves while the game is in play with no human left (see ``_advance``)."""
+    if any(
+        seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS
+        for seat in record.seats
+    ):
+        return True
+    game = record.game
+    return game is not None and game.phase is not Phase.GAME_OVER and not _has_human(record)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Caller:
     """Who is calling, from a verified token: a seat, the creator, or a spectator."""
@@ -994,16 +1006,8 @@ class TableApp:
             self._maybe_drive(record)
 
     def _watch_slow_bots(self, record: TableRecord) -> bool:
-        """Count a watcher of ``record``'s table if the driver plays there; whether it does.
-
-        The driver plays a Monte Carlo bot's cards, and every bot's moves at a table in play
-        with no human left (see :meth:`_advance`).
-        """
-        game = record.game
-        if not any(
-            seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS
-            for seat in record.seats
-        ) and (game is None or game.phase is Phase.GAME_OVER or _has_human(record)):
+        """Count a watcher of ``record``'s table if the driver may play there; whether it does."""
+        if not _driven(record):
             return False
         self._count_watcher(record.table_id)
         return True
