@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import grpc
 import pytest
@@ -45,7 +46,10 @@ async def test_tables_are_listed_newest_first_page_by_page(hearts) -> None:
 
 
 async def test_a_bad_page_token_is_invalid_argument(hearts) -> None:
-    for token in ("not base64 !", "MTpub3Rh"):
+    # Not base64; "1:nota" for the other query; "0:é" and "0:" (no table id); "2:abc".
+    tokens = ["not base64 !", "MTpub3Rh"]
+    tokens += [base64.urlsafe_b64encode(t.encode()).decode() for t in ("0:é", "0:", "2:abc")]
+    for token in tokens:
         refusal = await failure(hearts.stub.ListTables(api.ListTablesRequest(page_token=token)))
         assert (refusal.code, refusal.reason) == (
             grpc.StatusCode.INVALID_ARGUMENT,

@@ -214,6 +214,37 @@ async def test_a_replica_started_before_its_redis_serves_once_redis_answers(
     assert len((await hearts.view(seated.name, seated.tokens[0])).hand) == 13
 
 
+async def test_losing_redis_while_serving_answers_unavailable_and_health_stays_serving(
+    make_server, connect, redis_server
+) -> None:
+    # Every replica shares the one Redis: NOT_SERVING would empty the Service at once, so health
+    # stays SERVING and calls say why they fail (docs/operations.md, "Losing Redis").
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    seated = await hearts.seated(deck_seed=5)
+    view = await hearts.view(seated.name, seated.tokens[0])
+    await asyncio.to_thread(redis_server.stop)
+    refusal = await failure(hearts.pass_cards(seated.name, seated.tokens[0], view.hand[:3]))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", SERVICE):
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING, service
+    await asyncio.to_thread(redis_server.start)  # empty: this test's Redis keeps nothing on disk
+    async with asyncio.timeout(20):
+        while True:  # the pool's connections to the stopped Redis are replaced as they are taken
+            try:
+                again = await hearts.seated(deck_seed=6)
+                break
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                await asyncio.sleep(0.1)
+    view = await hearts.view(again.name, again.tokens[0])
+    await hearts.pass_cards(again.name, again.tokens[0], view.hand[:3])
+
+
 async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
     make_server, connect, redis_server, caplog: pytest.LogCaptureFixture
 ) -> None:

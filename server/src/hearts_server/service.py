@@ -240,11 +240,16 @@ _SPECULATION_BACKOFF = 8
 """After an unread commit lost its race, this many commands of the table read first."""
 
 
+def _is_table_id(text: str) -> bool:
+    """Whether ``text`` has the shape of a table id: 1 to 64 ASCII letters and digits."""
+    return 0 < len(text) <= 64 and text.isalnum() and text.isascii()
+
+
 def parse_table_name(name: str) -> str:
     """The table id of ``tables/{table}``; INVALID_ARGUMENT otherwise."""
     prefix = "tables/"
     table_id = name[len(prefix) :] if name.startswith(prefix) else ""
-    if not (0 < len(table_id) <= 64 and table_id.isalnum() and table_id.isascii()):
+    if not _is_table_id(table_id):
         raise ServiceError("INVALID_TABLE_NAME", f"not a table name: {name!r} (want tables/ID)")
     return table_id
 
@@ -1326,6 +1331,8 @@ def _decode_page_token(token: str, open_only: bool) -> str:
         raise ServiceError(
             "INVALID_PAGE_TOKEN", "the page_token is not one this server gave"
         ) from None
-    if flag != str(int(open_only)) or not before.isalnum():
+    if flag not in ("0", "1") or not _is_table_id(before):
+        raise ServiceError("INVALID_PAGE_TOKEN", "the page_token is not one this server gave")
+    if flag != str(int(open_only)):
         raise ServiceError("INVALID_PAGE_TOKEN", "page_token belongs to a different query")
     return before
