@@ -142,7 +142,7 @@ async def test_a_creator_token_cannot_play(hearts) -> None:
 
 
 async def test_authorization_other_than_bearer_is_token_invalid(hearts) -> None:
-    seated = await hearts.seated([0])
+    seated = await hearts.seated([0, 1])
     for value in ("Basic x", "Bearer", "Bearer    ", seated.tokens[0]):
         metadata = (("authorization", value),)
         refusal = await failure(
@@ -153,6 +153,17 @@ async def test_authorization_other_than_bearer_is_token_invalid(hearts) -> None:
     metadata = (("authorization", f"bearer {seated.tokens[0]}"),)
     response = await hearts.stub.GetTable(api.GetTableRequest(name=seated.name), metadata=metadata)
     assert response.view.viewer_seat == 0
+    # Two headers are refused, even two of the same token: none is picked over the other.
+    for second in (seated.tokens[0], seated.tokens[1]):
+        metadata = (
+            ("authorization", f"Bearer {seated.tokens[0]}"),
+            ("authorization", f"Bearer {second}"),
+        )
+        refusal = await failure(
+            hearts.stub.GetTable(api.GetTableRequest(name=seated.name), metadata=metadata)
+        )
+        assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_INVALID")
+        assert "one authorization header" in refusal.message, refusal.message
 
 
 def assert_spectator_view(view: pb.TableView) -> None:

@@ -276,3 +276,54 @@ async def test_error_info_names_the_table(hearts) -> None:
         refusal = await failure(call)
         assert refusal.domain == "hearts.v1"
         assert refusal.metadata.get("table") == name, refusal
+
+
+async def test_a_name_too_long_to_be_a_table_is_refused_readably(hearts) -> None:
+    # Echoed whole, a 5,000-character name overflowed gRPC's 8 KiB trailer limit: the client got
+    # a bare RESOURCE_EXHAUSTED whose details it could not read.
+    for length in (72, 5_000, 100_000):
+        name = "tables/" + "x" * (length - len("tables/"))
+        for call in (hearts.view(name), hearts.watch(name).read()):
+            refusal = await failure(call)
+            assert (refusal.code, refusal.reason) == (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "INVALID_TABLE_NAME",
+            )
+            assert "table" not in refusal.metadata
+            assert len(refusal.message) < 200, refusal.message
+
+
+# Requests whose field 1 (the table name; field 2, page_token or request_id, where field 1 is
+# no string) is not UTF-8.
+_NOT_UTF8 = b"\x0a\x02\xff\xfe"
+_NOT_UTF8_2 = b"\x12\x02\xff\xfe"
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["GetTable", "ListTables", "CreateTable", "DeleteTable", "JoinTable", "LeaveTable",
+     "PassCards", "PlayCard", "WatchTable"],
+)  # fmt: skip
+async def test_a_request_that_does_not_parse_is_invalid_request(
+    hearts, method: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # gRPC itself answers a request it cannot parse with UNKNOWN and no details, and logs a
+    # traceback; the server's parsers hand it to the handler, which refuses it like any other
+    # malformed request.
+    path = f"/hearts.v1.TableService/{method}"
+    # Field 2 (page_token, request_id) where field 1 is no string.
+    request = _NOT_UTF8_2 if method in ("ListTables", "CreateTable") else _NOT_UTF8
+    if method == "WatchTable":
+        stream = hearts.channel.unary_stream(path)
+        refusal = await failure(_drain(stream(request)))
+    else:
+        unary = hearts.channel.unary_unary(path)
+        refusal = await failure(unary(request))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert "UTF-8" in refusal.message, refusal.message
+    assert not [r for r in caplog.records if r.levelno >= 40], caplog.records
+
+
+async def _drain(call) -> None:
+    async for _ in call:
+        pass

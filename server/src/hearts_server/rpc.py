@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from prometheus_client import Counter, Gauge, Histogram
@@ -74,9 +75,16 @@ METRICS = Metrics()
 _GRPC_CODES = {code: getattr(grpc.StatusCode, code.value) for code in Code}
 
 
+# The longest name a table can have (``tables/`` and a 64-character id). A longer one is
+# refused as INVALID_TABLE_NAME and not echoed in the ErrorInfo: gRPC caps the size of a
+# status's trailers (8 KiB), and a name near that would turn the refusal into a bare
+# RESOURCE_EXHAUSTED whose details the client cannot read.
+_MAX_TABLE_NAME = len("tables/") + 64
+
+
 def _status_for(error: ServiceError, table: str = "") -> grpc.Status:
     info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN)
-    if table:
+    if table and len(table) <= _MAX_TABLE_NAME:
         info.metadata["table"] = table
     details = [any_pb2.Any()]
     details[0].Pack(info)
@@ -177,14 +185,20 @@ class Backlog:
 
 
 def bearer_token(context: grpc.aio.ServicerContext) -> str | None:
-    """The token of ``authorization: Bearer <token>``, None when absent."""
+    """The token of ``authorization: Bearer <token>``, None when absent.
+
+    More than one ``authorization`` header is refused rather than one of them picked.
+    """
+    found: str | None = None
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
+            if found is not None:
+                raise ServiceError("TOKEN_INVALID", "send one authorization header, not several")
             scheme, _, token = str(value).partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise ServiceError("TOKEN_INVALID", "authorization must be 'Bearer <token>'")
-            return token.strip()
-    return None
+            found = token.strip()
+    return found
 
 
 def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[..., Awaitable[R]]]:
@@ -215,6 +229,8 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
             code = "OK"
             self.calls_in_flight += 1
             try:
+                if request.__class__ is Undecodable:
+                    raise request.refusal()
                 return await handler(self, request, context)
             except ServiceError as error:
                 code = error.code.value
@@ -339,6 +355,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.open_streams += 1
         METRICS.open_streams.inc()
         try:
+            _refuse_undecodable(request)
             if self.shutting_down:
                 raise ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
             if self.open_streams > self.max_streams:
@@ -384,15 +401,64 @@ class _Registrations:
         self.handlers = handlers
 
 
+class Undecodable:
+    """A request whose bytes are not a message of its type (invalid UTF-8 in a string, a bad
+    wire format): what :func:`add_servicer`'s request parsers return instead of raising.
+
+    A parser that raises makes gRPC answer ``UNKNOWN`` without details, and log a traceback,
+    before any handler runs; this way the handler refuses the call like any other malformed
+    request, ``INVALID_ARGUMENT`` / ``INVALID_REQUEST``.
+    """
+
+    __slots__ = ("problem", "type_name")
+    name = ""  # what the error path reads of a request
+
+    def __init__(self, type_name: str, problem: str) -> None:
+        self.type_name = type_name
+        self.problem = problem
+
+    def refusal(self) -> ServiceError:
+        return ServiceError(
+            "INVALID_REQUEST", f"the request is not a valid {self.type_name}: {self.problem}"
+        )
+
+
+def _refuse_undecodable(request: object) -> None:
+    if isinstance(request, Undecodable):
+        raise request.refusal()
+
+
+def _parser(message_type: Any) -> Callable[[bytes], Any]:
+    """``message_type.FromString``, returning an :class:`Undecodable` where it would raise."""
+    parse = message_type.FromString
+    type_name = message_type.DESCRIPTOR.full_name
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except DecodeError as error:
+            return Undecodable(type_name, str(error).rsplit(": ", 1)[-1])
+
+    return deserialize
+
+
 def add_servicer(servicer: TableServicer, server: grpc.aio.Server) -> None:
-    """Register ``servicer`` as the generated ``add_TableServiceServicer_to_server`` does, except
-    that a response may also come already serialized (``bytes``), and gRPC then sends it as it
-    is: a move answers that way (see ``service._move_response``) instead of parsing its view into
-    a message that gRPC would serialize again."""
+    """Register ``servicer`` as the generated ``add_TableServiceServicer_to_server`` does, except:
+
+    * a response may also come already serialized (``bytes``), and gRPC then sends it as it is:
+      a move answers that way (see ``service._move_response``) instead of parsing its view into
+      a message that gRPC would serialize again;
+    * a request that does not parse reaches the handler as an :class:`Undecodable`, which
+      refuses it with a reason (gRPC would answer ``UNKNOWN``).
+    """
     registrations = _Registrations()
     api_grpc.add_TableServiceServicer_to_server(servicer, registrations)
+    methods = api.DESCRIPTOR.services_by_name["TableService"].methods_by_name
     handlers = {
-        name: handler._replace(response_serializer=serialize_response)
+        name: handler._replace(
+            response_serializer=serialize_response,
+            request_deserializer=_parser(getattr(api, methods[name].input_type.name)),
+        )
         for name, handler in registrations.handlers.items()
     }
     service = registrations.service

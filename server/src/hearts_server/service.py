@@ -250,7 +250,8 @@ def parse_table_name(name: str) -> str:
     prefix = "tables/"
     table_id = name[len(prefix) :] if name.startswith(prefix) else ""
     if not _is_table_id(table_id):
-        raise ServiceError("INVALID_TABLE_NAME", f"not a table name: {name!r} (want tables/ID)")
+        shown = repr(name[:80]) + (f" ({len(name)} characters)" if len(name) > 80 else "")
+        raise ServiceError("INVALID_TABLE_NAME", f"not a table name: {shown} (want tables/ID)")
     return table_id
 
 
