@@ -154,3 +154,41 @@ async def test_slow_bots_play_on_past_a_whole_game_of_turns(
         await asyncio.sleep(0.2)
     assert table.phase != pb.PHASE_GAME_OVER
     assert table.round_number > 66  # more than 66 rounds of 52 bot plays: past 64 * 52 + 52
+
+
+async def test_the_bot_driver_reads_again_when_its_cached_record_is_evicted(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver loads with the cached version, so the store leaves the record's bytes out; if
+    # other tables' reads evict the entry meanwhile, the driver must read the table whole
+    # instead of stopping (nothing else restarts it here: the bots are never overdue).
+    def decide(level: str, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
+
+    monkeypatch.setattr(service, "_decide_in_worker", decide)
+    server = await make_server()
+    server.app._slow_bot_grace_ms = 10**9
+    store, evicted = server.app.store, []
+    load = store.load
+
+    async def load_then_evict(table_id: str, **options: Any) -> Any:
+        loaded = await load(table_id, **options)
+        task = asyncio.current_task()
+        driving = task is not None and task.get_name().startswith("bot-driver-")
+        if driving and not loaded.data and len(evicted) < 5:
+            evicted.append(loaded.version)
+            server.app.records.drop(table_id)  # another table took its cache slot
+        return loaded
+
+    monkeypatch.setattr(store, "load", load_then_evict)
+    hearts = connect(server)
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
+    created = await hearts.create(bots=bots, deck_seed=9)
+    name = created.view.table.name
+    for _ in range(500):  # 10 s at most
+        table = (await hearts.view(name)).table
+        if table.phase == pb.PHASE_GAME_OVER:
+            break
+        await asyncio.sleep(0.02)
+    assert len(evicted) == 5
+    assert table.phase == pb.PHASE_GAME_OVER

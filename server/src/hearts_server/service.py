@@ -369,7 +369,7 @@ class TableApp:
         """The record of a load, from the cache when the store left the bytes out."""
         if not loaded.data:
             cached = self.records.get(table_id)
-            if cached is None or cached.version != loaded.version:  # pragma: no cover - evicted
+            if cached is None or cached.version != loaded.version:  # evicted meanwhile
                 raise StoreUnavailableError("the cached record went away; retry")
             return cached.record
         record = TableRecord.from_json(loaded.data)
@@ -936,12 +936,16 @@ class TableApp:
                 if not loaded.exists:
                     self.records.drop(table_id)
                     return
+                try:
+                    record = self._record(table_id, loaded)
+                except StoreUnavailableError:  # evicted while loading: read it whole, again
+                    self.records.drop(table_id)
+                    continue
                 still = still + 1 if loaded.version == last_version else 0
                 if still >= _DRIVER_STANDSTILL:
                     log.warning("bot driver for %s: the table does not move; stopping", table_id)
                     return
                 last_version = loaded.version
-                record = self._record(table_id, loaded)
                 seat = self._slow_bot_due(record)
                 if seat is None or record.game is None:
                     return
