@@ -130,6 +130,22 @@ async def test_bots_alone_play_a_round_per_commit_and_let_other_calls_in(
     assert len(set(seen)) >= 3  # answered at several points of the game, not only at its end
 
 
+_MONTE_CARLO = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
+
+
+async def _server_of_quick_slow_bots(make_server, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A server whose Monte Carlo bots decide as random bots (quick; the driver is the same)
+    and are never overdue (a huge grace period), so nothing restarts a stopped driver."""
+
+    def decide(level: str, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
+
+    monkeypatch.setattr(service, "_decide_in_worker", decide)
+    server = await make_server()
+    server.app._slow_bot_grace_ms = 10**9
+    return server
+
+
 async def test_slow_bots_play_on_past_a_whole_game_of_turns(
     make_server, connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,15 +153,9 @@ async def test_slow_bots_play_on_past_a_whole_game_of_turns(
     # which is where the driver used to stop. The bots decide as random bots here, to keep the
     # test short; the driver is the same. Nothing may restart a stopped driver: the table is
     # never overdue (a huge grace period) and nobody watches it, so only the first driver plays.
-    def decide(level: str, seed: int, seat_view: Any) -> Any:
-        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
-
-    monkeypatch.setattr(service, "_decide_in_worker", decide)
-    server = await make_server()
-    server.app._slow_bot_grace_ms = 10**9
+    server = await _server_of_quick_slow_bots(make_server, monkeypatch)
     hearts = connect(server)
-    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
-    created = await hearts.create(bots=bots, deck_seed=8, target_score=1000)
+    created = await hearts.create(bots=_MONTE_CARLO, deck_seed=8, target_score=1000)
     name = created.view.table.name
     for _ in range(250):  # 50 s at most
         table = (await hearts.view(name)).table
@@ -162,12 +172,7 @@ async def test_the_bot_driver_reads_again_when_its_cached_record_is_evicted(
     # The driver loads with the cached version, so the store leaves the record's bytes out; if
     # other tables' reads evict the entry meanwhile, the driver must read the table whole
     # instead of stopping (nothing else restarts it here: the bots are never overdue).
-    def decide(level: str, seed: int, seat_view: Any) -> Any:
-        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
-
-    monkeypatch.setattr(service, "_decide_in_worker", decide)
-    server = await make_server()
-    server.app._slow_bot_grace_ms = 10**9
+    server = await _server_of_quick_slow_bots(make_server, monkeypatch)
     store, evicted = server.app.store, []
     load = store.load
 
@@ -182,8 +187,7 @@ async def test_the_bot_driver_reads_again_when_its_cached_record_is_evicted(
 
     monkeypatch.setattr(store, "load", load_then_evict)
     hearts = connect(server)
-    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
-    created = await hearts.create(bots=bots, deck_seed=9)
+    created = await hearts.create(bots=_MONTE_CARLO, deck_seed=9)
     name = created.view.table.name
     for _ in range(500):  # 10 s at most
         table = (await hearts.view(name)).table
