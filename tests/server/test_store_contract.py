@@ -573,6 +573,23 @@ async def test_listing_skips_deleted_and_expired_tables(backend: Backend) -> Non
     assert ([i for i, _, _ in page], more) == (["0190-t5", "0190-t1"], False)
 
 
+async def test_the_memory_store_forgets_expired_tables_that_nobody_reads() -> None:
+    # Reading an expired table forgets it; tables nobody reads again (every finished game) must
+    # not stay for the life of the process: creates sweep them, and so does the metric's count.
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0], idle_ttl_seconds=10, finished_ttl_seconds=1)
+    for index in range(3000):
+        await store.create(f"t{index:05d}", b"v1", [], open_seats=False, finished=index % 2 == 0)
+        now[0] += 0.01  # 30 s in all: every table but the newest 1000 or so has expired
+    held = len(store._tables)
+    live = sum(1 for t in store._tables.values() if t.expires_at > now[0])
+    assert live <= held <= max(1024, 2 * live) + 1, (live, held)
+    assert store.table_count() == live
+    now[0] += 11
+    assert store.table_count() == 0
+    assert store._tables == {}
+
+
 async def test_refused_commit_leaves_the_listing_alone(store: Store) -> None:
     await store.create(TABLE, b"v1", [], open_seats=True)
     await store.commit(

@@ -468,6 +468,11 @@ def _trick_block(number: int, trick: Trick, rules: Rules) -> bytes:
 _TRICK_BLOCKS: _Memo[str, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(8192)
 
 
+def forget(table_id: str) -> None:
+    """Drop the view parts kept for ``table_id`` (its record left the process's cache)."""
+    _TRICK_BLOCKS.pop(table_id, None)
+
+
 def _score_history(
     round_scores: tuple[tuple[int, ...], ...], moon_shooters: tuple[int | None, ...]
 ) -> bytes:

@@ -128,6 +128,10 @@ class TableRecord:
                 _ENCODED.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
             _ENCODED[self.table_id] = encoded
         game = b"null" if self.game is None else _game_to_json(self.game, self.rules, encoded)
+        if self.phase_over:
+            # A finished game is written once more at most (a seat left): its encoding, up to
+            # hundreds of KiB for a long game, is not kept for it.
+            _ENCODED.pop(self.table_id, None)
         return b'%s%d,"seq":%d%s,"game":%s}' % (
             encoded.head,
             self.update_ms,
@@ -268,13 +272,14 @@ def _round_from_json(data: list[Any]) -> RoundRecord:
 class _Encoded:
     """What the last record of one table encoded to, for the next record to reuse.
 
-    One per table (by table id), replaced as the table moves on, so it holds nothing the table
-    does not still use: the head (everything but the game, the time and the sequence) for the
-    seating and settings in ``fixed``; the parts of the game that stay the same through a round
-    (its deck, the totals and the finished rounds before it) for the round whose tuples it
-    holds, and the finished rounds encoded, which the next round's record extends; and the
-    completed tricks for the tricks tuple it holds. The next state of a game shares those
-    tuples, so identity finds them.
+    One per table in play (by table id), replaced as the table moves on and dropped when its
+    game ends or its record leaves the process's cache (:func:`forget`), so it holds nothing
+    the table does not still use: the head (everything but the game, the time and the
+    sequence) for the seating and settings in ``fixed``; the parts of the game that stay the
+    same through a round (its deck, the totals and the finished rounds before it) for the
+    round whose tuples it holds, and the finished rounds encoded, which the next round's
+    record extends; and the completed tricks for the tricks tuple it holds. The next state of
+    a game shares those tuples, so identity finds them.
     """
 
     __slots__ = (
@@ -301,6 +306,11 @@ class _Encoded:
 
 _ENCODED: dict[str, _Encoded] = {}
 _ENCODED_SIZE = 8192
+
+
+def forget(table_id: str) -> None:
+    """Drop what this process keeps to encode ``table_id``'s next record (it left the cache)."""
+    _ENCODED.pop(table_id, None)
 
 
 def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> bytes:

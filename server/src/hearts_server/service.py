@@ -62,6 +62,7 @@ from hearts_engine import (
 )
 from hearts_engine.bots import Bot, BotLevel, make_bot
 from hearts_server import convert
+from hearts_server import record as record_module
 from hearts_server.errors import Code, ServiceError, from_engine
 from hearts_server.record import Occupant, SeatRecord, TableRecord
 from hearts_server.store.base import (
@@ -226,14 +227,21 @@ class RecordCache:
             return entry
         entry = self._entries[table_id] = _Cached(version, record)
         if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            _forget(self._entries.popitem(last=False)[0])
         return entry
 
     def drop(self, table_id: str) -> None:
-        self._entries.pop(table_id, None)
+        if self._entries.pop(table_id, None) is not None:
+            _forget(table_id)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _forget(table_id: str) -> None:
+    """Drop the encodings kept for a table whose record left the cache: they live as long."""
+    record_module.forget(table_id)
+    convert.forget(table_id)
 
 
 _SPECULATION_BACKOFF = 8

@@ -27,6 +27,9 @@ from hearts_server.store.hub import Hub, HubSubscription
 __all__ = ["MemoryStore"]
 
 
+_FIRST_SWEEP = 1024
+
+
 @dataclasses.dataclass(slots=True)
 class _Table:
     version: int
@@ -56,6 +59,7 @@ class MemoryStore:
         self._max_events = max_events
         self.hub = hub or Hub()
         self._clock = clock
+        self._sweep_at = _FIRST_SWEEP  # tables held when create next sweeps the expired ones
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -63,6 +67,16 @@ class MemoryStore:
             del self._tables[table_id]
             return None
         return table
+
+    def _sweep(self) -> None:
+        """Forget every expired table (each read forgets only the table it reads).
+
+        ``create`` sweeps once the tables held have doubled since the last sweep, so they stay
+        within twice the live ones (at least ``_FIRST_SWEEP``) for a constant cost per create.
+        """
+        now = self._clock()
+        self._tables = {k: t for k, t in self._tables.items() if t.expires_at > now}
+        self._sweep_at = max(_FIRST_SWEEP, 2 * len(self._tables))
 
     async def load(
         self,
@@ -100,6 +114,8 @@ class MemoryStore:
                 return CreateResult(False, earlier[0], earlier[1])
         if self._get(table_id) is not None:
             return CreateResult(False, table_id)
+        if len(self._tables) >= self._sweep_at:
+            self._sweep()
         self._tables[table_id] = _Table(
             1,
             data,
@@ -210,5 +226,6 @@ class MemoryStore:
         self.hub.close_all()
 
     def table_count(self) -> int:
-        """Tables held now (for metrics)."""
+        """Tables held now, expired ones forgotten first (for metrics, every few seconds)."""
+        self._sweep()
         return len(self._tables)
