@@ -60,3 +60,22 @@ async def test_encodings_leave_with_the_record_from_the_cache() -> None:
     assert [i in record._ENCODED for i in ids] == [False, False, False, True, True]
     assert [i in convert._TRICK_BLOCKS for i in ids] == [False, False, False, True, True]
     await app.aclose()
+
+
+async def test_a_finished_game_keeps_no_trick_block_of_its_views() -> None:
+    app = _app()
+    rules = pb.Rules(pass_cards=False, target_score=1)  # one round
+    name = (await app.create_table(pb.Table(deck_seed=4, rules=rules), "")).view.table.name
+    table_id = parse_table_name(name)
+    tokens = [(await app.join_table(name, s, f"p{s}", "", "")).seat_token for s in range(4)]
+    for played in range(52):
+        turn = (await app.get_table(name, None)).view.table.turn_seat
+        view = (await app.get_table(name, tokens[turn])).view
+        if played == 51:
+            assert table_id in convert._TRICK_BLOCKS  # twelve tricks done, kept for the views
+        await app.play_card(name, tokens[turn], view.legal_cards[0], "", "")
+    view = (await app.get_table(name, None)).view
+    assert view.table.phase == pb.PHASE_GAME_OVER
+    assert table_id not in convert._TRICK_BLOCKS
+    assert table_id not in record._ENCODED
+    await app.aclose()

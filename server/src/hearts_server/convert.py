@@ -444,6 +444,7 @@ def _completed_tricks(table_id: str, tricks: tuple[Trick, ...], rules: Rules) ->
     trick extends the block by that trick (concatenation appends, see above).
     """
     if not tricks:
+        _TRICK_BLOCKS.pop(table_id, None)  # a new round, or the game is over: not needed now
         return b""
     known = _TRICK_BLOCKS.get(table_id)
     if known is not None and known[1] is rules:

@@ -230,8 +230,9 @@ class RecordCache:
             _forget(self._entries.popitem(last=False)[0])
         return entry
 
-    def drop(self, table_id: str) -> None:
-        if self._entries.pop(table_id, None) is not None:
+    def drop(self, table_id: str, *, forget: bool = True) -> None:
+        """Drop the table's record, and (``forget``) its kept encodings with it."""
+        if self._entries.pop(table_id, None) is not None and forget:
             _forget(table_id)
 
     def __len__(self) -> int:
@@ -280,6 +281,7 @@ class TableApp:
     ) -> None:
         self.store = store
         self.records = RecordCache(record_cache_size)
+        self._last_create_ms = 0
         self.tokens = tokens
         self._executor = bot_executor
         self._executor_factory = executor_factory
@@ -337,6 +339,14 @@ class TableApp:
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
+    def _now_after(self, record: TableRecord) -> int:
+        """The time of a table's next events: now, but never before its last update.
+
+        Replicas' clocks differ a little (more if one is off): a table's event times and
+        update time still never go backwards when another replica writes it next.
+        """
+        return max(int(self._clock() * 1000), record.update_ms)
+
     async def _load(
         self, table_id: str, *, caller: str | None = None, request_id: str | None = None
     ) -> Loaded:
@@ -355,7 +365,9 @@ class TableApp:
             # The store sent the record: the cached one is not known to be it (a Redis that lost
             # writes can hold another record of the same version). _record puts it back decoded;
             # a caller that returns early (a replay, a stale etag) leaves no stale entry behind.
-            self.records.drop(table_id)
+            # The encodings stay: they are checked by identity and equality before any reuse,
+            # and the record is put back at once.
+            self.records.drop(table_id, forget=False)
         if not loaded.exists and loaded.replay is None:
             self.records.drop(table_id)
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}")
@@ -538,8 +550,8 @@ class TableApp:
                 if cached is not None:
                     cached.skip = _SPECULATION_BACKOFF
                 continue
-            if etag:
-                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+            # Lost the race: the next read answers a pinned etag (ETAG_MISMATCH), and a table
+            # that expired or was deleted meanwhile (TABLE_NOT_FOUND).
         raise ServiceError("CONFLICT", "the table is too busy; try again")
 
     # ------------------------------------------------------------------ creating and seating
@@ -563,7 +575,9 @@ class TableApp:
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name[:_MAX_NAME], level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
-        now = self._now_ms()
+        # Ids sort by creation time (the listing is newest first): strictly later than the
+        # last table this process made, also within one millisecond.
+        now = self._last_create_ms = max(self._now_ms(), self._last_create_ms + 1)
         table_id = new_table_id(now)
         record = TableRecord(
             table_id=table_id,
@@ -632,7 +646,7 @@ class TableApp:
                 raise ServiceError("SEAT_TAKEN", f"seat {seat} is taken")
             else:
                 chosen = seat
-            batch = _Batch(self._now_ms())
+            batch = _Batch(self._now_after(record))
             seats = list(record.seats)
             old = seats[chosen]
             seats[chosen] = SeatRecord(Occupant.HUMAN, display_name, None, old.epoch)
@@ -674,7 +688,7 @@ class TableApp:
 
         def decide(record: TableRecord, version: int) -> _Decision:
             seat = self._player(record, caller)
-            batch = _Batch(self._now_ms())
+            batch = _Batch(self._now_after(record))
             seats = list(record.seats)
             old = seats[seat]
             left = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
@@ -740,7 +754,7 @@ class TableApp:
             if etag and etag != str(loaded.version):
                 raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
             self._check_epoch(record, caller)
-            batch = _Batch(self._now_ms())
+            batch = _Batch(self._now_after(record))
             deleted = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
             deleted.table_deleted.SetInParent()
             batch.add(None, deleted)
@@ -755,8 +769,7 @@ class TableApp:
             if done:
                 self.records.drop(table_id)
                 return api.DeleteTableResponse()
-            if etag:
-                raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
+            # Lost the race: the next read answers an etag, or a table gone meanwhile.
         raise ServiceError("CONFLICT", "the table is too busy; try again")
 
     # ------------------------------------------------------------------ moves
@@ -813,7 +826,7 @@ class TableApp:
                 legal_cards=(),
             )
         action: Action = PassCards(seat, cards) if kind == "pass" else PlayCard(seat, cards[0])
-        batch = _Batch(self._now_ms())
+        batch = _Batch(self._now_after(record))
         try:
             state, events = step(state, action)
         except (IllegalActionError, MalformedError) as error:
@@ -999,7 +1012,7 @@ class TableApp:
         """Commit a slow bot's ``action`` (None: none, the inline bots move) and what follows."""
         state = record.game
         assert state is not None
-        batch = _Batch(self._now_ms())
+        batch = _Batch(self._now_after(record))
         if action is not None:
             state, events = step(state, action)
             batch.add_engine(events)

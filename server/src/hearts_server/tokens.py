@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import math
 import time
 from collections.abc import Callable
 
@@ -77,7 +78,8 @@ class TokenCodec:
 
     def issue(self, table_id: str, seat: int, epoch: int) -> str:
         """A token for ``seat`` (or CREATOR) of ``table_id`` at ``epoch``."""
-        claims = {"t": table_id, "s": seat, "e": epoch, "x": int(self._clock()) + self._ttl}
+        # Whole seconds, rounded up: a token lives at least the configured time.
+        claims = {"t": table_id, "s": seat, "e": epoch, "x": math.ceil(self._clock()) + self._ttl}
         body = _b64(json.dumps(claims, separators=(",", ":")).encode())
         return f"v1.{body}.{self._sign(body)}"
 

@@ -1,0 +1,78 @@
+"""Time: table ids and event times in order, a table that expires mid-command, token lifetimes.
+
+In-process, on the memory store with clocks the tests move: replicas are two ``TableApp``s over
+one store, each with its own (possibly skewed) wall clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hearts.v1 import table_pb2 as pb
+from hearts.v1.table_event_pb2 import TableEvent
+from hearts_server.errors import ServiceError
+from hearts_server.service import TableApp
+from hearts_server.store.memory import MemoryStore
+from hearts_server.tokens import TokenCodec, TokenError
+
+SECRET = b"time-tests-secret-0123456789abcdef"
+
+
+def _app(store: MemoryStore, clock: Any) -> TableApp:
+    return TableApp(store, TokenCodec(SECRET, clock=clock), clock=clock)
+
+
+async def test_tables_created_in_one_millisecond_list_newest_first() -> None:
+    app = _app(MemoryStore(), lambda: 1_800_000_000.0)  # the clock stands still
+    names = [(await app.create_table(pb.Table(), "")).view.table.name for _ in range(8)]
+    listed = await app.list_tables(0, "", has_free_seat=False)
+    assert [t.name for t in listed.tables] == names[::-1]
+
+
+async def test_event_times_never_go_back_when_a_slower_clock_writes_next() -> None:
+    store = MemoryStore()
+    ahead = _app(store, lambda: 1_800_000_060.0)  # a replica a minute ahead
+    behind = _app(store, lambda: 1_800_000_000.0)
+    name = (await ahead.create_table(pb.Table(), "")).view.table.name
+    await ahead.join_table(name, 0, "a", "", "")
+    await behind.join_table(name, 1, "b", "", "")
+    table_id = name.removeprefix("tables/")
+    page = await store.read_events(table_id, after=0)
+    times = [TableEvent.FromString(e.payload).event_time.ToMilliseconds() for e in page.events]
+    assert times == sorted(times), times
+    view = (await behind.get_table(name, None)).view
+    assert view.table.update_time.seconds == 1_800_000_060
+
+
+async def test_a_table_that_expires_during_a_command_is_not_found_with_or_without_etag() -> None:
+    now = [1_800_000_000.0]
+    store = MemoryStore(clock=lambda: now[0], idle_ttl_seconds=60)
+    app = TableApp(store, TokenCodec(SECRET, clock=lambda: now[0]), clock=lambda: now[0],
+                   record_cache_size=0)  # fmt: skip
+    load = store.load
+
+    async def load_then_expire(table_id: str, **options: Any) -> Any:
+        loaded = await load(table_id, **options)
+        now[0] += 61  # the table expires between this read and the commit
+        return loaded
+
+    store.load = load_then_expire  # type: ignore[method-assign]
+    for etag in ("", "1"):
+        name = (await app.create_table(pb.Table(), "")).view.table.name
+        with pytest.raises(ServiceError) as refused:
+            await app.join_table(name, 0, "p", etag, "")
+        assert refused.value.reason == "TABLE_NOT_FOUND", (etag, refused.value)
+
+
+def test_a_token_lives_at_least_its_ttl() -> None:
+    now = [1_800_000_000.9]
+    codec = TokenCodec(SECRET, ttl_seconds=1, clock=lambda: now[0])
+    token = codec.issue("t", 0, 0)
+    now[0] += 0.99  # not yet a second old
+    assert codec.verify(token).seat == 0
+    now[0] += 1.2
+    with pytest.raises(TokenError) as refused:
+        codec.verify(token)
+    assert refused.value.reason == "TOKEN_EXPIRED"
