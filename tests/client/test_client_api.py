@@ -6,6 +6,8 @@ the server's stable reason, so callers can branch on ``reason`` without parsing 
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import pytest
 
@@ -25,8 +27,9 @@ from hearts_client import (
     make_rules,
 )
 from hearts_server.server import HeartsServer
+from hearts_server.tokens import TokenCodec
 
-from .client_helpers import THREE_BOTS, play_to_the_end, table_with_bots
+from .client_helpers import SECRET, THREE_BOTS, play_to_the_end, table_with_bots
 
 
 async def test_client_plays_a_whole_game_against_three_bots(client: HeartsClient) -> None:
@@ -170,6 +173,20 @@ async def test_a_forged_token_raises_auth_error_token_invalid(client: HeartsClie
         await client.play_card(name, joined.view.hand[0])
     assert caught.value.code == grpc.StatusCode.UNAUTHENTICATED
     assert caught.value.reason == "TOKEN_INVALID"
+
+
+async def test_an_expired_seat_token_is_renewed(client: HeartsClient) -> None:
+    joined = await table_with_bots(client)
+    name = joined.view.table.name
+    a_month_ago = time.time() - 30 * 24 * 3600
+    expired = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(name.split("/")[1], 0, 0)
+    client.set_seat_token(name, expired)
+    with pytest.raises(AuthError) as caught:
+        await client.get_table(name)
+    assert caught.value.reason == "TOKEN_EXPIRED"
+    renewed = await client.renew_seat_token(name)
+    assert (renewed.seat, client.seat_token(name)) == (0, renewed.seat_token)
+    assert list((await client.get_table(name)).hand) == list(joined.view.hand)
 
 
 async def test_a_seat_token_of_another_table_raises_wrong_table(client: HeartsClient) -> None:

@@ -11,7 +11,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.tokens import TokenCodec
 
-from .conftest import SECRET, card, event_kind, failure, owing, read_until
+from .conftest import SECRET, bearer, card, event_kind, failure, owing, read_until
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
@@ -71,6 +71,41 @@ async def test_an_expired_token_is_token_expired(hearts) -> None:
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
     refusal = await failure(hearts.view(seated.name, expired))
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+
+
+async def test_join_table_with_an_expired_seat_token_renews_it(hearts) -> None:
+    # The token expires while the seat stays taken: JoinTable with the token as authorization
+    # gives a new one for the same seat, and writes nothing.
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    seat, _, view = await turn_token(hearts, seated)
+    a_month_ago = time.time() - 30 * 24 * 3600
+    expired = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(
+        table_id(seated.name), seat, 0
+    )
+    etag = await hearts.etag(seated.name)
+    request = api.JoinTableRequest(name=seated.name)  # no display name, no seat needed
+    renewed = await hearts.stub.JoinTable(request, metadata=bearer(expired))
+    assert (renewed.seat, renewed.etag, renewed.view.viewer_seat) == (seat, etag, seat)
+    assert list(renewed.view.hand) == list(view.hand)
+    await hearts.play(seated.name, renewed.seat_token, view.legal_cards[0])
+    # Asking to renew another seat with it is refused; so is a token whose seat was left.
+    request = api.JoinTableRequest(name=seated.name, seat=(seat + 1) % 4)
+    refusal = await failure(hearts.stub.JoinTable(request, metadata=bearer(expired)))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    await hearts.leave(seated.name, renewed.seat_token)
+    refusal = await failure(
+        hearts.stub.JoinTable(api.JoinTableRequest(name=seated.name), metadata=bearer(expired))
+    )
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_REVOKED")
+
+
+async def test_join_table_with_another_tables_token_is_an_ordinary_join(hearts) -> None:
+    first = await hearts.seated([0])
+    second = await hearts.create()
+    request = api.JoinTableRequest(name=second.view.table.name, player_display_name="p")
+    joined = await hearts.stub.JoinTable(request, metadata=bearer(first.tokens[0]))
+    assert joined.seat == 0
+    assert joined.view.table.seats[0].player_display_name == "p"
 
 
 async def test_a_token_of_another_table_is_wrong_table(hearts) -> None:

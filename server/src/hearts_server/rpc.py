@@ -314,7 +314,12 @@ class TableServicer(api_grpc.TableServiceServicer):
     ) -> api.JoinTableResponse:
         seat = request.seat if request.HasField("seat") else None
         return await self.app.join_table(
-            request.name, seat, request.player_display_name, request.etag, request.request_id
+            request.name,
+            seat,
+            request.player_display_name,
+            request.etag,
+            request.request_id,
+            token=bearer_token(context),
         )
 
     @_unary("LeaveTable")

@@ -624,10 +624,25 @@ class TableApp:
         return response
 
     async def join_table(
-        self, name: str, seat: int | None, display_name: str, etag: str, request_id: str
+        self,
+        name: str,
+        seat: int | None,
+        display_name: str,
+        etag: str,
+        request_id: str,
+        *,
+        token: str | None = None,
     ) -> api.JoinTableResponse:
-        """Take a seat (a given one or any free one); returns the seat token."""
+        """Take a seat (a given one or any free one); returns the seat token.
+
+        With the seat token of one of this table's seats (``token``, expired or not) it is a
+        renewal instead: a new token for that seat, which must still be the caller's.
+        """
         table_id = parse_table_name(name)
+        if token:
+            renewed = await self._renew(table_id, seat, token)
+            if renewed is not None:
+                return renewed
         display_name = display_name.strip()
         if not display_name or len(display_name) > _MAX_NAME:
             raise ServiceError(
@@ -677,6 +692,35 @@ class TableApp:
                 response_type=api.JoinTableResponse,
                 fingerprint=_fingerprint(request_id, b"JoinTable", name, seat, display_name, etag),
             )
+        )
+
+    async def _renew(
+        self, table_id: str, seat: int | None, token: str
+    ) -> api.JoinTableResponse | None:
+        """A new token for the seat of ``token``, or None when it is no seat token of this table.
+
+        Tokens expire (``--token-ttl-seconds``) while the seat stays taken, so an expired one
+        must lead back to the seat. It is renewed only while its seat is still the caller's
+        (same epoch); nothing is written.
+        """
+        try:
+            claims = self.tokens.authentic(token)
+        except TokenError as error:
+            raise ServiceError(error.reason, str(error)) from None
+        if claims.table_id != table_id or claims.seat == CREATOR:
+            return None  # an ordinary join, which takes no token
+        if seat is not None and seat != claims.seat:
+            raise ServiceError(
+                "INVALID_REQUEST", f"the token is seat {claims.seat}'s; it renews only that seat"
+            )
+        version, record = await self._read(table_id)
+        self._check_epoch(record, Caller(claims))
+        held = record.seats[claims.seat]
+        return api.JoinTableResponse(
+            seat_token=self.tokens.issue(table_id, claims.seat, held.epoch),
+            seat=claims.seat,
+            view=convert.view_to_pb(record, version, claims.seat),
+            etag=str(version),
         )
 
     async def leave_table(

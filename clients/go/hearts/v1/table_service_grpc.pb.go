@@ -66,7 +66,10 @@ type TableServiceClient interface {
 	// may delete it.
 	DeleteTable(ctx context.Context, in *DeleteTableRequest, opts ...grpc.CallOption) (*DeleteTableResponse, error)
 	// JoinTable seats the caller at a given or any empty seat and returns the
-	// seat token for later moves.
+	// seat token for later moves. Called with one of the table's seat tokens as
+	// authorization (expired or not), it renews that token instead: a new token
+	// for the same seat while the seat is still the caller's, and nothing else
+	// changes.
 	JoinTable(ctx context.Context, in *JoinTableRequest, opts ...grpc.CallOption) (*JoinTableResponse, error)
 	// LeaveTable gives up the caller's seat; the seat token stops working.
 	LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error)
@@ -203,7 +206,10 @@ type TableServiceServer interface {
 	// may delete it.
 	DeleteTable(context.Context, *DeleteTableRequest) (*DeleteTableResponse, error)
 	// JoinTable seats the caller at a given or any empty seat and returns the
-	// seat token for later moves.
+	// seat token for later moves. Called with one of the table's seat tokens as
+	// authorization (expired or not), it renews that token instead: a new token
+	// for the same seat while the seat is still the caller's, and nothing else
+	// changes.
 	JoinTable(context.Context, *JoinTableRequest) (*JoinTableResponse, error)
 	// LeaveTable gives up the caller's seat; the seat token stops working.
 	LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error)

@@ -414,6 +414,22 @@ class HeartsClient:
         self._seat_tokens[name] = response.seat_token
         return JoinedTable(response.seat, response.view, response.seat_token)
 
+    async def renew_seat_token(self, name: str) -> JoinedTable:
+        """Exchange the seat token held for ``name`` (expired or not) for a new one.
+
+        Tokens expire after the server's ``--token-ttl-seconds`` while the seat stays taken;
+        calls then fail with ``TOKEN_EXPIRED``. This asks ``JoinTable`` with the token, which
+        renews it while the seat is still this player's, and keeps the new token.
+        """
+        name = table_name(name)
+        token = self._seat_tokens.get(name)
+        if token is None:
+            raise ValueError(f"this client holds no seat token for {name}")
+        request = api.JoinTableRequest(name=name)
+        response: api.JoinTableResponse = await self._call("JoinTable", request, token=token)
+        self._seat_tokens[name] = response.seat_token
+        return JoinedTable(response.seat, response.view, response.seat_token)
+
     async def leave_table(
         self, name: str, *, etag: str = "", request_id: str | None = None
     ) -> pb.TableView:

@@ -149,6 +149,10 @@ class SyncHeartsClient:
             self.client.join_table(name, player_name, seat=seat, etag=etag, request_id=request_id)
         )
 
+    def renew_seat_token(self, name: str) -> JoinedTable:
+        """See :meth:`HeartsClient.renew_seat_token`."""
+        return self._run(self.client.renew_seat_token(name))
+
     def leave_table(
         self, name: str, *, etag: str = "", request_id: str | None = None
     ) -> pb.TableView:

@@ -118,7 +118,10 @@ class TableServiceServicer:
 
     def JoinTable(self, request, context):
         """JoinTable seats the caller at a given or any empty seat and returns the
-        seat token for later moves.
+        seat token for later moves. Called with one of the table's seat tokens as
+        authorization (expired or not), it renews that token instead: a new token
+        for the same seat while the seat is still the caller's, and nothing else
+        changes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

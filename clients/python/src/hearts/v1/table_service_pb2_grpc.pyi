@@ -65,7 +65,10 @@ class TableServiceStub:
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.JoinTableRequest, _table_service_pb2.JoinTableResponse]
     """JoinTable seats the caller at a given or any empty seat and returns the
-    seat token for later moves.
+    seat token for later moves. Called with one of the table's seat tokens as
+    authorization (expired or not), it renews that token instead: a new token
+    for the same seat while the seat is still the caller's, and nothing else
+    changes.
     """
     LeaveTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.LeaveTableRequest, _table_service_pb2.LeaveTableResponse]
     """LeaveTable gives up the caller's seat; the seat token stops working."""
@@ -97,7 +100,10 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.JoinTableRequest, _table_service_pb2.JoinTableResponse]  # type: ignore[assignment]
     """JoinTable seats the caller at a given or any empty seat and returns the
-    seat token for later moves.
+    seat token for later moves. Called with one of the table's seat tokens as
+    authorization (expired or not), it renews that token instead: a new token
+    for the same seat while the seat is still the caller's, and nothing else
+    changes.
     """
     LeaveTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.LeaveTableRequest, _table_service_pb2.LeaveTableResponse]  # type: ignore[assignment]
     """LeaveTable gives up the caller's seat; the seat token stops working."""
@@ -156,7 +162,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.JoinTableResponse, _abc.Awaitable[_table_service_pb2.JoinTableResponse]]:
         """JoinTable seats the caller at a given or any empty seat and returns the
-        seat token for later moves.
+        seat token for later moves. Called with one of the table's seat tokens as
+        authorization (expired or not), it renews that token instead: a new token
+        for the same seat while the seat is still the caller's, and nothing else
+        changes.
         """
 
     @_abc_1.abstractmethod

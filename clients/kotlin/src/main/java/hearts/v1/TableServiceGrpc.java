@@ -405,7 +405,10 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * JoinTable seats the caller at a given or any empty seat and returns the
-     * seat token for later moves.
+     * seat token for later moves. Called with one of the table's seat tokens as
+     * authorization (expired or not), it renews that token instead: a new token
+     * for the same seat while the seat is still the caller's, and nothing else
+     * changes.
      * </pre>
      */
     default void joinTable(hearts.v1.JoinTableRequest request,
@@ -537,7 +540,10 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * JoinTable seats the caller at a given or any empty seat and returns the
-     * seat token for later moves.
+     * seat token for later moves. Called with one of the table's seat tokens as
+     * authorization (expired or not), it renews that token instead: a new token
+     * for the same seat while the seat is still the caller's, and nothing else
+     * changes.
      * </pre>
      */
     public void joinTable(hearts.v1.JoinTableRequest request,
@@ -656,7 +662,10 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * JoinTable seats the caller at a given or any empty seat and returns the
-     * seat token for later moves.
+     * seat token for later moves. Called with one of the table's seat tokens as
+     * authorization (expired or not), it renews that token instead: a new token
+     * for the same seat while the seat is still the caller's, and nothing else
+     * changes.
      * </pre>
      */
     public hearts.v1.JoinTableResponse joinTable(hearts.v1.JoinTableRequest request) throws io.grpc.StatusException {
@@ -772,7 +781,10 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * JoinTable seats the caller at a given or any empty seat and returns the
-     * seat token for later moves.
+     * seat token for later moves. Called with one of the table's seat tokens as
+     * authorization (expired or not), it renews that token instead: a new token
+     * for the same seat while the seat is still the caller's, and nothing else
+     * changes.
      * </pre>
      */
     public hearts.v1.JoinTableResponse joinTable(hearts.v1.JoinTableRequest request) {
@@ -891,7 +903,10 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * JoinTable seats the caller at a given or any empty seat and returns the
-     * seat token for later moves.
+     * seat token for later moves. Called with one of the table's seat tokens as
+     * authorization (expired or not), it renews that token instead: a new token
+     * for the same seat while the seat is still the caller's, and nothing else
+     * changes.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<hearts.v1.JoinTableResponse> joinTable(
