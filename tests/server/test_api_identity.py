@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import grpc
 import pytest
@@ -60,13 +61,19 @@ async def test_a_forged_token_is_token_invalid(hearts) -> None:
             assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_INVALID"), forged
 
 
-async def test_an_expired_token_is_token_expired(hearts) -> None:
+async def _expired_turn_token(hearts) -> tuple[Any, int, pb.TableView, str]:
+    """A seated game, the seat to play, its view, and a month-old token of that seat."""
     seated = await hearts.seated(pass_cards=False, deck_seed=4)
     seat, _, view = await turn_token(hearts, seated)
     a_month_ago = time.time() - 30 * 24 * 3600
     expired = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(
         table_id(seated.name), seat, 0
     )
+    return seated, seat, view, expired
+
+
+async def test_an_expired_token_is_token_expired(hearts) -> None:
+    seated, _, view, expired = await _expired_turn_token(hearts)
     refusal = await failure(hearts.play(seated.name, expired, view.legal_cards[0]))
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
     refusal = await failure(hearts.view(seated.name, expired))
@@ -76,12 +83,7 @@ async def test_an_expired_token_is_token_expired(hearts) -> None:
 async def test_join_table_with_an_expired_seat_token_renews_it(hearts) -> None:
     # The token expires while the seat stays taken: JoinTable with the token as authorization
     # gives a new one for the same seat, and writes nothing.
-    seated = await hearts.seated(pass_cards=False, deck_seed=4)
-    seat, _, view = await turn_token(hearts, seated)
-    a_month_ago = time.time() - 30 * 24 * 3600
-    expired = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(
-        table_id(seated.name), seat, 0
-    )
+    seated, seat, view, expired = await _expired_turn_token(hearts)
     etag = await hearts.etag(seated.name)
     request = api.JoinTableRequest(name=seated.name)  # no display name, no seat needed
     renewed = await hearts.stub.JoinTable(request, metadata=bearer(expired))
