@@ -11,6 +11,7 @@ import random
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
@@ -327,3 +328,29 @@ async def test_a_request_that_does_not_parse_is_invalid_request(
 async def _drain(call) -> None:
     async for _ in call:
         pass
+
+
+@pytest.mark.parametrize("method", ["Check", "Watch", "List"])
+async def test_a_health_request_that_does_not_parse_is_invalid_request(
+    hearts, method: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # gRPC's health service, registered with the same lenient parsers as hearts.v1 (its
+    # HealthListRequest has no string: a field cut short does not parse either).
+    path = f"/grpc.health.v1.Health/{method}"
+    request = b"\x0a\x05ab" if method == "List" else _NOT_UTF8
+    if method == "Watch":
+        refusal = await failure(_drain(hearts.channel.unary_stream(path)(request)))
+    else:
+        refusal = await failure(hearts.channel.unary_unary(path)(request))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert not [r for r in caplog.records if r.levelno >= 40], caplog.records
+
+
+async def test_health_lists_every_status(hearts) -> None:
+    health = health_pb2_grpc.HealthStub(hearts.channel)
+    listed = await health.List(health_pb2.HealthListRequest())
+    serving = health_pb2.HealthCheckResponse.SERVING
+    assert {name: s.status for name, s in listed.statuses.items()} == {
+        "": serving,
+        "hearts.v1.TableService": serving,
+    }

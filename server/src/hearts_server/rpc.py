@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -30,7 +31,7 @@ from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
 from hearts_server.service import TableApp, serialize_response
 
-__all__ = ["METRICS", "Backlog", "Metrics", "TableServicer", "add_servicer"]
+__all__ = ["METRICS", "Backlog", "Metrics", "TableServicer", "add_lenient", "add_servicer"]
 
 log = logging.getLogger(__name__)
 
@@ -389,6 +390,54 @@ class TableServicer(api_grpc.TableServiceServicer):
             self.open_streams -= 1
             METRICS.open_streams.dec()
             METRICS.requests.labels("WatchTable", code).inc()
+
+
+def add_lenient(add_to_server: Callable[[Any, Any], None], servicer: Any, server: Any) -> None:
+    """Register a generated service (``add_*_to_server``) whose unparseable requests are refused.
+
+    As :func:`add_servicer` does for ``hearts.v1``: a request that does not parse is answered
+    ``INVALID_ARGUMENT`` / ``INVALID_REQUEST``, not gRPC's ``UNKNOWN`` with a traceback in the
+    log. For unary requests (gRPC's health service).
+    """
+    registrations = _Registrations()
+    add_to_server(servicer, registrations)
+    handlers = {name: _lenient(handler) for name, handler in registrations.handlers.items()}
+    service = registrations.service
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
+def _lenient(handler: Any) -> Any:
+    """``handler`` with a parser that cannot raise, and a refusal of what it could not parse."""
+    if handler.request_streaming:
+        return handler
+    parse = _parser(handler.request_deserializer.__self__)  # a generated Message.FromString
+    if handler.unary_unary is not None:
+        unary = handler.unary_unary
+
+        async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if isinstance(request, Undecodable):
+                await context.abort_with_status(_status_for(request.refusal()))
+            return await unary(request, context)
+
+        return handler._replace(request_deserializer=parse, unary_unary=unary_unary)
+    stream = handler.unary_stream
+    if inspect.isasyncgenfunction(stream):  # answers by yielding
+
+        async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if isinstance(request, Undecodable):
+                await context.abort_with_status(_status_for(request.refusal()))
+            async for response in stream(request, context):
+                yield response
+
+        return handler._replace(request_deserializer=parse, unary_stream=unary_stream)
+
+    async def unary_write(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        if isinstance(request, Undecodable):  # answers by context.write, as health's Watch
+            await context.abort_with_status(_status_for(request.refusal()))
+        return await stream(request, context)
+
+    return handler._replace(request_deserializer=parse, unary_stream=unary_write)
 
 
 class _Registrations:

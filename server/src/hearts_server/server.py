@@ -26,7 +26,7 @@ from grpc_reflection.v1alpha import reflection
 
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.config import Settings
-from hearts_server.rpc import METRICS, TableServicer, add_servicer
+from hearts_server.rpc import METRICS, TableServicer, add_lenient, add_servicer
 from hearts_server.service import TableApp
 from hearts_server.store.base import Store, StoreUnavailableError, StoreUnsupportedError
 from hearts_server.store.memory import MemoryStore
@@ -77,7 +77,8 @@ class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyp
     gRPC's own Watch waits for the next change for as long as the stream is open, so every open
     watch outlived the drain and was cancelled at the end of the grace period, which gRPC logs
     as an unhandled error. This Watch (the same loop, over statuses it keeps beside gRPC's)
-    sends NOT_SERVING and ends as soon as the drain starts. Check is gRPC's.
+    sends NOT_SERVING and ends as soon as the drain starts. Check is gRPC's; List, which
+    gRPC's leaves unimplemented, answers every status.
     """
 
     def __init__(self) -> None:
@@ -109,6 +110,19 @@ class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyp
             self._statuses.update(statuses)
             self._draining = self._draining or draining
             self._changed.notify_all()
+
+    async def List(  # noqa: N802 - gRPC method name
+        self, request: health_pb2.HealthListRequest, context: grpc.aio.ServicerContext
+    ) -> health_pb2.HealthListResponse:
+        """Every service's status (gRPC's own servicer leaves it unimplemented)."""
+        async with self._changed:
+            statuses = dict(self._statuses)
+        return health_pb2.HealthListResponse(
+            statuses={
+                service: health_pb2.HealthCheckResponse(status=status)
+                for service, status in statuses.items()
+            }
+        )
 
     async def Watch(  # noqa: N802 - gRPC method name
         self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext
@@ -277,7 +291,7 @@ class HeartsServer:
         if self._calls is None:
             log.info("cannot see gRPC's call queue (channelz): only gRPC's limit sheds load")
         add_servicer(self.servicer, self.grpc_server)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc_server)
+        add_lenient(health_pb2_grpc.add_HealthServicer_to_server, self.health, self.grpc_server)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
              reflection.SERVICE_NAME),
