@@ -175,7 +175,7 @@ async def test_a_forged_token_raises_auth_error_token_invalid(client: HeartsClie
     assert caught.value.reason == "TOKEN_INVALID"
 
 
-async def test_an_expired_seat_token_is_renewed(client: HeartsClient) -> None:
+async def test_an_expired_seat_token_is_renewed(client: HeartsClient, server: HeartsServer) -> None:
     joined = await table_with_bots(client)
     name = joined.view.table.name
     a_month_ago = time.time() - 30 * 24 * 3600
@@ -187,6 +187,10 @@ async def test_an_expired_seat_token_is_renewed(client: HeartsClient) -> None:
     renewed = await client.renew_seat_token(name)
     assert (renewed.seat, client.seat_token(name)) == (0, renewed.seat_token)
     assert list((await client.get_table(name)).hand) == list(joined.view.hand)
+    # A client made with the token (another process resuming the seat) renews it too.
+    async with HeartsClient(server.address, token=expired) as resumed:
+        assert (await resumed.renew_seat_token(name)).seat == 0
+        assert list((await resumed.get_table(name)).hand) == list(joined.view.hand)
 
 
 async def test_a_seat_token_of_another_table_raises_wrong_table(client: HeartsClient) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
-from hearts_server.tokens import TokenCodec
+from hearts_server.tokens import CREATOR, TokenCodec
 
 from .conftest import SECRET, bearer, card, event_kind, failure, owing, read_until
 
@@ -78,6 +78,14 @@ async def test_an_expired_token_is_token_expired(hearts) -> None:
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
     refusal = await failure(hearts.view(seated.name, expired))
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+    assert "JoinTable" in refusal.message  # a seat token is renewed so
+    a_month_ago = time.time() - 30 * 24 * 3600
+    creator = TokenCodec(SECRET.encode(), clock=lambda: a_month_ago).issue(
+        table_id(seated.name), CREATOR, 0
+    )
+    refusal = await failure(hearts.delete(seated.name, creator))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_EXPIRED")
+    assert "JoinTable" not in refusal.message  # a creator token is not
 
 
 async def test_join_table_with_an_expired_seat_token_renews_it(hearts) -> None:

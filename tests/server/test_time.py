@@ -13,7 +13,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1.table_event_pb2 import TableEvent
 from hearts_server.errors import ServiceError
-from hearts_server.service import TableApp
+from hearts_server.service import TableApp, new_table_id
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec, TokenError
 
@@ -26,9 +26,23 @@ def _app(store: MemoryStore, clock: Any) -> TableApp:
 
 async def test_tables_created_in_one_millisecond_list_newest_first() -> None:
     app = _app(MemoryStore(), lambda: 1_800_000_000.0)  # the clock stands still
-    names = [(await app.create_table(pb.Table(), "")).view.table.name for _ in range(8)]
+    created = [(await app.create_table(pb.Table(), "")).view.table for _ in range(8)]
     listed = await app.list_tables(0, "", has_free_seat=False)
-    assert [t.name for t in listed.tables] == names[::-1]
+    assert [t.name for t in listed.tables] == [t.name for t in created[::-1]]
+    # The order is the ids'; the tables' times stay the clock's.
+    assert {t.create_time.ToMilliseconds() for t in created} == {1_800_000_000_000}
+
+
+def test_an_id_made_in_the_same_millisecond_or_after_a_clock_step_back_sorts_later() -> None:
+    first = new_table_id(1000)
+    same = new_table_id(1000, first)
+    back = new_table_id(999, same)  # the clock stepped back
+    assert first < same < back
+    assert same[:12] == back[:12] == f"{1000:012x}"
+    assert int(same[12:], 16) == int(first[12:], 16) + 1
+    full = f"{1000:012x}" + "f" * 10  # the random part cannot grow: the next millisecond
+    assert new_table_id(1000, full)[:12] == f"{1001:012x}"
+    assert all(len(i) == 22 for i in (first, same, back, new_table_id(1000, full)))
 
 
 async def test_event_times_never_go_back_when_a_slower_clock_writes_next() -> None:

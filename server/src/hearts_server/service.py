@@ -179,9 +179,20 @@ def _decide_in_worker(level: str, seed: int, seat_view: object) -> Action:
     return bot.decide(seat_view)  # type: ignore[arg-type]
 
 
-def new_table_id(now_ms: int) -> str:
-    """A table id that sorts by creation time: 12 hex digits of milliseconds, 10 random."""
-    return f"{now_ms:012x}{secrets.token_hex(5)}"
+def new_table_id(now_ms: int, last: str = "") -> str:
+    """A table id that sorts by creation time: 12 hex digits of milliseconds, 10 random.
+
+    Given the ``last`` id this process made, the new one sorts after it: within its millisecond
+    (or if the clock stepped back) the random part is the last one plus one, as in ULID's
+    monotonic mode, so the id's time stays the clock's.
+    """
+    last_ms = int(last[:12], 16) if last else -1
+    if now_ms > last_ms:
+        return f"{now_ms:012x}{secrets.token_hex(5)}"
+    following = int(last[12:], 16) + 1
+    if following >> 40:  # the random part ran out: the next millisecond
+        return f"{last_ms + 1:012x}{secrets.token_hex(5)}"
+    return f"{last_ms:012x}{following:010x}"
 
 
 class _Cached:
@@ -281,7 +292,7 @@ class TableApp:
     ) -> None:
         self.store = store
         self.records = RecordCache(record_cache_size)
-        self._last_create_ms = 0
+        self._last_table_id = ""
         self.tokens = tokens
         self._executor = bot_executor
         self._executor_factory = executor_factory
@@ -575,10 +586,9 @@ class TableApp:
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name[:_MAX_NAME], level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
-        # Ids sort by creation time (the listing is newest first): strictly later than the
-        # last table this process made, also within one millisecond.
-        now = self._last_create_ms = max(self._now_ms(), self._last_create_ms + 1)
-        table_id = new_table_id(now)
+        # Ids sort by creation time (the listing is newest first), also within a millisecond.
+        now = self._now_ms()
+        table_id = self._last_table_id = new_table_id(now, self._last_table_id)
         record = TableRecord(
             table_id=table_id,
             display_name=table.display_name or "Hearts table",

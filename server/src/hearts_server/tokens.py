@@ -87,9 +87,11 @@ class TokenCodec:
         """The token's claims; raises :class:`TokenError` if forged, malformed or expired."""
         claims = self.authentic(token)
         if claims.expires <= self._clock():
+            if claims.seat == CREATOR:
+                raise TokenError("TOKEN_EXPIRED", "the creator token has expired")
             raise TokenError(
                 "TOKEN_EXPIRED",
-                "the token has expired; JoinTable with it as authorization renews it",
+                "the seat token has expired; JoinTable with it as authorization renews it",
             )
         return claims
 

@@ -422,7 +422,7 @@ class HeartsClient:
         renews it while the seat is still this player's, and keeps the new token.
         """
         name = table_name(name)
-        token = self._seat_tokens.get(name)
+        token = self._token_for(name)  # the table's seat token, else the client's token=
         if token is None:
             raise ValueError(f"this client holds no seat token for {name}")
         request = api.JoinTableRequest(name=name)
