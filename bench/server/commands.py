@@ -10,7 +10,14 @@ gRPC's and redis-py's. Two measurements:
 * the view of finished four-bot games at the highest target score, with the rules that make
   games longest: its size against the message limit (``convert.MAX_TARGET_SCORE``).
 
-Run it with ``uv run python bench/server/commands.py [--games 30] [--views 3]``.
+With ``--redis-url redis://127.0.0.1:PORT/0`` (a loopback Redis the caller started, whose
+data it may overwrite) it also compares, one command at a time, the process's CPU per command
+of the same games on the Redis store, on the memory store, and the benchmark baseline's
+``EVALSHA`` through the same client: what the application layer adds to a Redis round trip,
+without gRPC.
+
+Run it with ``uv run python bench/server/commands.py [--games 30] [--views 3]
+[--redis-url URL]``.
 """
 
 from __future__ import annotations
@@ -18,19 +25,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import ipaddress
 import random
+import socket
 import statistics
 import sys
 import time
+import urllib.parse
 from pathlib import Path
+
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from hearts.v1 import table_pb2 as pb
 from hearts_server.convert import MAX_TARGET_SCORE
 from hearts_server.service import TableApp
+from hearts_server.store.base import Store
 from hearts_server.store.memory import MemoryStore
+from hearts_server.store.redis import RedisStore
 from hearts_server.tokens import TokenCodec
 
 sys.path.insert(0, str(Path(__file__).parent))
+import baseline  # the baseline's script
 from load import _CARDS, _plan_game  # the load generator's game plans
 
 
@@ -103,12 +118,80 @@ async def view_sizes(games: int) -> None:
     await app.aclose()
 
 
+async def _cpu_per_command(store: Store, games: int, tag: str) -> float:
+    """CPU µs per move of ``games`` whole games on ``store``, one command at a time."""
+    app = TableApp(store, TokenCodec(b"x" * 32, ttl_seconds=86_400))
+    count, cpu = 0, 0.0
+    for game in range(games):
+        seed = 2000 + game
+        created = await app.create_table(pb.Table(deck_seed=seed), f"{tag}{game}")
+        name = created.view.table.name  # type: ignore[attr-defined]
+        tokens = [
+            (await app.join_table(name, s, f"p{s}", "", "")).seat_token  # type: ignore[attr-defined]
+            for s in range(4)
+        ]
+        plan = _plan_game(seed, random.Random(seed))
+        started = time.process_time()
+        for number, (method, seat, cards, _) in enumerate(plan):
+            if method == "PlayCard":
+                await app.play_card(name, tokens[seat], _CARDS[cards[0]], "", f"r{number}")
+            else:
+                played = [_CARDS[c] for c in cards]
+                await app.pass_cards(name, tokens[seat], played, "", f"r{number}")
+        cpu += time.process_time() - started
+        count += len(plan)
+    await app.aclose()
+    return cpu / count * 1e6
+
+
+async def _baseline_cpu_per_call(url: str, calls: int) -> float:
+    """CPU µs per call of the baseline's EVALSHA (see baseline.py), one call at a time."""
+    pool = BlockingConnectionPool.from_url(url, max_connections=16, timeout=5.0, socket_timeout=5.0)
+    client = Redis.from_pool(pool)
+    await client.script_load(baseline.SCRIPT)
+    versions: dict[str, int] = {}
+    value = bytes(60) + baseline._STORED[60:]
+    started = time.process_time()
+    for index in range(calls):
+        key = f"bench-commands-{index % 1000}"
+        table, log = f"b:{{{key}}}:t", f"b:{{{key}}}:e"
+        versions[key] = await client.execute_command(
+            "EVALSHA", baseline.SHA, 2, table, log, versions.get(key, 0), value
+        )
+    cpu = time.process_time() - started
+    await client.aclose()
+    return cpu / calls * 1e6
+
+
+async def redis_comparison(url: str, games: int, repetitions: int = 3) -> None:
+    print(f"one command at a time, CPU µs per command ({games} games; {repetitions} repetitions):")
+    for repetition in range(repetitions):
+        tag = f"bench-{time.time_ns()}-"
+        store = RedisStore.from_url(url)
+        await store.start()
+        on_redis = await _cpu_per_command(store, games, tag)
+        await store.close()
+        on_memory = await _cpu_per_command(MemoryStore(), games, tag)
+        floor = await _baseline_cpu_per_call(url, 5000)
+        print(
+            f"  {repetition + 1}: Redis store {on_redis:6.1f}   memory store {on_memory:6.1f}"
+            f"   baseline EVALSHA {floor:6.1f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=30, help="whole games timed")
     parser.add_argument("--views", type=int, default=3, help="finished games sized, per level")
+    parser.add_argument("--redis-url", default="", help="also compare with Redis (loopback)")
     args = parser.parse_args()
+    if args.redis_url:
+        host = urllib.parse.urlsplit(args.redis_url).hostname or ""
+        if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
+            parser.error("--redis-url must be a loopback address")
     asyncio.run(command_costs(args.games))
+    if args.redis_url:
+        asyncio.run(redis_comparison(args.redis_url, max(1, args.games // 3)))
     asyncio.run(view_sizes(args.views))
 
 
