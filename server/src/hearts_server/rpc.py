@@ -407,6 +407,11 @@ def add_lenient(add_to_server: Callable[[Any, Any], None], servicer: Any, server
     server.add_registered_method_handlers(service, handlers)
 
 
+async def _abort_undecodable(request: object, context: grpc.aio.ServicerContext) -> None:
+    if isinstance(request, Undecodable):
+        await context.abort_with_status(_status_for(request.refusal()))
+
+
 def _lenient(handler: Any) -> Any:
     """``handler`` with a parser that cannot raise, and a refusal of what it could not parse."""
     if handler.request_streaming:
@@ -416,8 +421,7 @@ def _lenient(handler: Any) -> Any:
         unary = handler.unary_unary
 
         async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            if isinstance(request, Undecodable):
-                await context.abort_with_status(_status_for(request.refusal()))
+            await _abort_undecodable(request, context)
             return await unary(request, context)
 
         return handler._replace(request_deserializer=parse, unary_unary=unary_unary)
@@ -425,16 +429,14 @@ def _lenient(handler: Any) -> Any:
     if inspect.isasyncgenfunction(stream):  # answers by yielding
 
         async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            if isinstance(request, Undecodable):
-                await context.abort_with_status(_status_for(request.refusal()))
+            await _abort_undecodable(request, context)
             async for response in stream(request, context):
                 yield response
 
         return handler._replace(request_deserializer=parse, unary_stream=unary_stream)
 
     async def unary_write(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        if isinstance(request, Undecodable):  # answers by context.write, as health's Watch
-            await context.abort_with_status(_status_for(request.refusal()))
+        await _abort_undecodable(request, context)  # answers by context.write, as Watch
         return await stream(request, context)
 
     return handler._replace(request_deserializer=parse, unary_stream=unary_write)
