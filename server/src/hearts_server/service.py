@@ -414,7 +414,7 @@ class TableApp:
             try:
                 return loaded.version, self._record(table_id, loaded)
             except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
-                self.records.drop(table_id)
+                self.records.drop(table_id, forget=False)  # read again at once
         raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
 
     async def get_table(self, name: str, token: str | None) -> api.GetTableResponse:
@@ -509,7 +509,7 @@ class TableApp:
                 try:
                     record = self._record(table_id, loaded)
                 except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
-                    self.records.drop(table_id)
+                    self.records.drop(table_id, forget=False)  # read again at once
                     continue
             try:
                 decision = decide(record, version)
@@ -1014,7 +1014,7 @@ class TableApp:
                 try:
                     record = self._record(table_id, loaded)
                 except StoreUnavailableError:  # evicted while loading: read it whole, again
-                    self.records.drop(table_id)
+                    self.records.drop(table_id, forget=False)  # read again at once
                     continue
                 still = still + 1 if loaded.version == last_version else 0
                 if still >= _DRIVER_STANDSTILL:
