@@ -34,10 +34,23 @@ from hearts_engine import (
 )
 from hearts_engine.bots import BotLevel
 
-__all__ = ["Occupant", "SeatRecord", "TableRecord"]
+__all__ = ["Occupant", "SeatRecord", "TableRecord", "UnreadableRecordError"]
 
 RECORD_SCHEMA = 2
 _READABLE_SCHEMAS = (1, 2)
+
+
+class UnreadableRecordError(ValueError):
+    """A stored record this version cannot read.
+
+    ``newer`` when a later schema than this version knows wrote it: during a rolling upgrade a
+    replica of the new version can read it, so callers are told to retry. Otherwise the record is
+    damaged (or was written by hand).
+    """
+
+    def __init__(self, message: str, *, newer: bool) -> None:
+        super().__init__(message)
+        self.newer = newer
 
 
 class Occupant(enum.StrEnum):
@@ -170,11 +183,27 @@ class TableRecord:
 
     @classmethod
     def from_json(cls, raw: bytes) -> TableRecord:
-        """The inverse of :meth:`to_json`; also reads schema 1 records."""
-        data = orjson.loads(raw)
-        schema = data.get("schema")
+        """The inverse of :meth:`to_json`; also reads schema 1 records.
+
+        Raises :class:`UnreadableRecordError` for anything else.
+        """
+        try:
+            data = orjson.loads(raw)
+            schema = data.get("schema")
+        except (ValueError, AttributeError) as error:
+            raise UnreadableRecordError(f"not a table record: {error}", newer=False) from None
         if schema not in _READABLE_SCHEMAS:
-            raise ValueError(f"unsupported table record schema {schema!r}")
+            newer = type(schema) is int and schema > RECORD_SCHEMA
+            raise UnreadableRecordError(f"unsupported table record schema {schema!r}", newer=newer)
+        try:
+            return cls._from_dict(data, schema)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+            raise UnreadableRecordError(
+                f"a damaged schema {schema} record: {error!r}", newer=False
+            ) from error
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], schema: int) -> TableRecord:
         rules = _rules_from_dict(data["rules"])
         game = data["game"]
         return cls(

@@ -64,7 +64,7 @@ from hearts_engine.bots import Bot, BotLevel, make_bot
 from hearts_server import convert
 from hearts_server import record as record_module
 from hearts_server.errors import Code, ServiceError, from_engine
-from hearts_server.record import Occupant, SeatRecord, TableRecord
+from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
 from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
     CommitOutcome,
@@ -309,6 +309,7 @@ class TableApp:
         self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
         self._store_logged_at = -_STORE_LOG_EVERY
+        self._unreadable_logged_at = -_STORE_LOG_EVERY
 
     # ------------------------------------------------------------------ identity
 
@@ -403,9 +404,28 @@ class TableApp:
             if cached is None or cached.version != loaded.version:  # evicted meanwhile
                 raise StoreUnavailableError("the cached record went away; retry")
             return cached.record
-        record = TableRecord.from_json(loaded.data)
+        try:
+            record = TableRecord.from_json(loaded.data)
+        except UnreadableRecordError as error:
+            raise self._unreadable(table_id, error) from None
         self.records.put(table_id, loaded.version, record)
         return record
+
+    def _unreadable(self, table_id: str, error: UnreadableRecordError) -> ServiceError:
+        """The API's error for a stored record this version cannot read, which is logged.
+
+        A newer schema is what a rolling upgrade shows an old replica: the caller retries, and a
+        new replica answers. Anything else is a damaged record, for the operator to look at.
+        """
+        now = time.monotonic()
+        if now - self._unreadable_logged_at >= _STORE_LOG_EVERY:
+            self._unreadable_logged_at = now
+            log.error("cannot read the record of table %s: %s", table_id, error)
+        if error.newer:
+            return ServiceError(
+                "RECORD_UNSUPPORTED", "a newer server version wrote this table; retry"
+            )
+        return ServiceError("RECORD_UNREADABLE", "the stored table cannot be read")
 
     async def _read(self, table_id: str) -> tuple[int, TableRecord]:
         """The current version and record (a read of one round trip; the cache saves decoding)."""
@@ -451,7 +471,11 @@ class TableApp:
                 if cached is not None and cached.version == version:
                     record = cached.record
                 else:
-                    record = TableRecord.from_json(data)
+                    try:
+                        record = TableRecord.from_json(data)
+                    except UnreadableRecordError as error:
+                        self._unreadable(table_id, error)  # logged; the page goes on without it
+                        continue
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
                 response.tables.append(convert.table_to_pb(record, version))

@@ -111,12 +111,17 @@ class Hub:
                 sub._gone = True
                 sub._cut()
 
+    def cut(self, table_id: str) -> None:
+        """End every subscription of ``table_id`` with SubscriptionLaggedError: its watchers
+        resume from their last sequence, reading the events from the store."""
+        for sub in list(self._subs.get(table_id, ())):
+            self._remove(sub)
+            sub._cut()
+
     def close_all(self) -> None:
-        """End every subscription (at shutdown)."""
-        for subs in list(self._subs.values()):
-            for sub in list(subs):
-                self._remove(sub)
-                sub._cut()
+        """End every subscription (at shutdown, or when batches may have been missed)."""
+        for table_id in list(self._subs):
+            self.cut(table_id)
 
     def _remove(self, sub: HubSubscription) -> None:
         subs = self._subs.get(sub.table_id)

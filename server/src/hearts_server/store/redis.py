@@ -789,8 +789,10 @@ class RedisStore:
         try:
             batch = decode_batch(data)
         except ValueError:
-            _log.exception("undecodable batch on %r; cutting watchers so they resync", channel)
-            self.hub.close_all()
+            # Perhaps a newer replica's format: this table's watchers resume from the stream,
+            # which this replica reads; the other tables' batches are unaffected.
+            _log.warning("undecodable batch on %r; cutting its watchers so they resync", channel)
+            self.hub.cut(table_id)
             return
         self.hub.publish(table_id, batch)
 

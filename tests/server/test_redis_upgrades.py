@@ -1,0 +1,118 @@
+"""What replicas of another version leave in Redis during a rolling upgrade.
+
+Old and new pods serve side by side for a while (``maxUnavailable: 0``). A record or an event
+batch one of them cannot read must cost only that table, with an answer that says what to do, and
+must never be overwritten by the replica that could not read it.
+"""
+
+from __future__ import annotations
+
+import grpc
+import orjson
+import pytest
+import redis.asyncio
+
+from hearts.v1 import table_service_pb2 as api
+from hearts_server.store import keys
+
+from .conftest import cards, failure, read_until
+
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
+
+
+@pytest.fixture
+async def admin(redis_server):
+    client = redis.asyncio.Redis.from_url(redis_server.url)
+    yield client
+    await client.aclose()
+
+
+async def _rewrite_record(admin, name: str, change) -> bytes:
+    """Replace the stored record of table ``name`` by ``change(data)``; the new bytes."""
+    key = keys.table(name.removeprefix("tables/"))
+    raw = change(await admin.hget(key, "d"))
+    await admin.hset(key, "d", raw)
+    return raw
+
+
+def _newer_schema(raw: bytes) -> bytes:
+    data = orjson.loads(raw)
+    data["schema"] += 1
+    return orjson.dumps(data)
+
+
+async def _listed(hearts) -> list[str]:
+    response = await hearts.stub.ListTables(api.ListTablesRequest(page_size=100))
+    return [table.name for table in response.tables]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (_newer_schema, grpc.StatusCode.UNAVAILABLE, "RECORD_UNSUPPORTED"),
+        (lambda raw: raw[: len(raw) // 2], grpc.StatusCode.INTERNAL, "RECORD_UNREADABLE"),
+        (
+            lambda raw: raw.replace(b'"seats"', b'"chairs"'),
+            grpc.StatusCode.INTERNAL,
+            "RECORD_UNREADABLE",
+        ),
+    ],
+    ids=["newer-schema", "truncated", "missing-field"],
+)
+async def test_a_record_this_version_cannot_read_is_refused_and_left_as_it_is(
+    make_server, connect, redis_server, admin, case
+) -> None:
+    change, code, reason = case
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    other = await hearts.seated(deck_seed=3)
+    seated = await hearts.seated(deck_seed=4)
+    name = seated.name
+    # A replica that has not read the table yet (its record cache would answer otherwise).
+    fresh = connect(await make_server(store="redis", redis_url=redis_server.url))
+    stored = await _rewrite_record(admin, name, change)
+
+    calls = (
+        lambda: fresh.view(name),
+        lambda: fresh.view(name, seated.tokens[0]),
+        lambda: fresh.pass_cards(name, seated.tokens[0], cards("2C 3C 4C")),
+        lambda: fresh.join(name),
+        lambda: fresh.leave(name, seated.tokens[1]),
+        lambda: fresh.delete(name, seated.creator_token),
+    )
+    for call in calls:
+        refusal = await failure(call())
+        assert (refusal.code, refusal.reason) == (code, reason)
+    watcher = fresh.watch(name)
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        await read_until(watcher, lambda m: True)
+    assert ended.value.code() == code
+    assert await admin.hget(keys.table(name.removeprefix("tables/")), "d") == stored
+    # Listing goes on without it rather than failing for everyone.
+    listed = await _listed(fresh)
+    assert other.name in listed
+    assert name not in listed
+
+
+async def test_an_undecodable_batch_cuts_the_watchers_of_its_table_only(
+    make_server, connect, redis_server, admin
+) -> None:
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    first = await hearts.seated(deck_seed=5)
+    second = await hearts.seated(deck_seed=6)
+    watchers = [hearts.watch(first.name), hearts.watch(second.name)]
+    for watcher in watchers:
+        await read_until(watcher, lambda m: m.HasField("snapshot"))
+    # What a replica of a later version might publish: another format byte.
+    channel = keys.notify_channel(first.name.removeprefix("tables/"))
+    assert await admin.publish(channel, b"\x02a later format") == 1
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        await read_until(watchers[0], lambda m: False)
+    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+    # The other table's watcher still hears its moves.
+    view = await hearts.view(second.name, second.tokens[0])
+    await hearts.pass_cards(second.name, second.tokens[0], view.legal_cards[:3])
+    heard = await read_until(watchers[1], lambda m: m.event.HasField("seat_passed"))
+    assert heard[-1].event.seat_passed.seat == 0
+    watchers[1].cancel()
