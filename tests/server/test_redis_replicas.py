@@ -18,11 +18,22 @@ import redis.asyncio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
 from hearts_engine.bots import BotLevel, make_bot
 from hearts_server import service
 from hearts_server.store import keys
 
-from .conftest import event_kind, failure, key, names, owing, read_until, rejected
+from .conftest import (
+    SECRET,
+    bearer,
+    event_kind,
+    failure,
+    key,
+    names,
+    owing,
+    read_until,
+    rejected,
+)
 
 SERVICE = "hearts.v1.TableService"
 
@@ -432,3 +443,33 @@ async def test_a_spectator_gets_the_bots_going_when_the_last_player_left_on_a_de
     messages = await read_until(watch, second_round_scored, seconds=10)
     watch.cancel()
     assert [event_kind(m) for m in messages].count("player_left") == 4
+
+
+async def test_rotating_the_token_secret_replica_by_replica_keeps_every_seat(
+    make_server, connect, redis_server
+) -> None:
+    # docs/operations.md: the new secret is first accepted everywhere, then signs, then the old
+    # one goes. Each step rolls replica by replica, so pods of two steps serve side by side.
+    old, new = SECRET, "the-new-token-secret-0123456789"
+    url = redis_server.url
+    before = connect(await make_server(store="redis", redis_url=url))
+    accepting = connect(await make_server(store="redis", redis_url=url, token_extra_secrets=new))
+    signing = connect(
+        await make_server(store="redis", redis_url=url, token_secret=new, token_extra_secrets=old)
+    )
+    after = connect(await make_server(store="redis", redis_url=url, token_secret=new))
+    seated = await before.seated(deck_seed=8)  # seat tokens signed with the old secret
+    name, token = seated.name, seated.tokens[0]
+    # Step 1 beside step 0, and step 2 beside step 1: every token works on every pod.
+    for pod in (before, accepting, signing):
+        assert (await pod.view(name, token)).viewer_seat == 0
+    renewed = (
+        await signing.stub.JoinTable(api.JoinTableRequest(name=name), metadata=bearer(token))
+    ).seat_token
+    for pod in (accepting, signing, after):
+        assert (await pod.view(name, renewed)).viewer_seat == 0
+    # Step 3: the old secret is gone; a token renewed in step 2 goes on.
+    refusal = await failure(after.view(name, token))
+    assert refusal.reason == "TOKEN_INVALID"
+    view = await after.view(name, renewed)
+    await after.pass_cards(name, renewed, view.legal_cards[:3])

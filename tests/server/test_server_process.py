@@ -189,6 +189,16 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--port", "70000"], {}, "--port must be a port, 0 to 65535"),
         (["--log-level", "LOUD"], {}, "--log-level must be one of DEBUG, INFO, WARNING, ERROR"),
         (["--token-secret", "short"], {}, "--token-secret must be at least 16 bytes"),
+        (
+            ["--token-secret", "a" * 16, "--token-extra-secrets", "b" * 16 + ",short"],
+            {},
+            "each of --token-extra-secrets must be at least 16 bytes",
+        ),
+        (
+            [],
+            {"HEARTS_TOKEN_EXTRA_SECRETS": "b" * 16},
+            "--token-extra-secrets needs --token-secret",
+        ),
         (["--max-events", "0"], {}, "--max-events must be at least 1"),
         (["--bot-workers", "-1"], {}, "--bot-workers must not be negative"),
         (["--max-message-bytes", "65536"], {}, "--max-message-bytes must be at least 524288"),

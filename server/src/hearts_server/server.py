@@ -247,7 +247,11 @@ class HeartsServer:
             factory()
         self.app = TableApp(
             self.store,
-            TokenCodec(secret.encode(), ttl_seconds=settings.token_ttl_seconds),
+            TokenCodec(
+                secret.encode(),
+                extra_secrets=[extra.encode() for extra in settings.extra_secrets],
+                ttl_seconds=settings.token_ttl_seconds,
+            ),
             bot_executor=self._executor,
             executor_factory=factory,
             record_cache_size=settings.record_cache_size,

@@ -4,6 +4,10 @@ A token is ``v1.<claims>.<signature>``: base64url JSON claims and an HMAC-SHA256
 server's secret. Claims bind the token to one table and one seat (or to the table's creator), carry
 the seat's *epoch* (bumped when the seat is left, so old tokens stop working once the record is
 read) and an expiry. Replicas that share the secret accept each other's tokens.
+
+A codec also accepts tokens signed with its *extra* secrets, which it never signs with: that is
+how the secret is rotated while replicas roll one by one (see docs/operations.md), without any
+replica refusing tokens another one issued.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import hmac
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = ["CREATOR", "MIN_SECRET_BYTES", "Claims", "TokenCodec", "TokenError"]
 
@@ -54,34 +58,38 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _sign(secret: bytes, body: str) -> str:
+    return _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())
+
+
 class TokenCodec:
-    """Issues and verifies tokens with one secret."""
+    """Issues tokens with one secret; verifies them with it or with any of ``extra_secrets``."""
 
     def __init__(
         self,
         secret: bytes,
         *,
+        extra_secrets: Sequence[bytes] = (),
         ttl_seconds: int = 7 * 24 * 3600,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if len(secret) < MIN_SECRET_BYTES:
-            raise ValueError(f"the token secret must be at least {MIN_SECRET_BYTES} bytes")
+        for key in (secret, *extra_secrets):
+            if len(key) < MIN_SECRET_BYTES:
+                raise ValueError(f"a token secret must be at least {MIN_SECRET_BYTES} bytes")
         self._secret = secret
+        self._secrets = (secret, *extra_secrets)
         self._ttl = ttl_seconds
         self._clock = clock
         # Verified tokens: a client sends the same token with every call, and checking the HMAC
         # and decoding the claims again each time is most of the cost of a verification.
         self._verified: dict[str, Claims] = {}
 
-    def _sign(self, body: str) -> str:
-        return _b64(hmac.new(self._secret, body.encode(), hashlib.sha256).digest())
-
     def issue(self, table_id: str, seat: int, epoch: int) -> str:
         """A token for ``seat`` (or CREATOR) of ``table_id`` at ``epoch``."""
         # Whole seconds, rounded up: a token lives at least the configured time.
         claims = {"t": table_id, "s": seat, "e": epoch, "x": math.ceil(self._clock()) + self._ttl}
         body = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        return f"v1.{body}.{self._sign(body)}"
+        return f"v1.{body}.{_sign(self._secret, body)}"
 
     def verify(self, token: str) -> Claims:
         """The token's claims; raises :class:`TokenError` if forged, malformed or expired."""
@@ -111,7 +119,7 @@ class TokenCodec:
         if len(parts) != 3 or parts[0] != "v1":
             raise TokenError("TOKEN_INVALID", "the token is malformed")
         body, signature = parts[1], parts[2]
-        if not hmac.compare_digest(self._sign(body), signature):
+        if not any(hmac.compare_digest(_sign(key, body), signature) for key in self._secrets):
             raise TokenError("TOKEN_INVALID", "the token's signature does not match")
         try:
             raw = json.loads(_unb64(body))
