@@ -173,10 +173,9 @@ class _Decision:
     it (one copy of the record instead of two)."""
 
 
-def _decide_in_worker(level: str, seed: int, seat_view: object) -> Action:
+def _decide_in_worker(level: str, seed: int, seat_view: SeatView) -> Action:
     """Run one bot decision (in a worker process: the argument and result are pickled)."""
-    bot = make_bot(BotLevel(level), seed=seed)
-    return bot.decide(seat_view)  # type: ignore[arg-type]
+    return make_bot(BotLevel(level), seed=seed).decide(seat_view)
 
 
 def new_table_id(now_ms: int, last: str = "") -> str:
@@ -301,7 +300,7 @@ class TableApp:
         self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
         self._drivers: dict[str, asyncio.Task[None]] = {}
         # Tables with a Monte Carlo bot that this process has watchers of, and how many; the
-        # sweeper checks them for an overdue bot (see _sweep_overdue).
+        # sweeper checks them for an overdue bot (see _sweep).
         self._slow_watched: collections.Counter[str] = collections.Counter()
         # Every table watched here, and how many watch it: the sweeper also ends the streams of
         # tables that expired (expiry publishes nothing). Checked every _GONE_CHECK_SECONDS.
@@ -1017,7 +1016,10 @@ class TableApp:
         )
 
     async def _drive(self, table_id: str) -> None:
-        """Play Monte Carlo bot turns until a human owes a move; each move is a CAS commit.
+        """Play slow bots' turns until a human owes a move; each move is a CAS commit.
+
+        The slow bots are Monte Carlo ones, and at a table of bots only every bot (their moves
+        are not made inside a player's command, since there is none).
 
         As many turns as the game takes (a game of four such bots to a high target is thousands
         of them). It stops if the table stands still for a few turns in a row, which a commit
@@ -1070,16 +1072,20 @@ class TableApp:
         A game must never stall on a broken worker: the fallback keeps it moving, and a broken
         process pool is replaced for the next decision.
         """
+        executor = self._executor
         try:
-            if self._executor is not None:
+            if executor is not None:
                 return await asyncio.get_running_loop().run_in_executor(
-                    self._executor, _decide_in_worker, level.value, seed, seat_view
+                    executor, _decide_in_worker, level.value, seed, seat_view
                 )
             return await asyncio.to_thread(_decide_in_worker, level.value, seed, seat_view)
         except concurrent.futures.process.BrokenProcessPool:
-            log.error("the bot worker pool broke; starting a new one")
-            if self._executor_factory is not None:
-                self._executor = self._executor_factory()
+            # Every decision in flight on the broken pool lands here: the first replaces it.
+            factory = self._executor_factory
+            if executor is not None and executor is self._executor and factory is not None:
+                log.error("the bot worker pool broke; starting a new one")
+                executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = factory()
         except Exception:
             log.exception("a %s bot failed to decide; the heuristic plays this card", level)
         return self._bot(BotLevel.HEURISTIC, seed).decide(seat_view)
@@ -1096,9 +1102,7 @@ class TableApp:
             batch.add_engine(events)
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
-        new = dataclasses.replace(
-            record, game=state, sequence=record.sequence + len(stored), update_ms=batch.now_ms
-        )
+        new = record.evolve(state, record.sequence + len(stored), batch.now_ms)
         # A lost race is fine: the loop re-reads and decides again from the new state.
         result = await self.store.commit(
             table_id,
@@ -1185,12 +1189,13 @@ class TableApp:
 
     async def aclose(self) -> None:
         """Stop bot drivers and the sweeper (at shutdown)."""
+        tasks = list(self._drivers.values())
         if self._sweeper is not None:
-            self._sweeper.cancel()
-        for task in list(self._drivers.values()):
+            tasks.append(self._sweeper)
+        for task in tasks:
             task.cancel()
-        if self._drivers:
-            await asyncio.gather(*self._drivers.values(), return_exceptions=True)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     # ------------------------------------------------------------------ watching
 
