@@ -12,10 +12,9 @@ import signal
 import sys
 from typing import Any
 
-import grpc
 import pytest
 
-from hearts_client import HeartsClient, card_str, cli
+from hearts_client import HeartsClient, card_str
 from hearts_client.cli import main
 from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
@@ -147,34 +146,6 @@ async def test_a_reader_that_goes_away_ends_the_listing_quietly(
     code = await asyncio.to_thread(main, ["tables", "--server", server.address], stdout=out)
     assert code == 0
     assert out.flushed
-
-
-async def test_a_silent_table_is_read_now_and_then_to_wake_stalled_bots(
-    server: HeartsServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    reads: list[str] = []
-
-    class CountReads(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-        async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-            method = details.method
-            if isinstance(method, bytes):
-                method = method.decode()
-            if method.endswith("/GetTable"):
-                reads.append(request.name)
-            return await continuation(details, request)
-
-    monkeypatch.setattr(cli, "NUDGE_SECONDS", 0.1)
-    async with HeartsClient(server.address, interceptors=[CountReads()]) as client:
-        created = await client.create_table("quiet")
-        game = cli._Game(
-            client, created.name, 0, io.StringIO(), io.StringIO(), auto=True, symbols=False
-        )
-        game.last_news = asyncio.get_running_loop().time()
-        nudging = asyncio.create_task(game.nudge())
-        await asyncio.sleep(0.45)
-        nudging.cancel()
-    assert reads
-    assert set(reads) == {created.name}
 
 
 async def test_a_refused_join_deletes_the_table_it_made(

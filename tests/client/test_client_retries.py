@@ -16,7 +16,13 @@ import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
-from hearts_client import HeartsClient, HeartsError, UnavailableError, card_str
+from hearts_client import (
+    HeartsClient,
+    HeartsError,
+    InvalidRequestError,
+    UnavailableError,
+    card_str,
+)
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
 
@@ -207,3 +213,29 @@ async def test_a_call_cut_by_close_raises_client_closed() -> None:
     finally:
         listener.close()
         await listener.wait_closed()
+
+
+class CountCalls(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Counts the attempts of every call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: Any, request: Any
+    ) -> Any:
+        self.calls += 1
+        return await continuation(client_call_details, request)
+
+
+async def test_a_request_over_the_message_limit_is_invalid_and_not_retried(
+    server: HeartsServer,
+) -> None:
+    # gRPC itself refuses it with a bare RESOURCE_EXHAUSTED, which a retry would meet again;
+    # only the server's own RESOURCE_EXHAUSTED (reason OVERLOADED) is worth a retry.
+    count = CountCalls()
+    async with HeartsClient(server.address, interceptors=[count], backoff=0.01) as client:
+        with pytest.raises(InvalidRequestError) as caught:
+            await client.create_table(display_name="x" * server.settings.max_message_bytes)
+    assert caught.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert count.calls == 1

@@ -49,9 +49,6 @@ _HELP = (
     "  'auto' lets the computer play the rest of the game for you; 'quit' leaves."
 )
 
-# How long the table may stay silent, while waiting for others, before the player reads it.
-NUDGE_SECONDS = 10.0
-
 EXIT_OK = 0
 EXIT_QUIT = 1
 EXIT_ERROR = 2
@@ -83,8 +80,6 @@ class _Game:
         self.auto = auto
         self.symbols = symbols
         self.rounds = 0
-        self.asking = False
-        self.last_news = 0.0
         isatty = getattr(inp, "isatty", None)
         self.echo = not (isatty is not None and isatty())
 
@@ -194,12 +189,7 @@ class _Game:
         """One line from the player; raises _QuitError at end of input or on 'quit'."""
         while True:
             print(prompt, end="", file=self.out, flush=True)
-            self.asking = True
-            try:
-                line = await _read_line(self.inp)
-            finally:
-                self.asking = False
-                self.last_news = asyncio.get_running_loop().time()
+            line = await _read_line(self.inp)
             if not line:
                 self.say()
                 raise _QuitError("end of input")
@@ -282,32 +272,12 @@ class _Game:
 
     # ------------------------------------------------------------------ the game
 
-    async def nudge(self) -> None:
-        """While the table is silent and not waiting for us, read it now and then.
-
-        A read is how the server notices a Monte Carlo bot whose thinking was lost (its
-        driver died) and starts it again; a watch stream alone never asks.
-        """
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(NUDGE_SECONDS / 2)
-            if not self.asking and loop.time() - self.last_news >= NUDGE_SECONDS:
-                self.last_news = loop.time()
-                with contextlib.suppress(HeartsError):
-                    await self.client.get_table(self.name)
-
     async def run(self, view: pb.TableView) -> int:
-        """Play from ``view`` (the join's) until the game ends; the exit code."""
-        self.last_news = asyncio.get_running_loop().time()
-        nudging = asyncio.create_task(self.nudge())
-        try:
-            return await self._run(view)
-        finally:
-            nudging.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await nudging
+        """Play from ``view`` (the join's) until the game ends; the exit code.
 
-    async def _run(self, view: pb.TableView) -> int:
+        The watch stream is all it needs while others move: the server restarts a Monte Carlo
+        bot whose thinking was lost (its replica died) for the tables someone watches.
+        """
         table = view.table
         if table.phase in (pb.PHASE_PASSING, pb.PHASE_PLAYING):
             self.show_round(table.round_number, table.dealer, table.pass_direction)
@@ -315,7 +285,6 @@ class _Game:
         stream = self.client.watch(self.name, after_sequence=view.sequence)
         async with contextlib.aclosing(stream):
             async for update in stream:
-                self.last_news = asyncio.get_running_loop().time()
                 if update.HasField("snapshot"):
                     # The server could not replay what we missed: start again from its state.
                     view = update.snapshot

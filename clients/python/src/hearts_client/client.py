@@ -25,7 +25,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_client.cards import CardLike, card, cards
-from hearts_client.errors import HeartsError, error_from_rpc
+from hearts_client.errors import HeartsError, UnavailableError, error_from_rpc
 
 __all__ = [
     "BotLevelLike",
@@ -45,18 +45,11 @@ RulesLike: TypeAlias = pb.Rules | Mapping[str, object]
 BotLevelLike: TypeAlias = str | int
 """A bot level: ``"random"``, ``"heuristic"``, ``"monte_carlo"``, or a ``hearts.v1.BotLevel``."""
 
-# RESOURCE_EXHAUSTED is the server shedding load (reason OVERLOADED): the call was not run, and
-# the request_id makes a retry safe anyway. So is CANCELLED: this client never cancels a call
-# itself (a cancelled task raises CancelledError, not an RpcError), and a saturated server's
-# gRPC ends calls past its pending-call limit that way, before running them.
-_RETRIED = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        grpc.StatusCode.CANCELLED,
-    }
-)
+# Calls are retried on an UnavailableError: UNAVAILABLE and DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED
+# when it is the server shedding load (reason OVERLOADED: the call was not run, and the request_id
+# makes a retry safe anyway), and CANCELLED: this client never cancels a call itself (a cancelled
+# task raises CancelledError, not an RpcError), and a saturated server's gRPC ends calls past its
+# pending-call limit that way, before running them.
 # Channel reconnects start fast, so a retry soon after a server restart finds it up again
 # (gRPC's own default waits a second before the first reconnect). Keepalive pings on open calls
 # notice a silently dead connection (a sleeping laptop, a dropped NAT entry) within about 80 s,
@@ -303,7 +296,9 @@ class HeartsClient:
                 raise
             except grpc.RpcError as rpc_error:
                 error = error_from_rpc(rpc_error)
-                retry = error.code in _RETRIED or (mutation and error.reason == "CONFLICT")
+                retry = isinstance(error, UnavailableError) or (
+                    mutation and error.reason == "CONFLICT"
+                )
                 if not retry or attempt >= self.max_retries:
                     raise error from rpc_error
             attempt += 1
@@ -562,7 +557,7 @@ class HeartsClient:
                 raise
             except grpc.RpcError as rpc_error:
                 error = error_from_rpc(rpc_error)
-                if error.code not in _RETRIED or failures >= limit:
+                if not isinstance(error, UnavailableError) or failures >= limit:
                     raise error from rpc_error
             finally:
                 call.cancel()

@@ -111,8 +111,10 @@ class ConflictError(HeartsError):
 
 
 class UnavailableError(HeartsError):
-    """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, or
-    CANCELLED by the server (how its gRPC layer refuses calls when overloaded).
+    """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED with a
+    reason (``OVERLOADED``, ``TOO_MANY_STREAMS``), or CANCELLED by the server (how its gRPC layer
+    refuses calls when overloaded). A bare RESOURCE_EXHAUSTED, a message over gRPC's size limit,
+    is an :class:`InvalidRequestError`.
 
     Raised once the client's own retries are used up; trying later is safe.
     """
@@ -161,6 +163,10 @@ def error_from_rpc(error: grpc.RpcError) -> HeartsError:
                 cards_to_pass = rejection.cards_to_pass
     name = getattr(code, "name", str(code))
     cls = _CLASSES.get(code, HeartsError)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not reason:
+        # Not the server shedding load (that names a reason) but gRPC refusing a message over
+        # its size limit, which the same call would meet again.
+        cls = InvalidRequestError
     return cls(
         code,
         reason or name,

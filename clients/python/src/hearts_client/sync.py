@@ -8,7 +8,7 @@ used from inside a running event loop (use :class:`HeartsClient` there).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Generator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -107,7 +107,9 @@ class SyncHeartsClient:
             )
         )
 
-    def iter_tables(self, *, has_free_seat: bool = False, page_size: int = 0) -> Iterator[pb.Table]:
+    def iter_tables(
+        self, *, has_free_seat: bool = False, page_size: int = 0
+    ) -> Generator[pb.Table, None, None]:
         """See :meth:`HeartsClient.iter_tables`."""
         return self._iterate(
             self.client.iter_tables(has_free_seat=has_free_seat, page_size=page_size)
@@ -197,13 +199,13 @@ class SyncHeartsClient:
         *,
         after_sequence: int | None = None,
         max_reconnects: int | None = None,
-    ) -> Iterator[api.WatchTableResponse]:
+    ) -> Generator[api.WatchTableResponse, None, None]:
         """See :meth:`HeartsClient.watch`; close the iterator (or exhaust it) when done."""
         return self._iterate(
             self.client.watch(name, after_sequence=after_sequence, max_reconnects=max_reconnects)
         )
 
-    def _iterate(self, stream: AsyncIterator[T]) -> Iterator[T]:
+    def _iterate(self, stream: AsyncIterator[T]) -> Generator[T, None, None]:
         try:
             while True:
                 try:
