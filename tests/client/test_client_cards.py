@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import pytest
 
 from hearts.v1 import table_pb2 as pb
@@ -62,12 +59,3 @@ def test_labels_use_suit_symbols_unless_asked_not_to() -> None:
 def test_sort_cards_orders_by_suit_then_rank() -> None:
     ordered = sort_cards(cards("AS 2H KC 3C QD"))
     assert [card_str(c) for c in ordered] == ["3C", "KC", "QD", "2H", "AS"]
-
-
-@pytest.mark.parametrize(
-    "name", ["hearts_client.cards", "hearts_client.client", "hearts_client.errors"]
-)
-def test_docstring_examples_run(name: str) -> None:
-    module = importlib.import_module(name)
-    outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert outcome.failed == 0, f"{outcome.failed} doctest(s) failed in {name}"

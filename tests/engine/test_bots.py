@@ -481,22 +481,3 @@ def test_heuristic_scores_fewer_points_than_random() -> None:
     mean = statistics.fmean(diffs)
     half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
     assert mean + half < 0, f"seed {seed}: heuristic - random = {mean:.2f} ± {half:.2f}"
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "hearts_engine.bots",
-        "hearts_engine.bots.base",
-        "hearts_engine.bots.heuristic",
-        "hearts_engine.bots.monte_carlo",
-        "hearts_engine.bots.random_bot",
-        "hearts_engine.bots.sampling",
-    ],
-)
-def test_bot_docstring_examples_run(name: str) -> None:
-    import doctest
-    import importlib
-
-    outcome = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert outcome.failed == 0, f"{outcome.failed} doctest(s) failed in {name}"
