@@ -282,13 +282,13 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.shutting_down = False
 
     @_unary("GetTable")
-    async def GetTable(  # noqa: N802 - gRPC method names
+    async def GetTable(
         self, request: api.GetTableRequest, context: grpc.aio.ServicerContext
     ) -> api.GetTableResponse:
         return await self.app.get_table(request.name, bearer_token(context))
 
     @_unary("ListTables")
-    async def ListTables(  # noqa: N802
+    async def ListTables(
         self, request: api.ListTablesRequest, context: grpc.aio.ServicerContext
     ) -> api.ListTablesResponse:
         return await self.app.list_tables(
@@ -296,13 +296,13 @@ class TableServicer(api_grpc.TableServiceServicer):
         )
 
     @_unary("CreateTable")
-    async def CreateTable(  # noqa: N802
+    async def CreateTable(
         self, request: api.CreateTableRequest, context: grpc.aio.ServicerContext
     ) -> api.CreateTableResponse:
         return await self.app.create_table(request.table, request.request_id)
 
     @_unary("DeleteTable")
-    async def DeleteTable(  # noqa: N802
+    async def DeleteTable(
         self, request: api.DeleteTableRequest, context: grpc.aio.ServicerContext
     ) -> api.DeleteTableResponse:
         return await self.app.delete_table(
@@ -310,7 +310,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         )
 
     @_unary("JoinTable")
-    async def JoinTable(  # noqa: N802
+    async def JoinTable(
         self, request: api.JoinTableRequest, context: grpc.aio.ServicerContext
     ) -> api.JoinTableResponse:
         seat = request.seat if request.HasField("seat") else None
@@ -324,7 +324,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         )
 
     @_unary("LeaveTable")
-    async def LeaveTable(  # noqa: N802
+    async def LeaveTable(
         self, request: api.LeaveTableRequest, context: grpc.aio.ServicerContext
     ) -> api.LeaveTableResponse:
         return await self.app.leave_table(
@@ -334,7 +334,7 @@ class TableServicer(api_grpc.TableServiceServicer):
     # A move's response may come serialized (add_servicer sends it as it is): wider than the
     # generated base class says.
     @_unary("PassCards")
-    async def PassCards(  # type: ignore[override]  # noqa: N802
+    async def PassCards(  # type: ignore[override]
         self, request: api.PassCardsRequest, context: grpc.aio.ServicerContext
     ) -> api.PassCardsResponse | bytes:
         return await self.app.pass_cards(
@@ -342,7 +342,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         )
 
     @_unary("PlayCard")
-    async def PlayCard(  # type: ignore[override]  # noqa: N802
+    async def PlayCard(  # type: ignore[override]
         self, request: api.PlayCardRequest, context: grpc.aio.ServicerContext
     ) -> api.PlayCardResponse | bytes:
         if not request.HasField("card"):
@@ -351,7 +351,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.name, bearer_token(context), request.card, request.etag, request.request_id
         )
 
-    async def WatchTable(  # noqa: N802
+    async def WatchTable(
         self, request: api.WatchTableRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[api.WatchTableResponse]:
         started = time.perf_counter()

@@ -111,7 +111,7 @@ class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyp
             self._draining = self._draining or draining
             self._changed.notify_all()
 
-    async def List(  # noqa: N802 - gRPC method name
+    async def List(
         self, request: health_pb2.HealthListRequest, context: grpc.aio.ServicerContext
     ) -> health_pb2.HealthListResponse:
         """Every service's status (gRPC's own servicer leaves it unimplemented)."""
@@ -124,7 +124,7 @@ class _HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]  # untyp
             }
         )
 
-    async def Watch(  # noqa: N802 - gRPC method name
+    async def Watch(
         self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext
     ) -> None:
         unknown = health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
