@@ -25,6 +25,7 @@ from hearts_engine import (
     GameOver,
     HandDealt,
     HeartsBroken,
+    MalformedReason,
     MoonScoring,
     PassDirection,
     Phase,
@@ -44,15 +45,17 @@ from hearts_engine import (
     view,
 )
 from hearts_engine.bots import BotLevel
-from hearts_server.errors import Code, ServiceError
+from hearts_server.errors import ServiceError
 from hearts_server.record import Occupant, TableRecord
 
 __all__ = [
     "BOT_LEVELS",
+    "MAX_TARGET_SCORE",
     "bot_level_from_pb",
     "card_from_pb",
     "card_to_pb",
     "engine_event_bytes",
+    "forget",
     "rules_from_pb",
     "rules_to_pb",
     "table_bytes",
@@ -118,9 +121,7 @@ def card_from_pb(message: pb.Card) -> Card:
     """The engine card of a message; INVALID_ARGUMENT/INVALID_CARD if it names no card."""
     suit, rank = message.suit, message.rank
     if not (1 <= suit <= 4 and 2 <= rank <= 14):
-        raise ServiceError(
-            "INVALID_CARD", f"not a card: suit {suit}, rank {rank}", code=Code.INVALID_ARGUMENT
-        )
+        raise ServiceError(MalformedReason.INVALID_CARD, f"not a card: suit {suit}, rank {rank}")
     return Card.from_index((suit - 1) * 13 + rank - 2)
 
 
@@ -145,9 +146,8 @@ def rules_from_pb(message: pb.Rules) -> Rules:
     """Rules from a message; unset fields take the German defaults."""
     if message.HasField("target_score") and not 1 <= message.target_score <= MAX_TARGET_SCORE:
         raise ServiceError(
-            "INVALID_RULES",
+            MalformedReason.INVALID_RULES,
             f"target_score must be a whole number 1..{MAX_TARGET_SCORE}",
-            code=Code.INVALID_ARGUMENT,
         )
     values: dict[str, object] = {}
     for name in (
@@ -167,9 +167,7 @@ def rules_from_pb(message: pb.Rules) -> Rules:
         values["moon_scoring"] = MoonScoring.SUBTRACT_FROM_SHOOTER
     elif message.moon_scoring not in (pb.MOON_SCORING_UNSPECIFIED, pb.MOON_SCORING_ADD_TO_OTHERS):
         raise ServiceError(
-            "INVALID_RULES",
-            f"unknown moon scoring {message.moon_scoring}",
-            code=Code.INVALID_ARGUMENT,
+            MalformedReason.INVALID_RULES, f"unknown moon scoring {message.moon_scoring}"
         )
     return Rules(**values)  # type: ignore[arg-type]
 

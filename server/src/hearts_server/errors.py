@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import enum
 
-from hearts_engine import Card, IllegalActionError, MalformedError
+from hearts_engine import Card, IllegalActionError, MalformedError, MalformedReason, Reason
 
-__all__ = ["ERROR_DOMAIN", "Code", "ServiceError", "from_engine"]
+__all__ = ["ERROR_DOMAIN", "REASONS", "Code", "ServiceError", "from_engine"]
 
 ERROR_DOMAIN = "hearts.v1"
 
@@ -32,9 +32,12 @@ class Code(enum.Enum):
     INTERNAL = "INTERNAL"
 
 
-# Every server-side reason and its code. Engine reasons (MUST_FOLLOW_SUIT, ...) are all
-# FAILED_PRECONDITION and engine malformed reasons (INVALID_CARD, ...) INVALID_ARGUMENT.
+# Every reason and its code: the engine's refusals of a move (MUST_FOLLOW_SUIT, ...) are all
+# FAILED_PRECONDITION, its malformed inputs (INVALID_CARD, ...) INVALID_ARGUMENT, and then the
+# server's own.
 REASONS: dict[str, Code] = {
+    **{str(reason): Code.FAILED_PRECONDITION for reason in Reason},
+    **{str(reason): Code.INVALID_ARGUMENT for reason in MalformedReason},
     "INVALID_REQUEST": Code.INVALID_ARGUMENT,
     "INVALID_TABLE_NAME": Code.INVALID_ARGUMENT,
     "INVALID_PAGE_TOKEN": Code.INVALID_ARGUMENT,
@@ -70,13 +73,12 @@ class ServiceError(Exception):
         reason: str,
         message: str,
         *,
-        code: Code | None = None,
         legal_cards: tuple[Card, ...] | None = None,
         cards_to_pass: int = 0,
     ) -> None:
         super().__init__(message)
-        self.reason = reason
-        self.code = code or REASONS[reason]
+        self.reason = str(reason)  # an engine reason is a StrEnum; the API wants its string
+        self.code = REASONS[self.reason]
         self.message = message
         self.legal_cards = legal_cards
         self.cards_to_pass = cards_to_pass
@@ -89,11 +91,9 @@ def from_engine(
     cards_to_pass: int = 0,
 ) -> ServiceError:
     """The service error for an engine refusal, keeping the engine's reason string."""
-    code = Code.INVALID_ARGUMENT if isinstance(error, MalformedError) else Code.FAILED_PRECONDITION
     return ServiceError(
         str(error.reason),
         str(error),
-        code=code,
         legal_cards=legal_cards,
         cards_to_pass=cards_to_pass,
     )

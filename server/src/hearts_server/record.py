@@ -34,7 +34,14 @@ from hearts_engine import (
 )
 from hearts_engine.bots import BotLevel
 
-__all__ = ["Occupant", "SeatRecord", "TableRecord", "UnreadableRecordError"]
+__all__ = [
+    "RECORD_SCHEMA",
+    "Occupant",
+    "SeatRecord",
+    "TableRecord",
+    "UnreadableRecordError",
+    "forget",
+]
 
 RECORD_SCHEMA = 2
 _READABLE_SCHEMAS = (1, 2)

@@ -31,7 +31,16 @@ from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
 from hearts_server.service import TableApp, serialize_response
 
-__all__ = ["METRICS", "Backlog", "Metrics", "TableServicer", "add_lenient", "add_servicer"]
+__all__ = [
+    "METRICS",
+    "Backlog",
+    "Metrics",
+    "TableServicer",
+    "Undecodable",
+    "add_lenient",
+    "add_servicer",
+    "bearer_token",
+]
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from hearts_server.store.base import Store, StoreUnavailableError, StoreUnsuppor
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
 
-__all__ = ["HeartsServer", "make_store"]
+__all__ = ["SERVICE_NAME", "HeartsServer", "make_store"]
 
 log = logging.getLogger(__name__)
 

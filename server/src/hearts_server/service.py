@@ -63,7 +63,7 @@ from hearts_engine import (
 from hearts_engine.bots import Bot, BotLevel, make_bot
 from hearts_server import convert
 from hearts_server import record as record_module
-from hearts_server.errors import Code, ServiceError, from_engine
+from hearts_server.errors import ServiceError, from_engine
 from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
 from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
@@ -76,7 +76,14 @@ from hearts_server.store.base import (
 from hearts_server.store.hub import SubscriptionLaggedError, TableGoneError
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
 
-__all__ = ["Caller", "TableApp", "serialize_response"]
+__all__ = [
+    "Caller",
+    "RecordCache",
+    "TableApp",
+    "new_table_id",
+    "parse_table_name",
+    "serialize_response",
+]
 
 log = logging.getLogger(__name__)
 
@@ -897,9 +904,8 @@ class TableApp:
         state = record.game
         if state is None:
             raise ServiceError(
-                str(Reason.WRONG_PHASE),
+                Reason.WRONG_PHASE,
                 "the game starts when all four seats are taken",
-                code=Code.FAILED_PRECONDITION,
                 legal_cards=(),
             )
         action: Action = PassCards(seat, cards) if kind == "pass" else PlayCard(seat, cards[0])
