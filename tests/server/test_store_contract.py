@@ -26,8 +26,8 @@ from hearts_server.store.base import (
     StoredEvent,
     StoreUnavailableError,
     Subscription,
+    SubscriptionLaggedError,
 )
-from hearts_server.store.hub import SubscriptionLaggedError
 from hearts_server.store.memory import MemoryStore
 from hearts_server.store.redis import RedisStore, decode_batch, encode_batch
 
@@ -582,9 +582,9 @@ async def test_the_memory_store_forgets_expired_tables_that_nobody_reads() -> No
     held = len(store._tables)
     live = sum(1 for t in store._tables.values() if t.expires_at > now[0])
     assert live <= held <= max(1024, 2 * live) + 1, (live, held)
-    assert store.table_count() == live
+    assert await store.table_count() == live
     now[0] += 11
-    assert store.table_count() == 0
+    assert await store.table_count() == 0
     assert store._tables == {}
 
 

@@ -350,9 +350,7 @@ class HeartsServer:
         """
         try:
             await self.store.ping()
-            start_store = getattr(self.store, "start", None)
-            if start_store is not None:
-                await start_store()  # the Redis store's pub/sub listener and index sweeper
+            await self.store.start()
         except StoreUnavailableError as error:
             log.warning("the table store cannot be reached: %s", error)
             return False
@@ -376,14 +374,9 @@ class HeartsServer:
             log.info("the table store answers: serving hearts.v1")
 
     async def _sample_gauges(self) -> None:
-        table_count = getattr(self.store, "table_count", None)
         while True:
             try:
-                if table_count is not None:
-                    count = table_count()
-                    if asyncio.iscoroutine(count):
-                        count = await count
-                    METRICS.active_tables.set(count)
+                METRICS.active_tables.set(await self.store.table_count())
             except Exception:  # a metrics sample must never take the server down
                 log.debug("could not sample the table count", exc_info=True)
             await asyncio.sleep(5)
@@ -444,9 +437,7 @@ class HeartsServer:
         grace = self.settings.grace_seconds if grace is None else grace
         await self.health.enter_graceful_shutdown()
         self.servicer.shutting_down = True
-        hub = getattr(self.store, "hub", None)
-        if hub is not None:
-            hub.close_all()
+        self.store.end_all_watchers()
         await self.grpc_server.stop(grace)
         for task in (self._gauge_task, self._lag_task, self._store_task):
             if task is not None:

@@ -72,8 +72,9 @@ from hearts_server.store.base import (
     Store,
     StoredEvent,
     StoreUnavailableError,
+    SubscriptionLaggedError,
+    TableGoneError,
 )
-from hearts_server.store.hub import SubscriptionLaggedError, TableGoneError
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
 
 __all__ = [

@@ -39,6 +39,8 @@ __all__ = [
     "StoreUnsupportedError",
     "StoredEvent",
     "Subscription",
+    "SubscriptionLaggedError",
+    "TableGoneError",
 ]
 
 
@@ -124,6 +126,14 @@ class EventPage:
 
     events: tuple[StoredEvent, ...]
     first_sequence: int
+
+
+class SubscriptionLaggedError(Exception):
+    """The subscriber fell too far behind and was dropped; resume from the last sequence."""
+
+
+class TableGoneError(Exception):
+    """The table no longer exists (it expired): nothing more will come."""
 
 
 class Subscription(Protocol):
@@ -220,12 +230,27 @@ class Store(Protocol):
 
     def end_watchers(self, table_id: str) -> None:
         """End this process's subscriptions of a table found gone (expired): their iterators
-        raise :class:`~hearts_server.store.hub.TableGoneError`. Expiry publishes nothing, so
+        raise :class:`TableGoneError`. Expiry publishes nothing, so
         without this they would wait for ever."""
+        ...
+
+    def end_all_watchers(self) -> None:
+        """End every subscription of this process with
+        :class:`SubscriptionLaggedError`, so that its watchers resume
+        from their last sequence elsewhere (at shutdown)."""
         ...
 
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailableError` unless the store answers."""
+        ...
+
+    async def start(self) -> None:
+        """Start the store's background work once it answers (the Redis store's pub/sub
+        listener and index sweeper); raise :class:`StoreUnavailableError` if it cannot."""
+        ...
+
+    async def table_count(self) -> int:
+        """How many tables the store holds (for metrics, every few seconds)."""
         ...
 
     async def close(self) -> None:

@@ -12,19 +12,11 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
-from hearts_server.store.base import StoredEvent
+from hearts_server.store.base import StoredEvent, SubscriptionLaggedError, TableGoneError
 
-__all__ = ["Hub", "HubSubscription", "SubscriptionLaggedError", "TableGoneError"]
+__all__ = ["Hub", "HubSubscription"]
 
 _CLOSED = object()
-
-
-class SubscriptionLaggedError(Exception):
-    """The subscriber fell too far behind and was dropped; resume from the last sequence."""
-
-
-class TableGoneError(Exception):
-    """The table no longer exists (it expired): nothing more will come."""
 
 
 class HubSubscription:

@@ -225,7 +225,13 @@ class MemoryStore:
     async def close(self) -> None:
         self.hub.close_all()
 
-    def table_count(self) -> int:
+    async def start(self) -> None:
+        """Nothing to start: the store is this process's memory."""
+
+    def end_all_watchers(self) -> None:
+        self.hub.close_all()
+
+    async def table_count(self) -> int:
         """Tables held now, expired ones forgotten first (for metrics, every few seconds)."""
         self._sweep()
         return len(self._tables)

@@ -633,6 +633,9 @@ class RedisStore:
         await self._redis.aclose()
         await self._listener_pool.disconnect()
 
+    def end_all_watchers(self) -> None:
+        self.hub.close_all()
+
     async def table_count(self) -> int:
         """Entries in the listing index (for metrics); expired tables count until swept."""
         [count] = await self._run(("ZCARD", keys.INDEX_ALL))
