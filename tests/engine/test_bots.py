@@ -391,6 +391,22 @@ def test_heuristic_takes_a_heart_to_stop_a_visible_moon_shot() -> None:
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
 
 
+def test_heuristic_sees_a_moon_shot_through_the_jack_of_diamonds_bonus() -> None:
+    # As above, and seat 3 also takes the jack of diamonds: its round points are 14 - 10 = 4,
+    # but the moon counts hearts and the queen only, so it still threatens one.
+    hands = (
+        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
+        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+    )
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=True)
+    state = play(deal(hands, rules=rules), "2C QS 2H AC KC JD 2S JS 5H")
+    seat_view = view(state, 0)
+    assert seat_view.round_points == (0, 0, 0, 4)
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
+
+
 def _mask(hand: tuple[Card, ...]) -> int:
     mask = 0
     for card in hand:

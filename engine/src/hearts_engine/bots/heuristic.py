@@ -202,11 +202,17 @@ def moon_threat(seat_view: SeatView) -> int | None:
     points to worry about yet.
     """
     seat = seat_view.seat
-    holders = [s for s, points in enumerate(seat_view.round_points) if points > 0]
+    # The moon counts hearts and the queen only: round_points would also count the jack of
+    # diamonds' -10, hiding a shooter who took it, or the points of a seat that did.
+    taken = [0, 0, 0, 0]
+    for trick in seat_view.tricks:
+        taken[trick.winner] |= mask_of(trick.cards) & _POINTS
+    holders = [s for s, mask in enumerate(taken) if mask]
     if len(holders) != 1 or holders[0] == seat:
         return None
     shooter = holders[0]
-    if seat_view.round_points[shooter] < MOON_THRESHOLD:
+    points = (taken[shooter] & HEARTS_MASK).bit_count() + (13 if taken[shooter] & _QS_BIT else 0)
+    if points < MOON_THRESHOLD:
         return None
     return shooter
 
