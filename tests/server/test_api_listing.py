@@ -63,3 +63,17 @@ async def test_a_listed_tables_etag_is_current(hearts) -> None:
     table = next(t for t in listed.tables if t.name == created.view.table.name)
     assert table.etag == created.etag
     await hearts.join(table.name, etag=table.etag)
+
+
+@pytest.mark.parametrize(
+    ("pass_cards", "direction"),
+    [(True, pb.PASS_DIRECTION_LEFT), (False, pb.PASS_DIRECTION_HOLD)],
+)
+async def test_a_table_waiting_for_players_shows_its_first_pass_direction(
+    hearts, pass_cards: bool, direction: int
+) -> None:
+    created = (await hearts.create(pass_cards=pass_cards)).view.table
+    assert created.phase == pb.PHASE_WAITING_FOR_PLAYERS
+    listed = (await hearts.stub.ListTables(api.ListTablesRequest())).tables[0]
+    got = (await hearts.view(created.name)).table
+    assert created.pass_direction == listed.pass_direction == got.pass_direction == direction

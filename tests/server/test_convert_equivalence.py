@@ -128,6 +128,7 @@ def reference_table(
         )
     if seat_view is None:
         table.phase = pb.PHASE_WAITING_FOR_PLAYERS
+        table.pass_direction = _PASS_DIRECTIONS[record.rules.pass_direction(0)]
         table.total_scores.extend((0, 0, 0, 0))
         return table
     table.phase = _PHASES[seat_view.phase]

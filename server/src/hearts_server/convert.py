@@ -406,6 +406,7 @@ def _fill_table(
     if seat_view is None:
         table.phase = pb.PHASE_WAITING_FOR_PLAYERS
         table.dealer = record.first_dealer
+        table.pass_direction = _PASS_DIRECTIONS[record.rules.pass_direction(0)]  # the first deal's
         table.total_scores.extend(_ZEROS)
         return
     table.phase = _PHASES[seat_view.phase]

@@ -848,7 +848,8 @@ type Table struct {
 	// round's dealer (default seat 0); the deal moves one seat clockwise each
 	// round.
 	Dealer int32 `protobuf:"varint,10,opt,name=dealer,proto3" json:"dealer,omitempty"`
-	// Where cards are passed in the current round.
+	// Where cards are passed in the current round; before the first deal, in
+	// the first round.
 	PassDirection PassDirection `protobuf:"varint,11,opt,name=pass_direction,json=passDirection,proto3,enum=hearts.v1.PassDirection" json:"pass_direction,omitempty"`
 	// The seat whose move the game waits for while playing; unset in every
 	// other phase (passing is simultaneous).

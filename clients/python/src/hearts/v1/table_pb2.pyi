@@ -531,7 +531,9 @@ class Table(_message.Message):
     round.
     """
     pass_direction: Global___PassDirection.ValueType
-    """Where cards are passed in the current round."""
+    """Where cards are passed in the current round; before the first deal, in
+    the first round.
+    """
     turn_seat: _builtins.int
     """The seat whose move the game waits for while playing; unset in every
     other phase (passing is simultaneous).

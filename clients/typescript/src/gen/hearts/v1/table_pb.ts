@@ -316,7 +316,8 @@ export type Table = Message<"hearts.v1.Table"> & {
   dealer: number;
 
   /**
-   * Where cards are passed in the current round.
+   * Where cards are passed in the current round; before the first deal, in
+   * the first round.
    *
    * @generated from field: hearts.v1.PassDirection pass_direction = 11;
    */

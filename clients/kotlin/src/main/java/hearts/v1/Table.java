@@ -453,7 +453,8 @@ private static final long serialVersionUID = 0L;
   private int passDirection_ = 0;
   /**
    * <pre>
-   * Where cards are passed in the current round.
+   * Where cards are passed in the current round; before the first deal, in
+   * the first round.
    * </pre>
    *
    * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -464,7 +465,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Where cards are passed in the current round.
+   * Where cards are passed in the current round; before the first deal, in
+   * the first round.
    * </pre>
    *
    * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -2689,7 +2691,8 @@ private static final long serialVersionUID = 0L;
     private int passDirection_ = 0;
     /**
      * <pre>
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * </pre>
      *
      * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -2700,7 +2703,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * </pre>
      *
      * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -2715,7 +2719,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * </pre>
      *
      * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -2728,7 +2733,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * </pre>
      *
      * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -2745,7 +2751,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * </pre>
      *
      * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>

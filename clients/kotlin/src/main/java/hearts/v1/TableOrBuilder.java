@@ -250,7 +250,8 @@ public interface TableOrBuilder extends
 
   /**
    * <pre>
-   * Where cards are passed in the current round.
+   * Where cards are passed in the current round; before the first deal, in
+   * the first round.
    * </pre>
    *
    * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -259,7 +260,8 @@ public interface TableOrBuilder extends
   int getPassDirectionValue();
   /**
    * <pre>
-   * Where cards are passed in the current round.
+   * Where cards are passed in the current round; before the first deal, in
+   * the first round.
    * </pre>
    *
    * <code>.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>

@@ -431,7 +431,8 @@ public object TableKt {
 
     /**
      * ```
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * ```
      *
      * `.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];`
@@ -452,7 +453,8 @@ public object TableKt {
       }
     /**
      * ```
-     * Where cards are passed in the current round.
+     * Where cards are passed in the current round; before the first deal, in
+     * the first round.
      * ```
      *
      * `.hearts.v1.PassDirection pass_direction = 11 [(.google.api.field_behavior) = OUTPUT_ONLY];`
