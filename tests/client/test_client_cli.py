@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, card_str
 from hearts_client.cli import main
 from hearts_server.errors import ServiceError
@@ -206,3 +207,53 @@ async def test_ctrl_c_at_a_prompt_leaves_at_once_and_deletes_the_table(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_rules_given_with_rule_make_the_table_and_are_shown(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    argv = ["play", "--server", server.address, "--auto", "--seed", "5", "--target-score", "30"]
+    argv += [
+        "--rule",
+        "jack_of_diamonds_bonus=true",
+        "--rule",
+        "moon-scoring=subtract_from_shooter",
+    ]
+    code, out = await _run(argv)
+    assert code == 0, out
+    assert "the jack of diamonds is worth -10" in out
+    assert "shooting the moon subtracts 26 from the shooter" in out
+    [table] = [t async for t in client.iter_tables()]
+    assert table.rules.jack_of_diamonds_bonus
+    assert table.rules.moon_scoring == pb.MOON_SCORING_SUBTRACT_FROM_SHOOTER
+    assert table.rules.target_score == 30
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--rule", "no_such_rule=1"], "not a rule: 'no_such_rule=1'"),
+        (["--rule", "target_score"], "not field=value"),
+        (["--rule", "moon_scoring=sideways"], "not a rule"),
+        (["--table", "tables/x", "--no-passing"], "--no-passing: only for a new table"),
+    ],
+)
+def test_a_bad_rule_or_one_for_someone_elses_table_is_refused_by_the_parser(
+    option: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["play", "--server", "127.0.0.1:1", *option])
+    assert caught.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+async def test_table_joins_a_free_seat_and_quitting_leaves_it_to_a_bot(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    created = await client.create_table("Open table", bots={0: "random", 2: "random", 3: "random"})
+    argv = ["play", "--server", server.address, "--table", created.name, "--name", "Bea"]
+    code, out = await _run(argv, "quit\n")
+    assert code == 1, out
+    assert f"Table {created.name}: you (Bea) sit in seat 1." in out
+    view = await client.get_table(created.name)  # the table stays, the seat goes to a bot
+    assert view.table.seats[1].occupant == pb.SEAT_OCCUPANT_BOT

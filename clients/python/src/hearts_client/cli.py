@@ -28,7 +28,7 @@ from hearts_client.cards import (
     cards,
     sort_cards,
 )
-from hearts_client.client import HeartsClient
+from hearts_client.client import HeartsClient, make_rules, table_name
 from hearts_client.errors import HeartsError, IllegalMoveError, UnavailableError
 
 __all__ = ["build_parser", "main"]
@@ -360,34 +360,40 @@ def _symbols_ok(out: TextIO) -> bool:
 async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     level = args.bots
     async with HeartsClient(args.server) as client:
-        rules: dict[str, object] = {}
-        if args.target_score is not None:
-            rules["target_score"] = args.target_score
-        if args.no_passing:
-            rules["pass_cards"] = False
-        created = await client.create_table(
-            f"{args.name} vs bots",
-            rules=rules,
-            bots={1: level, 2: level, 3: level},
-            deck_seed=args.seed,
-        )
-        try:
-            joined = await client.join_table(created.name, args.name, seat=0)
-        except HeartsError:
-            with contextlib.suppress(HeartsError):  # the table was only made for this player
-                await client.delete_table(created.name)
-            raise
+        if args.table:  # someone else's table: take a free seat, and leave it when done
+            name = table_name(args.table)
+            joined = await client.join_table(name, args.name)
+            intro = f"Table {name}: you ({args.name}) sit in seat {joined.seat}."
+        else:
+            rules: dict[str, object] = dict(args.rule)
+            if args.target_score is not None:
+                rules["target_score"] = args.target_score
+            if args.no_passing:
+                rules["pass_cards"] = False
+            created = await client.create_table(
+                f"{args.name} vs bots",
+                rules=rules,
+                bots={1: level, 2: level, 3: level},
+                deck_seed=args.seed,
+            )
+            name = created.name
+            try:
+                joined = await client.join_table(name, args.name, seat=0)
+            except HeartsError:
+                with contextlib.suppress(HeartsError):  # the table was only made for this player
+                    await client.delete_table(name)
+                raise
+            intro = f"Table {name}: you ({args.name}) play against three {level} bots."
         table = joined.view.table
         print(
-            f"Table {created.name}: you ({args.name}) play against three {level} bots.\n"
-            f"The game ends when someone reaches {table.rules.target_score} points; "
-            f"the lowest total wins. Type 'help' for help.",
+            f"{intro}\nThe game ends when someone reaches {table.rules.target_score} points; "
+            f"the lowest total wins.{_variants(table.rules)} Type 'help' for help.",
             file=out,
             flush=True,
         )
         game = _Game(
             client,
-            created.name,
+            name,
             joined.seat,
             inp,
             out,
@@ -400,10 +406,64 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             cut = isinstance(stop, asyncio.CancelledError)  # Ctrl-C, at a prompt or not
             print("\nLeaving the table." if cut else "Leaving the table.", file=out, flush=True)
             with contextlib.suppress(HeartsError):
-                await client.delete_table(created.name)
+                if args.table:
+                    await client.leave_table(name)  # a bot takes the seat
+                else:
+                    await client.delete_table(name)
             if cut:
                 raise  # asyncio.run turns it into KeyboardInterrupt
             return EXIT_QUIT
+
+
+# How each rule reads when it differs from the German rules (the defaults).
+_VARIANTS = {
+    "pass_cards": (True, "no passing"),
+    "no_points_on_first_trick": (True, "points allowed on the first trick"),
+    "can_lead_any_club": (False, "any club may open"),
+    "must_break_hearts": (True, "hearts may be led at any time"),
+    "queen_breaks_hearts": (False, "the queen of spades breaks hearts"),
+    "can_lead_hearts_instead_of_queen": (
+        False,
+        "hearts may be led when the queen is the only other card",
+    ),
+    "jack_of_diamonds_bonus": (False, "the jack of diamonds is worth -10"),
+    "avoid_all_tricks_bonus": (False, "taking no trick is worth -5"),
+}
+
+
+def _variants(rules: pb.Rules) -> str:
+    """The table's departures from the German rules, as a sentence (empty if none)."""
+    changed = [
+        text for field, (default, text) in _VARIANTS.items() if getattr(rules, field) != default
+    ]
+    if rules.moon_scoring == pb.MOON_SCORING_SUBTRACT_FROM_SHOOTER:
+        changed.append("shooting the moon subtracts 26 from the shooter")
+    return f" Variants: {'; '.join(changed)}." if changed else ""
+
+
+def _rule(text: str) -> tuple[str, object]:
+    """An argparse type: ``field=value`` of ``hearts.v1.Rules`` (``true``/``false``, a number,
+    or a moon scoring name), checked with :func:`make_rules`."""
+    field, equals, raw = text.partition("=")
+    field, raw = field.strip().replace("-", "_"), raw.strip()
+    if not equals or not field:
+        raise argparse.ArgumentTypeError(f"not field=value: {text!r}")
+    value: object = raw
+    if raw.lower() in ("true", "yes", "on"):
+        value = True
+    elif raw.lower() in ("false", "no", "off"):
+        value = False
+    elif raw.lstrip("-").isdigit():
+        value = int(raw)
+    try:
+        make_rules({field: value})
+    except ValueError:
+        fields = ", ".join(pb.Rules.DESCRIPTOR.fields_by_name)
+        raise argparse.ArgumentTypeError(
+            f"not a rule: {text!r} (fields: {fields}; moon_scoring: add_to_others or "
+            "subtract_from_shooter)"
+        ) from None
+    return field, value
 
 
 async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
@@ -455,7 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     server_help = f"the server's host:port (env HEARTS_SERVER; default {DEFAULT_SERVER})"
     server = os.environ.get("HEARTS_SERVER", DEFAULT_SERVER)
 
-    play = commands.add_parser("play", help="play a game against three bots")
+    play = commands.add_parser(
+        "play", help="play a game against three bots, or join a table with --table"
+    )
     play.add_argument("--server", default=server, help=server_help)
     play.add_argument("--name", default="Player", help="your name at the table")
     play.add_argument("--bots", choices=BOT_LEVELS, default="heuristic", help="the bots' level")
@@ -468,6 +530,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="end the game at this total (default 100)",
     )
     play.add_argument("--no-passing", action="store_true", help="play without passing cards")
+    play.add_argument(
+        "--rule",
+        type=_rule,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a rule of the new table, repeatable: jack_of_diamonds_bonus=true, "
+        "moon_scoring=subtract_from_shooter, ... (hearts.v1.Rules' fields)",
+    )
+    play.add_argument(
+        "--table",
+        metavar="NAME",
+        help="join this table (tables/ID or ID) in a free seat instead of making one",
+    )
     play.add_argument("--auto", action="store_true", help="play the first legal card for me")
     play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")
     play.set_defaults(run=_play)
@@ -492,7 +568,18 @@ def main(
     stdout: TextIO | None = None,
 ) -> int:
     """Run the ``hearts`` command; returns the exit code (0: done, 1: quit, 2: error)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "play" and args.table:
+        new_table_only = {
+            "--rule": args.rule,
+            "--target-score": args.target_score is not None,
+            "--no-passing": args.no_passing,
+            "--seed": args.seed is not None,
+        }
+        given = [flag for flag, value in new_table_only.items() if value]
+        if given:
+            parser.error(f"{', '.join(given)}: only for a new table, not with --table")
     inp = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     run: Callable[[argparse.Namespace, TextIO, TextIO], Coroutine[Any, Any, int]] = args.run
