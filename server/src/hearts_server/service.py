@@ -404,12 +404,18 @@ class TableApp:
             log.warning("the table store is unavailable: %s", error)
         return ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
 
-    def _record(self, table_id: str, loaded: Loaded) -> TableRecord:
-        """The record of a load, from the cache when the store left the bytes out."""
+    def _record(self, table_id: str, loaded: Loaded) -> TableRecord | None:
+        """The record of a load, from the cache when the store left the bytes out.
+
+        None when it did and the cached record went away meanwhile (other tables' reads evicted
+        it while this one waited for the store): the caller loads again, and since nothing is
+        cached now, the store sends the bytes.
+        """
         if not loaded.data:
             cached = self.records.get(table_id)
-            if cached is None or cached.version != loaded.version:  # evicted meanwhile
-                raise StoreUnavailableError("the cached record went away; retry")
+            if cached is None or cached.version != loaded.version:
+                self.records.drop(table_id, forget=False)  # its encodings are needed at once
+                return None
             return cached.record
         try:
             record = TableRecord.from_json(loaded.data)
@@ -436,13 +442,12 @@ class TableApp:
 
     async def _read(self, table_id: str) -> tuple[int, TableRecord]:
         """The current version and record (a read of one round trip; the cache saves decoding)."""
-        for _ in range(2):
+        for _ in range(self._max_retries):
             loaded = await self._load(table_id)
-            try:
-                return loaded.version, self._record(table_id, loaded)
-            except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
-                self.records.drop(table_id, forget=False)  # read again at once
-        raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
+            record = self._record(table_id, loaded)
+            if record is not None:
+                return loaded.version, record
+        raise ServiceError("CONFLICT", "the table is too busy; try again")
 
     async def get_table(self, name: str, token: str | None) -> api.GetTableResponse:
         """The caller's view of a table."""
@@ -537,11 +542,10 @@ class TableApp:
                         "ETAG_MISMATCH", "the table changed since that etag; re-read it"
                     )
                 version = loaded.version
-                try:
-                    record = self._record(table_id, loaded)
-                except StoreUnavailableError:  # pragma: no cover - evicted between two awaits
-                    self.records.drop(table_id, forget=False)  # read again at once
+                fresh = self._record(table_id, loaded)
+                if fresh is None:
                     continue
+                record = fresh
             try:
                 decision = decide(record, version)
             except ServiceError:
@@ -836,6 +840,8 @@ class TableApp:
             # Decoded (and cached) before anything can refuse: the cache must never keep an older
             # record of the version the store just sent (see _load).
             record = self._record(table_id, loaded)
+            if record is None:  # pragma: no cover - this load always sends the bytes
+                continue
             if etag and etag != str(loaded.version):
                 raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
             self._check_epoch(record, caller)
@@ -1044,10 +1050,8 @@ class TableApp:
                 if not loaded.exists:
                     self.records.drop(table_id)
                     return
-                try:
-                    record = self._record(table_id, loaded)
-                except StoreUnavailableError:  # evicted while loading: read it whole, again
-                    self.records.drop(table_id, forget=False)  # read again at once
+                record = self._record(table_id, loaded)
+                if record is None:
                     continue
                 still = still + 1 if loaded.version == last_version else 0
                 if still >= _DRIVER_STANDSTILL:
