@@ -473,3 +473,29 @@ async def test_rotating_the_token_secret_replica_by_replica_keeps_every_seat(
     assert refusal.reason == "TOKEN_INVALID"
     view = await after.view(name, renewed)
     await after.pass_cards(name, renewed, view.legal_cards[:3])
+
+
+async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
+    make_server, connect, redis_server
+) -> None:
+    # A rolling update stops pods with games in play. Monte Carlo bots move on the replica that
+    # gave them the turn; if the stop cut them off, the player would wait until another replica
+    # found them overdue (seconds). The drain lets them answer first.
+    url = redis_server.url
+    leaving = await make_server(store="redis", redis_url=url, grace_seconds=5)
+    staying = connect(await make_server(store="redis", redis_url=url))
+    a = connect(leaving)
+    mc = pb.BOT_LEVEL_MONTE_CARLO
+    seated = await a.seated((0,), bots={1: mc, 2: mc, 3: mc}, deck_seed=12, pass_cards=False)
+    name, token = seated.name, seated.tokens[0]
+    for _ in range(200):  # until the bots' first moves are made and it is the human's turn
+        view = await a.view(name, token)
+        if view.legal_cards:
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("the human's turn never came")
+    await a.play(name, token, view.legal_cards[0])  # three Monte Carlo bots owe a card now
+    await leaving.stop()
+    table = (await staying.view(name)).table
+    assert owing(table) == [0], "the bots' moves were left to another replica"

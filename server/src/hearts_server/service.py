@@ -315,6 +315,7 @@ class TableApp:
         self._watched: collections.Counter[str] = collections.Counter()
         self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
+        self._draining = False  # see aclose
         self._store_logged_at = -_STORE_LOG_EVERY
         self._unreadable_logged_at = -_STORE_LOG_EVERY
 
@@ -1053,6 +1054,8 @@ class TableApp:
                 record = self._record(table_id, loaded)
                 if record is None:
                     continue
+                if self._draining and not _has_human(record):
+                    return  # nobody waits on it: another replica takes it over when overdue
                 still = still + 1 if loaded.version == last_version else 0
                 if still >= _DRIVER_STANDSTILL:
                     log.warning("bot driver for %s: the table does not move; stopping", table_id)
@@ -1198,8 +1201,21 @@ class TableApp:
             except Exception:  # the sweep must go on for the other tables
                 log.exception("checking whether %s still exists failed", table_id)
 
-    async def aclose(self) -> None:
-        """Stop bot drivers and the sweeper (at shutdown)."""
+    async def aclose(self, grace: float = 0.0) -> None:
+        """Stop bot drivers and the sweeper (at shutdown).
+
+        Within ``grace`` seconds, drivers at tables with a human first make the moves their bots
+        owe, which ends them: the player's next move is then theirs to make, not left for
+        another replica to notice the bots overdue (seconds later). Drivers of tables of bots
+        only stop after their current move.
+        """
+        self._draining = True
+        deadline = asyncio.get_running_loop().time() + grace
+        while self._drivers:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            await asyncio.wait(list(self._drivers.values()), timeout=left)
         tasks = list(self._drivers.values())
         if self._sweeper is not None:
             tasks.append(self._sweeper)
