@@ -6,6 +6,7 @@ script does, and talks to it over real sockets.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -326,3 +327,59 @@ def test_ctrl_c_drains_without_a_traceback_from_the_bot_workers() -> None:
     assert "KeyboardInterrupt" not in stderr
     for line in stderr.splitlines():
         json.loads(line)  # every line a JSON object
+
+
+def _workers(pid: int) -> set[int]:
+    """The bot worker processes of the server ``pid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid and b"spawn_main" in (entry / "cmdline").read_bytes():
+                    found.add(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has, even before it is reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG)")
+def test_a_killed_server_takes_its_bot_workers_with_it() -> None:
+    # SIGKILL (the OOM killer) leaves no time to stop the workers; outside a container nothing
+    # else would, so they ask the kernel to end them with their parent.
+    server = ServerProcess("--bot-workers", "1")
+    try:
+        with grpc.insecure_channel(server.address) as channel:  # a Monte Carlo bot starts one
+            stub = api_grpc.TableServiceStub(channel)
+            bots = [
+                pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_MONTE_CARLO)
+                for s in range(4)
+            ]
+            table = pb.Table(display_name="workers", seats=bots, rules=pb.Rules(target_score=1))
+            name = stub.CreateTable(api.CreateTableRequest(table=table)).view.table.name
+            for _ in range(300):  # until the worker has made a move: it is running
+                view = stub.GetTable(api.GetTableRequest(name=name)).view
+                if view.current_trick.cards or view.completed_tricks:
+                    break
+                time.sleep(0.1)
+        workers = _workers(server.process.pid)
+        assert workers, "no bot worker started"
+    finally:
+        server.process.kill()
+        server.process.wait(timeout=10)  # not communicate: a worker left alive holds the pipes
+        for pipe in (server.process.stdout, server.process.stderr):
+            if pipe is not None:
+                pipe.close()
+    deadline = time.monotonic() + 10
+    while (alive := {pid for pid in workers if _running(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in alive:  # do not leave them behind if the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "bot workers outlived the killed server"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import ctypes
 import json
 import logging
 import multiprocessing
@@ -36,6 +38,7 @@ __all__ = ["SERVICE_NAME", "HeartsServer", "make_store"]
 
 log = logging.getLogger(__name__)
 
+_PR_SET_PDEATHSIG = 1  # prctl(2): a signal for this process when its parent dies
 _STORE_RETRY_FIRST = 0.5
 _STORE_RETRY_CAP = 5.0
 """Backoff between tries of a store that did not answer at start-up (seconds)."""
@@ -210,13 +213,19 @@ class _CallCounts:
         )
 
 
-def _ignore_interrupts() -> None:
-    """In a bot worker: leave Ctrl-C to the server, which drains and then stops the workers.
+def _start_worker(server_pid: int) -> None:
+    """In a bot worker: leave Ctrl-C to the server, and die with it.
 
     A terminal's Ctrl-C reaches the whole process group; a worker that took it would print a
-    KeyboardInterrupt traceback (plain text, also under --log-format json).
+    KeyboardInterrupt traceback (plain text, also under --log-format json). The server drains
+    and then stops its workers; killed outright (SIGKILL, the OOM killer), it cannot, and outside
+    a container nothing else would end them (each holds some 50 MB).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # Linux only: elsewhere they outlive it
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server_pid:  # the server died before the request took effect
+        os._exit(1)
 
 
 class HeartsServer:
@@ -240,7 +249,8 @@ class HeartsServer:
                 self._executor = concurrent.futures.ProcessPoolExecutor(
                     max_workers=settings.bot_workers,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_ignore_interrupts,
+                    initializer=_start_worker,
+                    initargs=(os.getpid(),),
                 )
                 return self._executor
 
@@ -435,6 +445,7 @@ class HeartsServer:
     async def stop(self, grace: float | None = None) -> None:
         """Drain: NOT_SERVING, end streams with SHUTTING_DOWN, finish calls, close the store."""
         grace = self.settings.grace_seconds if grace is None else grace
+        deadline = asyncio.get_running_loop().time() + grace
         await self.health.enter_graceful_shutdown()
         self.servicer.shutting_down = True
         self.store.end_all_watchers()
@@ -442,7 +453,8 @@ class HeartsServer:
         for task in (self._gauge_task, self._lag_task, self._store_task):
             if task is not None:
                 task.cancel()
-        await self.app.aclose()
+        # What is left of the grace lets bots answer the moves players made before the stop.
+        await self.app.aclose(max(0.0, deadline - asyncio.get_running_loop().time()))
         await self.store.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
