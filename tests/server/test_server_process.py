@@ -297,6 +297,16 @@ def test_a_redis_cluster_node_stops_the_server_with_a_message(tmp_path: Path) ->
     assert result.stdout == ""
 
 
+def _monte_carlo_table(stub: api_grpc.TableServiceStub) -> str:
+    """A one-round table of four Monte Carlo bots, which play it in the bot worker; its name."""
+    bots = [
+        pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_MONTE_CARLO)
+        for s in range(4)
+    ]
+    table = pb.Table(display_name="workers", seats=bots, rules=pb.Rules(target_score=1))
+    return stub.CreateTable(api.CreateTableRequest(table=table)).view.table.name
+
+
 def test_ctrl_c_drains_without_a_traceback_from_the_bot_workers() -> None:
     # Ctrl-C at a terminal reaches the whole process group, bot workers included: they leave it
     # to the server, which drains and stops them. Nothing but JSON lines may reach the log.
@@ -304,12 +314,7 @@ def test_ctrl_c_drains_without_a_traceback_from_the_bot_workers() -> None:
     try:
         with grpc.insecure_channel(server.address) as channel:
             stub = api_grpc.TableServiceStub(channel)
-            bots = [
-                pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_MONTE_CARLO)
-                for s in range(4)
-            ]
-            table = pb.Table(display_name="workers", seats=bots, rules=pb.Rules(target_score=1))
-            name = stub.CreateTable(api.CreateTableRequest(table=table)).view.table.name
+            name = _monte_carlo_table(stub)
             for _ in range(300):  # the worker plays the round: at most 30 s
                 view = stub.GetTable(api.GetTableRequest(name=name)).view
                 if view.table.phase == pb.PHASE_GAME_OVER:
@@ -358,12 +363,7 @@ def test_a_killed_server_takes_its_bot_workers_with_it() -> None:
     try:
         with grpc.insecure_channel(server.address) as channel:  # a Monte Carlo bot starts one
             stub = api_grpc.TableServiceStub(channel)
-            bots = [
-                pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_MONTE_CARLO)
-                for s in range(4)
-            ]
-            table = pb.Table(display_name="workers", seats=bots, rules=pb.Rules(target_score=1))
-            name = stub.CreateTable(api.CreateTableRequest(table=table)).view.table.name
+            name = _monte_carlo_table(stub)
             for _ in range(300):  # until the worker has made a move: it is running
                 view = stub.GetTable(api.GetTableRequest(name=name)).view
                 if view.current_trick.cards or view.completed_tricks:
