@@ -72,6 +72,16 @@ class Metrics:
             "(smoothed over ~30 ms); near 1 the process cannot keep up",
         )
         self.active_tables = Gauge("hearts_active_tables", "Tables held by the store")
+        self.bot_thinking = Gauge(
+            "hearts_bot_decisions_thinking",
+            "Monte Carlo bot decisions queued for or running in the bot workers (sampled every "
+            "5 s); at its limit the heuristic decides instead",
+        )
+        self.bot_fallbacks = Counter(
+            "hearts_bot_fallbacks",
+            "Monte Carlo bot decisions the heuristic made instead: the workers were saturated "
+            "(or one failed); a steady rate asks for more --bot-workers or replicas",
+        )
         self.pending_calls = Gauge(
             "hearts_pending_calls",
             "Calls that reached gRPC but that the process has not picked up yet, at the last "

@@ -39,6 +39,9 @@ __all__ = ["SERVICE_NAME", "HeartsServer", "make_store"]
 log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): a signal for this process when its parent dies
+# Monte Carlo decisions queued or running per bot worker before the heuristic decides instead:
+# a decision takes about 15-40 ms, so the last in the queue waits about a second.
+_THINKING_PER_WORKER = 32
 _STORE_RETRY_FIRST = 0.5
 _STORE_RETRY_CAP = 5.0
 """Backoff between tries of a store that did not answer at start-up (seconds)."""
@@ -265,6 +268,7 @@ class HeartsServer:
             bot_executor=self._executor,
             executor_factory=factory,
             record_cache_size=settings.record_cache_size,
+            max_thinking=_THINKING_PER_WORKER * max(1, settings.bot_workers),
         )
         self.servicer = TableServicer(
             self.app,
@@ -384,7 +388,11 @@ class HeartsServer:
             log.info("the table store answers: serving hearts.v1")
 
     async def _sample_gauges(self) -> None:
+        fallbacks = 0
         while True:
+            METRICS.bot_thinking.set(self.app.thinking)
+            METRICS.bot_fallbacks.inc(self.app.bot_fallbacks - fallbacks)
+            fallbacks = self.app.bot_fallbacks
             try:
                 METRICS.active_tables.set(await self.store.table_count())
             except Exception:  # a metrics sample must never take the server down

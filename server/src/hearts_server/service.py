@@ -296,6 +296,7 @@ class TableApp:
         max_retries: int = 16,
         slow_bot_grace_seconds: float = 5.0,
         record_cache_size: int = 4096,
+        max_thinking: int = 32,
     ) -> None:
         self.store = store
         self.records = RecordCache(record_cache_size)
@@ -316,6 +317,11 @@ class TableApp:
         self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
         self._draining = False  # see aclose
+        # Monte Carlo decisions waiting for or in a worker, at most max_thinking (see _think),
+        # and how many the heuristic made instead; the server samples both for its metrics.
+        self.thinking = 0
+        self._max_thinking = max_thinking
+        self.bot_fallbacks = 0
         self._store_logged_at = -_STORE_LOG_EVERY
         self._unreadable_logged_at = -_STORE_LOG_EVERY
 
@@ -1084,8 +1090,22 @@ class TableApp:
         """A slow bot's decision, off the event loop; the heuristic's if the worker fails.
 
         A game must never stall on a broken worker: the fallback keeps it moving, and a broken
-        process pool is replaced for the next decision.
+        process pool is replaced for the next decision. Nor on a saturated one: past
+        ``max_thinking`` decisions queued or in progress, the heuristic decides at once (in
+        microseconds). The wait in the queue then stays well under the time after which other
+        replicas take a bot for dead and start driving it too, which under overload would only
+        repeat the same work.
         """
+        if self.thinking >= self._max_thinking:
+            self.bot_fallbacks += 1
+            return self._bot(BotLevel.HEURISTIC, seed).decide(seat_view)
+        self.thinking += 1
+        try:
+            return await self._decide_elsewhere(level, seed, seat_view)
+        finally:
+            self.thinking -= 1
+
+    async def _decide_elsewhere(self, level: BotLevel, seed: int, seat_view: SeatView) -> Action:
         executor = self._executor
         try:
             if executor is not None:
@@ -1102,6 +1122,7 @@ class TableApp:
                 self._executor = factory()
         except Exception:
             log.exception("a %s bot failed to decide; the heuristic plays this card", level)
+        self.bot_fallbacks += 1
         return self._bot(BotLevel.HEURISTIC, seed).decide(seat_view)
 
     async def _commit_bot_move(
