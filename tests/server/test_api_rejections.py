@@ -265,6 +265,25 @@ async def test_a_display_name_outside_1_to_40_characters_is_refused(hearts, play
     assert joined.view.table.seats[0].player_display_name == "x" * 40
 
 
+async def test_names_over_their_limits_on_create_are_refused(hearts) -> None:
+    long_bot = pb.Seat(
+        seat=1, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM,
+        player_display_name="x" * 41,
+    )  # fmt: skip
+    for table in (pb.Table(display_name="x" * 201), pb.Table(seats=[long_bot])):
+        refusal = await failure(hearts.stub.CreateTable(api.CreateTableRequest(table=table)))
+        assert (refusal.code, refusal.reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
+    listed = await hearts.stub.ListTables(api.ListTablesRequest())
+    assert not listed.tables
+    long_bot.player_display_name = "x" * 40  # the limits themselves
+    table = pb.Table(display_name="x" * 200, seats=[long_bot])
+    created = (await hearts.stub.CreateTable(api.CreateTableRequest(table=table))).view.table
+    assert (len(created.display_name), len(created.seats[1].player_display_name)) == (200, 40)
+
+
 async def test_error_info_names_the_table(hearts) -> None:
     seated = await hearts.seated([1])
     unknown = "tables/0123456789abcdef"

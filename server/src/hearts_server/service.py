@@ -90,7 +90,8 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=Message)
 
-_MAX_NAME = 40  # player_display_name, as table_service.proto documents it
+_MAX_NAME = 40  # player_display_name, as table.proto and table_service.proto document it
+_MAX_TABLE_NAME = 200  # a table's display_name, as table.proto documents it
 _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
@@ -616,16 +617,22 @@ class TableApp:
         rules = _rules(table)
         if not 0 <= table.dealer <= 3:
             raise ServiceError("INVALID_REQUEST", "dealer must be a seat, 0 to 3")
-        if len(table.display_name) > 200:
-            raise ServiceError("INVALID_REQUEST", "display_name is at most 200 characters")
+        if len(table.display_name) > _MAX_TABLE_NAME:
+            raise ServiceError(
+                "INVALID_REQUEST", f"display_name is at most {_MAX_TABLE_NAME} characters"
+            )
         seats = [SeatRecord() for _ in range(4)]
         for seat in table.seats:
             if not 0 <= seat.seat <= 3:
                 raise ServiceError("INVALID_REQUEST", f"no seat {seat.seat}; seats are 0 to 3")
             if seat.occupant == pb.SEAT_OCCUPANT_BOT:
                 level = convert.bot_level_from_pb(seat.bot_level)
+                if len(seat.player_display_name) > _MAX_NAME:
+                    raise ServiceError(
+                        "INVALID_REQUEST", f"player_display_name: at most {_MAX_NAME} characters"
+                    )
                 name = seat.player_display_name or f"{level.value.title()} bot"
-                seats[seat.seat] = SeatRecord(Occupant.BOT, name[:_MAX_NAME], level)
+                seats[seat.seat] = SeatRecord(Occupant.BOT, name, level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
         # Ids sort by creation time (the listing is newest first), also within a millisecond.

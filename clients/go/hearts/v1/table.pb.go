@@ -685,8 +685,8 @@ type Seat struct {
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Whether the seat is empty, taken by a human or played by a bot.
 	Occupant SeatOccupant `protobuf:"varint,2,opt,name=occupant,proto3,enum=hearts.v1.SeatOccupant" json:"occupant,omitempty"`
-	// The name shown for the player; for a bot, the name given on CreateTable,
-	// else one the server picks.
+	// The name shown for the player, at most 40 characters; for a bot, the name
+	// given on CreateTable, else one the server picks.
 	PlayerDisplayName string `protobuf:"bytes,3,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`
 	// The strength of the bot; set only when the occupant is a bot.
 	BotLevel BotLevel `protobuf:"varint,4,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel" json:"bot_level,omitempty"`
@@ -825,7 +825,8 @@ type Table struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource name of the table, `tables/{table}`.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// A name for people to recognise the table by; need not be unique.
+	// A name for people to recognise the table by, at most 200 characters;
+	// need not be unique.
 	DisplayName string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// The variant flags of the game; in responses every field is set.
 	Rules *Rules `protobuf:"bytes,3,opt,name=rules,proto3" json:"rules,omitempty"`

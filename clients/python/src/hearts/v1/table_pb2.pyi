@@ -432,8 +432,8 @@ class Seat(_message.Message):
     occupant: Global___SeatOccupant.ValueType
     """Whether the seat is empty, taken by a human or played by a bot."""
     player_display_name: _builtins.str
-    """The name shown for the player; for a bot, the name given on CreateTable,
-    else one the server picks.
+    """The name shown for the player, at most 40 characters; for a bot, the name
+    given on CreateTable, else one the server picks.
     """
     bot_level: Global___BotLevel.ValueType
     """The strength of the bot; set only when the occupant is a bot."""
@@ -516,7 +516,9 @@ class Table(_message.Message):
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
-    """A name for people to recognise the table by; need not be unique."""
+    """A name for people to recognise the table by, at most 200 characters;
+    need not be unique.
+    """
     phase: Global___Phase.ValueType
     """The stage the game is in."""
     etag: _builtins.str

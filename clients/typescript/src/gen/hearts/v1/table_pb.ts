@@ -173,8 +173,8 @@ export type Seat = Message<"hearts.v1.Seat"> & {
   occupant: SeatOccupant;
 
   /**
-   * The name shown for the player; for a bot, the name given on CreateTable,
-   * else one the server picks.
+   * The name shown for the player, at most 40 characters; for a bot, the name
+   * given on CreateTable, else one the server picks.
    *
    * @generated from field: string player_display_name = 3;
    */
@@ -248,7 +248,8 @@ export type Table = Message<"hearts.v1.Table"> & {
   name: string;
 
   /**
-   * A name for people to recognise the table by; need not be unique.
+   * A name for people to recognise the table by, at most 200 characters;
+   * need not be unique.
    *
    * @generated from field: string display_name = 2;
    */

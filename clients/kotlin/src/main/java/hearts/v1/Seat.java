@@ -101,8 +101,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object playerDisplayName_ = "";
   /**
    * <pre>
-   * The name shown for the player; for a bot, the name given on CreateTable,
-   * else one the server picks.
+   * The name shown for the player, at most 40 characters; for a bot, the name
+   * given on CreateTable, else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -123,8 +123,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The name shown for the player; for a bot, the name given on CreateTable,
-   * else one the server picks.
+   * The name shown for the player, at most 40 characters; for a bot, the name
+   * given on CreateTable, else one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -698,8 +698,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object playerDisplayName_ = "";
     /**
      * <pre>
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -719,8 +719,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -741,8 +741,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -759,8 +759,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -774,8 +774,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>

@@ -115,7 +115,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object displayName_ = "";
   /**
    * <pre>
-   * A name for people to recognise the table by; need not be unique.
+   * A name for people to recognise the table by, at most 200 characters;
+   * need not be unique.
    * </pre>
    *
    * <code>string display_name = 2;</code>
@@ -136,7 +137,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * A name for people to recognise the table by; need not be unique.
+   * A name for people to recognise the table by, at most 200 characters;
+   * need not be unique.
    * </pre>
    *
    * <code>string display_name = 2;</code>
@@ -1517,7 +1519,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object displayName_ = "";
     /**
      * <pre>
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * </pre>
      *
      * <code>string display_name = 2;</code>
@@ -1537,7 +1540,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * </pre>
      *
      * <code>string display_name = 2;</code>
@@ -1558,7 +1562,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * </pre>
      *
      * <code>string display_name = 2;</code>
@@ -1575,7 +1580,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * </pre>
      *
      * <code>string display_name = 2;</code>
@@ -1589,7 +1595,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * </pre>
      *
      * <code>string display_name = 2;</code>

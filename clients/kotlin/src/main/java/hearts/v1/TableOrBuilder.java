@@ -32,7 +32,8 @@ public interface TableOrBuilder extends
 
   /**
    * <pre>
-   * A name for people to recognise the table by; need not be unique.
+   * A name for people to recognise the table by, at most 200 characters;
+   * need not be unique.
    * </pre>
    *
    * <code>string display_name = 2;</code>
@@ -41,7 +42,8 @@ public interface TableOrBuilder extends
   java.lang.String getDisplayName();
   /**
    * <pre>
-   * A name for people to recognise the table by; need not be unique.
+   * A name for people to recognise the table by, at most 200 characters;
+   * need not be unique.
    * </pre>
    *
    * <code>string display_name = 2;</code>

@@ -92,8 +92,8 @@ public object SeatKt {
 
     /**
      * ```
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * ```
      *
      * `string player_display_name = 3;`
@@ -107,8 +107,8 @@ public object SeatKt {
       }
     /**
      * ```
-     * The name shown for the player; for a bot, the name given on CreateTable,
-     * else one the server picks.
+     * The name shown for the player, at most 40 characters; for a bot, the name
+     * given on CreateTable, else one the server picks.
      * ```
      *
      * `string player_display_name = 3;`

@@ -63,7 +63,8 @@ public object TableKt {
 
     /**
      * ```
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * ```
      *
      * `string display_name = 2;`
@@ -77,7 +78,8 @@ public object TableKt {
       }
     /**
      * ```
-     * A name for people to recognise the table by; need not be unique.
+     * A name for people to recognise the table by, at most 200 characters;
+     * need not be unique.
      * ```
      *
      * `string display_name = 2;`
