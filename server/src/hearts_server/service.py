@@ -891,7 +891,9 @@ class TableApp:
             caller_key=caller.key,
             request_id=request_id,
             etag=etag,
-            decide=functools.partial(self._decide_move, caller, "pass", chosen),
+            decide=functools.partial(
+                self._decide_move, caller, lambda seat: PassCards(seat, chosen)
+            ),
             response_type=api.PassCardsResponse,
             fingerprint=_fingerprint(request_id, b"PassCards", name, *map(int, chosen), etag),
         )
@@ -902,25 +904,27 @@ class TableApp:
         """Play one card to the current trick; the response, serialized when it is new."""
         table_id = parse_table_name(name)
         caller = self.caller(token, table_id)
-        chosen = (convert.card_from_pb(card),)
+        chosen = convert.card_from_pb(card)
         return await self._mutate(
             table_id,
             caller_key=caller.key,
             request_id=request_id,
             etag=etag,
-            decide=functools.partial(self._decide_move, caller, "play", chosen),
+            decide=functools.partial(
+                self._decide_move, caller, lambda seat: PlayCard(seat, chosen)
+            ),
             response_type=api.PlayCardResponse,
-            fingerprint=_fingerprint(request_id, b"PlayCard", name, int(chosen[0]), etag),
+            fingerprint=_fingerprint(request_id, b"PlayCard", name, int(chosen), etag),
         )
 
     def _decide_move(
         self,
         caller: Caller,
-        kind: str,
-        cards: tuple[Card, ...],
+        move: Callable[[int], Action],
         record: TableRecord,
         version: int,
     ) -> _Decision:
+        """Decide ``move(seat)`` for the caller's seat (a pass or a play)."""
         seat = self._player(record, caller)
         state = record.game
         if state is None:
@@ -929,7 +933,7 @@ class TableApp:
                 "the game starts when all four seats are taken",
                 legal_cards=(),
             )
-        action: Action = PassCards(seat, cards) if kind == "pass" else PlayCard(seat, cards[0])
+        action = move(seat)
         batch = _Batch(self._now_after(record))
         try:
             state, events = step(state, action)
