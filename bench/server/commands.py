@@ -66,18 +66,22 @@ async def command_costs(games: int) -> None:
         name = created.view.table.name  # type: ignore[attr-defined]
         tokens = []
         for seat in range(4):
-            joined = await timed("join", app.join_table(name, seat, f"p{seat}", "", f"j{seat}"))
+            joined = await timed(
+                "join", app.join_table(name, seat, f"p{seat}", etag="", request_id=f"j{seat}")
+            )
             tokens.append(joined.seat_token)  # type: ignore[attr-defined]
         plan = _plan_game(seed, random.Random(seed))
         for number, (method, seat, cards, _) in enumerate(plan):
             request_id = f"r{number}"
             if method == "PlayCard":
                 kind = "last move" if number == len(plan) - 1 else "play"
-                call = app.play_card(name, tokens[seat], _CARDS[cards[0]], "", request_id)
+                call = app.play_card(
+                    name, tokens[seat], _CARDS[cards[0]], etag="", request_id=request_id
+                )
             else:
                 kind = "pass"
                 call = app.pass_cards(
-                    name, tokens[seat], [_CARDS[c] for c in cards], "", request_id
+                    name, tokens[seat], [_CARDS[c] for c in cards], etag="", request_id=request_id
                 )
             await timed(kind, call)
     total = sum(sum(values) for values in times.values())
@@ -127,17 +131,19 @@ async def _cpu_per_command(store: Store, games: int, tag: str) -> float:
         created = await app.create_table(pb.Table(deck_seed=seed), f"{tag}{game}")
         name = created.view.table.name  # type: ignore[attr-defined]
         tokens = [
-            (await app.join_table(name, s, f"p{s}", "", "")).seat_token  # type: ignore[attr-defined]
+            (await app.join_table(name, s, f"p{s}", etag="", request_id="")).seat_token  # type: ignore[attr-defined]
             for s in range(4)
         ]
         plan = _plan_game(seed, random.Random(seed))
         started = time.process_time()
         for number, (method, seat, cards, _) in enumerate(plan):
             if method == "PlayCard":
-                await app.play_card(name, tokens[seat], _CARDS[cards[0]], "", f"r{number}")
+                await app.play_card(
+                    name, tokens[seat], _CARDS[cards[0]], etag="", request_id=f"r{number}"
+                )
             else:
                 played = [_CARDS[c] for c in cards]
-                await app.pass_cards(name, tokens[seat], played, "", f"r{number}")
+                await app.pass_cards(name, tokens[seat], played, etag="", request_id=f"r{number}")
         cpu += time.process_time() - started
         count += len(plan)
     await app.aclose()

@@ -107,7 +107,7 @@ async def test_a_server_that_answers_unavailable_is_not_called_unreachable(
     server: HeartsServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The server answered (its table store is down): saying it cannot be reached misleads.
-    async def store_down(*args: Any) -> Any:
+    async def store_down(*args: Any, **kwargs: Any) -> Any:
         raise ServiceError("STORE_UNAVAILABLE", "the table store is unavailable")
 
     monkeypatch.setattr(server.app, "list_tables", store_down)

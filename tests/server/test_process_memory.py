@@ -48,11 +48,14 @@ async def test_encodings_leave_with_the_record_from_the_cache() -> None:
         created = await app.create_table(pb.Table(deck_seed=index, rules=no_passing), "")
         name = created.view.table.name
         ids.append(parse_table_name(name))
-        tokens = [(await app.join_table(name, s, f"p{s}", "", "")).seat_token for s in range(4)]
+        tokens = [
+            (await app.join_table(name, s, f"p{s}", etag="", request_id="")).seat_token
+            for s in range(4)
+        ]
         for _ in range(5):  # the first trick and a card of the second
             turn = (await app.get_table(name, None)).view.table.turn_seat
             view = (await app.get_table(name, tokens[turn])).view
-            await app.play_card(name, tokens[turn], view.legal_cards[0], "", "")
+            await app.play_card(name, tokens[turn], view.legal_cards[0], etag="", request_id="")
         assert ids[-1] in record._ENCODED
         assert ids[-1] in convert._TRICK_BLOCKS
     # The two newest tables are cached; the three before them left the cache, and with it
@@ -67,13 +70,16 @@ async def test_a_finished_game_keeps_no_trick_block_of_its_views() -> None:
     rules = pb.Rules(pass_cards=False, target_score=1)  # one round
     name = (await app.create_table(pb.Table(deck_seed=4, rules=rules), "")).view.table.name
     table_id = parse_table_name(name)
-    tokens = [(await app.join_table(name, s, f"p{s}", "", "")).seat_token for s in range(4)]
+    tokens = [
+        (await app.join_table(name, s, f"p{s}", etag="", request_id="")).seat_token
+        for s in range(4)
+    ]
     for played in range(52):
         turn = (await app.get_table(name, None)).view.table.turn_seat
         view = (await app.get_table(name, tokens[turn])).view
         if played == 51:
             assert table_id in convert._TRICK_BLOCKS  # twelve tricks done, kept for the views
-        await app.play_card(name, tokens[turn], view.legal_cards[0], "", "")
+        await app.play_card(name, tokens[turn], view.legal_cards[0], etag="", request_id="")
     view = (await app.get_table(name, None)).view
     assert view.table.phase == pb.PHASE_GAME_OVER
     assert table_id not in convert._TRICK_BLOCKS

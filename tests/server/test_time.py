@@ -50,8 +50,8 @@ async def test_event_times_never_go_back_when_a_slower_clock_writes_next() -> No
     ahead = _app(store, lambda: 1_800_000_060.0)  # a replica a minute ahead
     behind = _app(store, lambda: 1_800_000_000.0)
     name = (await ahead.create_table(pb.Table(), "")).view.table.name
-    await ahead.join_table(name, 0, "a", "", "")
-    await behind.join_table(name, 1, "b", "", "")
+    await ahead.join_table(name, 0, "a", etag="", request_id="")
+    await behind.join_table(name, 1, "b", etag="", request_id="")
     table_id = name.removeprefix("tables/")
     page = await store.read_events(table_id, after=0)
     times = [TableEvent.FromString(e.payload).event_time.ToMilliseconds() for e in page.events]
@@ -76,7 +76,7 @@ async def test_a_table_that_expires_during_a_command_is_not_found_with_or_withou
     for etag in ("", "1"):
         name = (await app.create_table(pb.Table(), "")).view.table.name
         with pytest.raises(ServiceError) as refused:
-            await app.join_table(name, 0, "p", etag, "")
+            await app.join_table(name, 0, "p", etag=etag, request_id="")
         assert refused.value.reason == "TABLE_NOT_FOUND", (etag, refused.value)
 
 

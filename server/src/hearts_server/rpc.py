@@ -311,7 +311,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.ListTablesRequest, context: grpc.aio.ServicerContext
     ) -> api.ListTablesResponse:
         return await self.app.list_tables(
-            request.page_size, request.page_token, request.has_free_seat
+            request.page_size, request.page_token, has_free_seat=request.has_free_seat
         )
 
     @_unary("CreateTable")
@@ -325,7 +325,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.DeleteTableRequest, context: grpc.aio.ServicerContext
     ) -> api.DeleteTableResponse:
         return await self.app.delete_table(
-            request.name, bearer_token(context), request.etag, request.request_id
+            request.name, bearer_token(context), etag=request.etag, request_id=request.request_id
         )
 
     @_unary("JoinTable")
@@ -337,8 +337,8 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.name,
             seat,
             request.player_display_name,
-            request.etag,
-            request.request_id,
+            etag=request.etag,
+            request_id=request.request_id,
             token=bearer_token(context),
         )
 
@@ -347,7 +347,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.LeaveTableRequest, context: grpc.aio.ServicerContext
     ) -> api.LeaveTableResponse:
         return await self.app.leave_table(
-            request.name, bearer_token(context), request.etag, request.request_id
+            request.name, bearer_token(context), etag=request.etag, request_id=request.request_id
         )
 
     # A move's response may come serialized (add_servicer sends it as it is): wider than the
@@ -357,7 +357,11 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.PassCardsRequest, context: grpc.aio.ServicerContext
     ) -> api.PassCardsResponse | bytes:
         return await self.app.pass_cards(
-            request.name, bearer_token(context), request.cards, request.etag, request.request_id
+            request.name,
+            bearer_token(context),
+            request.cards,
+            etag=request.etag,
+            request_id=request.request_id,
         )
 
     @_unary("PlayCard")
@@ -367,7 +371,11 @@ class TableServicer(api_grpc.TableServiceServicer):
         if not request.HasField("card"):
             raise ServiceError("INVALID_REQUEST", "card is required")
         return await self.app.play_card(
-            request.name, bearer_token(context), request.card, request.etag, request.request_id
+            request.name,
+            bearer_token(context),
+            request.card,
+            etag=request.etag,
+            request_id=request.request_id,
         )
 
     async def WatchTable(

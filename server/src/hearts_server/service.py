@@ -469,7 +469,7 @@ class TableApp:
         return response
 
     async def list_tables(
-        self, page_size: int, page_token: str, has_free_seat: bool
+        self, page_size: int, page_token: str, *, has_free_seat: bool
     ) -> api.ListTablesResponse:
         """One page of tables, newest first (AIP-158)."""
         if page_size < 0:
@@ -687,9 +687,9 @@ class TableApp:
         name: str,
         seat: int | None,
         display_name: str,
+        *,
         etag: str,
         request_id: str,
-        *,
         token: str | None = None,
     ) -> api.JoinTableResponse:
         """Take a seat (a given one or any free one); returns the seat token.
@@ -783,7 +783,7 @@ class TableApp:
         )
 
     async def leave_table(
-        self, name: str, token: str | None, etag: str, request_id: str
+        self, name: str, token: str | None, *, etag: str, request_id: str
     ) -> api.LeaveTableResponse:
         """Give up a seat: before the game it becomes free, during it a bot takes over."""
         table_id = parse_table_name(name)
@@ -832,7 +832,7 @@ class TableApp:
         )
 
     async def delete_table(
-        self, name: str, token: str | None, etag: str, request_id: str
+        self, name: str, token: str | None, *, etag: str, request_id: str
     ) -> api.DeleteTableResponse:
         """Delete a table; only its creator may."""
         _check_request_id(request_id)
@@ -880,7 +880,13 @@ class TableApp:
     # ------------------------------------------------------------------ moves
 
     async def pass_cards(
-        self, name: str, token: str | None, cards: Sequence[pb.Card], etag: str, request_id: str
+        self,
+        name: str,
+        token: str | None,
+        cards: Sequence[pb.Card],
+        *,
+        etag: str,
+        request_id: str,
     ) -> api.PassCardsResponse | bytes:
         """Submit the caller's three cards to pass; the response, serialized when it is new."""
         table_id = parse_table_name(name)
@@ -899,7 +905,7 @@ class TableApp:
         )
 
     async def play_card(
-        self, name: str, token: str | None, card: pb.Card, etag: str, request_id: str
+        self, name: str, token: str | None, card: pb.Card, *, etag: str, request_id: str
     ) -> api.PlayCardResponse | bytes:
         """Play one card to the current trick; the response, serialized when it is new."""
         table_id = parse_table_name(name)
