@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/vanguard"
+	"github.com/rs/cors"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	// The ErrorInfo of every error's details must be known by name to write REST and Connect
+	// errors as JSON; the hearts.v1 messages (MoveRejection among them) come with the service.
+	_ "google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
+)
+
+// serviceName is the service the gateway serves, and the one whose health it reports.
+const serviceName = "hearts.v1.TableService"
+
+// healthTimeout bounds one health check of the backend (a probe's own timeout is longer).
+const healthTimeout = 2 * time.Second
+
+// Headers a browser may send cross-origin: the seat token, and what the Connect, gRPC-Web and
+// REST protocols use (https://connectrpc.com/docs/cors).
+var corsAllowedHeaders = []string{
+	"Authorization", "Content-Type", "Accept",
+	"Connect-Protocol-Version", "Connect-Timeout-Ms", "Connect-Accept-Encoding", "Connect-Content-Encoding",
+	"Grpc-Timeout", "Grpc-Accept-Encoding", "X-Grpc-Web", "X-User-Agent",
+}
+
+// Response headers a cross-origin script may read: a call that fails at once answers gRPC-Web
+// with its status in the headers (trailers-only), details included.
+var corsExposedHeaders = []string{
+	"Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin",
+	"Grpc-Encoding", "Grpc-Accept-Encoding", "Connect-Content-Encoding", "Connect-Accept-Encoding",
+}
+
+// corsHandler allows the listed origins ("*": any) to call the API from a browser; with none
+// listed it adds no CORS headers at all, so only pages of the gateway's own origin (and
+// programs, which CORS does not concern) can call it. Tokens travel in the Authorization header,
+// never in cookies, so credentials (cookies) are never allowed.
+func corsHandler(origins []string, next http.Handler) http.Handler {
+	if len(origins) == 0 {
+		return next
+	}
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		// POST: Connect and gRPC-Web; GET: Connect's GET requests and REST reads; DELETE: REST.
+		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodDelete},
+		AllowedHeaders: corsAllowedHeaders,
+		ExposedHeaders: corsExposedHeaders,
+		// Browsers cache a preflight at most this long (Chromium: 2 h).
+		MaxAge: 7200,
+	}).Handler(next)
+}
+
+// tableServiceDescriptor is hearts.v1.TableService's descriptor, registered by the generated Go
+// code of clients/go, with its google.api.http rules.
+func tableServiceDescriptor() protoreflect.ServiceDescriptor {
+	return heartsv1.File_hearts_v1_table_service_proto.Services().ByName("TableService")
+}
+
+// newTranscoder serves the service in every protocol vanguard knows (gRPC, gRPC-Web, Connect
+// with proto or JSON, REST from the google.api.http annotations) and hands each call, as gRPC
+// with binary protobuf, to a gRPC server whose one handler forwards it to the backend.
+func newTranscoder(p *proxy) (*vanguard.Transcoder, error) {
+	forwarder := grpc.NewServer(grpc.UnknownServiceHandler(p.handle), grpc.ForceServerCodecV2(rawCodec{}))
+	service := vanguard.NewServiceWithSchema(tableServiceDescriptor(), forwarder,
+		vanguard.WithTargetProtocols(vanguard.ProtocolGRPC),
+		vanguard.WithTargetCodecs(vanguard.CodecProto),
+	)
+	return vanguard.NewTranscoder([]*vanguard.Service{service})
+}
+
+// health answers the probes: /livez is the process itself; /healthz is the backend's
+// grpc.health.v1 status for the service, and fails from the first moment of a shutdown.
+type health struct {
+	client   healthpb.HealthClient
+	draining atomic.Bool
+}
+
+func (h *health) livez(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func (h *health) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if h.draining.Load() {
+		http.Error(w, "draining: the gateway is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	reply, err := h.client.Check(ctx, &healthpb.HealthCheckRequest{Service: serviceName})
+	if err != nil {
+		http.Error(w, fmt.Sprintf("backend: %s: %s", status.Code(err), status.Convert(err).Message()), http.StatusServiceUnavailable)
+		return
+	}
+	if reply.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		http.Error(w, "backend: "+reply.GetStatus().String(), http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok: backend SERVING\n"))
+}
+
+// newHandler is the gateway's whole HTTP surface: the probes, and everything else to the API.
+func newHandler(api http.Handler, h *health, origins []string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", h.livez)
+	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.Handle("/", corsHandler(origins, api))
+	return mux
+}
+
+// parseOrigins splits a comma-separated list of origins; empty parts are dropped.
+func parseOrigins(list string) []string {
+	var origins []string
+	for _, origin := range strings.Split(list, ",") {
+		if origin = strings.TrimSpace(origin); origin != "" {
+			origins = append(origins, strings.TrimSuffix(origin, "/"))
+		}
+	}
+	return origins
+}

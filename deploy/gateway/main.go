@@ -1,0 +1,192 @@
+// Command hearts-gateway lets web front ends use the Hearts API: it accepts gRPC-Web, Connect
+// (binary or JSON) and REST/JSON (from the google.api.http annotations of hearts.v1), adds CORS
+// for browsers, and forwards every call as gRPC to hearts-server, metadata (the seat token's
+// authorization) in, headers, trailers and error details out. Server streaming (WatchTable)
+// works over gRPC-Web and Connect.
+//
+// Every flag has an environment variable (HEARTS_GATEWAY_*); a flag wins over its variable.
+// See docs/deploy.md and docs/api.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+)
+
+// config is what the flags and HEARTS_GATEWAY_* variables set.
+type config struct {
+	listen      string
+	backend     string
+	corsOrigins []string
+	grace       time.Duration
+	logFormat   string
+}
+
+// setting is one flag with its environment variable and default.
+type setting struct {
+	flag, env, def, usage string
+}
+
+var settings = []setting{
+	{"listen", "HEARTS_GATEWAY_LISTEN", "127.0.0.1:8080", "host:port to serve HTTP on (port 0 picks a free one; 0.0.0.0:8080 in a container)"},
+	{"backend", "HEARTS_GATEWAY_BACKEND", "127.0.0.1:50051", "gRPC target of hearts-server: host:port, or dns:///name:port to spread calls over every address the name has"},
+	{"cors-origins", "HEARTS_GATEWAY_CORS_ORIGINS", "", "comma-separated origins (scheme://host[:port]) whose pages may call the API, or * for any; empty: no CORS, same-origin pages only"},
+	{"grace-seconds", "HEARTS_GATEWAY_GRACE_SECONDS", "10", "on SIGTERM, how long unary calls in flight may finish (streams end at once with UNAVAILABLE)"},
+	{"log-format", "HEARTS_GATEWAY_LOG_FORMAT", "text", "text, or json for JSON lines"},
+}
+
+func parseConfig(args []string, getenv func(string) string, output io.Writer) (config, error) {
+	fs := flag.NewFlagSet("hearts-gateway", flag.ContinueOnError)
+	fs.SetOutput(output)
+	values := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		values[s.flag] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(output, "Usage: hearts-gateway [flags]\n\nA web gateway (gRPC-Web, Connect, REST/JSON, CORS) in front of hearts-server.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	grace, err := strconv.ParseFloat(*values["grace-seconds"], 64)
+	if err != nil || grace < 0 {
+		return config{}, fmt.Errorf("--grace-seconds: want a number of seconds >= 0, got %q", *values["grace-seconds"])
+	}
+	cfg := config{
+		listen:      *values["listen"],
+		backend:     *values["backend"],
+		corsOrigins: parseOrigins(*values["cors-origins"]),
+		grace:       time.Duration(grace * float64(time.Second)),
+		logFormat:   *values["log-format"],
+	}
+	if cfg.backend == "" {
+		return config{}, errors.New("--backend is empty")
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		return config{}, fmt.Errorf("--log-format: want text or json, got %q", cfg.logFormat)
+	}
+	return cfg, nil
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// dialBackend opens the one connection pool to the backend. round_robin spreads calls over every
+// address the target resolves to (the pods of a headless Service); for a single address it is
+// the same as gRPC's default. Keepalive pings only while calls are open: the server permits that
+// every 10 s, and refuses pings on an idle connection.
+func dialBackend(target string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(target,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	)
+}
+
+// run serves on listener until ctx ends, then shuts down: /healthz fails, streams end with
+// UNAVAILABLE / SHUTTING_DOWN, unary calls in flight get cfg.grace to finish.
+func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Logger) error {
+	conn, err := dialBackend(cfg.backend)
+	if err != nil {
+		return fmt.Errorf("backend %q: %w", cfg.backend, err)
+	}
+	defer conn.Close()
+	draining := make(chan struct{})
+	transcoder, err := newTranscoder(newProxy(conn, tableServiceDescriptor(), draining))
+	if err != nil {
+		return fmt.Errorf("transcoder: %w", err)
+	}
+	h := &health{client: healthpb.NewHealthClient(conn)}
+
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // native gRPC clients may use the gateway too
+	server := &http.Server{
+		Handler:           newHandler(transcoder, h, cfg.corsOrigins),
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", cfg.grace.String())
+	h.draining.Store(true)
+	close(draining)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.grace)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("calls still open after the grace period; closing them", "error", err)
+		_ = server.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearts-gateway:", err)
+		os.Exit(2)
+	}
+	logger := newLogger(cfg.logFormat, os.Stderr)
+	listener, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		logger.Error("cannot listen", "address", cfg.listen, "error", err)
+		os.Exit(1)
+	}
+	// Scripts read the address from this line (as they do the server's).
+	fmt.Printf("hearts-gateway listening on %s\n", listener.Addr())
+	cors := "off (same-origin pages only)"
+	if len(cfg.corsOrigins) > 0 {
+		cors = fmt.Sprint(cfg.corsOrigins)
+	}
+	logger.Info("serving gRPC-Web, Connect and REST", "address", listener.Addr().String(), "backend", cfg.backend, "cors_origins", cors)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, listener, logger); err != nil {
+		logger.Error("gateway failed", "error", err)
+		os.Exit(1)
+	}
+}

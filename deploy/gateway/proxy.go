@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// errDraining cancels the backend side of a stream when the gateway shuts down.
+var errDraining = errors.New("the gateway is shutting down")
+
+// frame is one gRPC message, passed through as its encoded bytes: the proxy never decodes what
+// the transcoder already checked, and forwards any method of the service unchanged.
+type frame struct{ payload []byte }
+
+// rawCodec moves frames in and out of gRPC as they are. It is named "proto" so that the
+// backend sees the ordinary content type, application/grpc+proto.
+type rawCodec struct{}
+
+func (rawCodec) Name() string { return "proto" }
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	f, ok := v.(*frame)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "gateway: cannot marshal %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(f.payload)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	f, ok := v.(*frame)
+	if !ok {
+		return status.Errorf(codes.Internal, "gateway: cannot unmarshal into %T", v)
+	}
+	f.payload = data.Materialize()
+	return nil
+}
+
+// Request headers that belong to the hop from the browser (HTTP, CORS, the web protocols), not
+// to the call: everything else, the seat token's authorization first, goes to the backend as
+// metadata. grpc-timeout arrives as the call's deadline, which the backend call inherits.
+var hopHeaders = map[string]bool{
+	":authority": true, "host": true, "connection": true, "keep-alive": true,
+	"proxy-connection": true, "transfer-encoding": true, "upgrade": true, "te": true,
+	"content-type": true, "content-length": true, "accept": true, "accept-encoding": true,
+	"accept-language": true, "content-encoding": true, "origin": true, "referer": true,
+	"cookie": true, "x-grpc-web": true, "x-user-agent": true, "priority": true,
+	"access-control-request-method": true, "access-control-request-headers": true,
+}
+
+// forwardedRequestMetadata is what of an incoming call's metadata the backend gets, with the
+// caller's address added to x-forwarded-for.
+func forwardedRequestMetadata(ctx context.Context) metadata.MD {
+	in, _ := metadata.FromIncomingContext(ctx)
+	out := metadata.MD{}
+	for key, values := range in {
+		if hopHeaders[key] || strings.HasPrefix(key, "grpc-") || strings.HasPrefix(key, "connect-") ||
+			strings.HasPrefix(key, "sec-") || strings.HasPrefix(key, ":") {
+			continue
+		}
+		out[key] = values
+	}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if host := hostOf(p.Addr.String()); host != "" {
+			// One header, the proxies before this one first (RFC 7239's order).
+			out.Set("x-forwarded-for", strings.Join(append(out.Get("x-forwarded-for"), host), ", "))
+		}
+	}
+	return out
+}
+
+// forwardedResponseMetadata drops from the backend's headers and trailers what the gateway's
+// own gRPC layer writes (content type, status); the rest reaches the client.
+func forwardedResponseMetadata(md metadata.MD) metadata.MD {
+	out := metadata.MD{}
+	for key, values := range md {
+		if key == "content-type" || strings.HasPrefix(key, "grpc-") || strings.HasPrefix(key, ":") {
+			continue
+		}
+		out[key] = values
+	}
+	return out
+}
+
+func hostOf(address string) string {
+	if i := strings.LastIndexByte(address, ':'); i > 0 {
+		address = address[:i]
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(address, "["), "]")
+}
+
+// proxy forwards every call of the service to the backend over one grpc.ClientConn: request
+// metadata in, response headers and trailers (the status with its details among them) out.
+type proxy struct {
+	conn *grpc.ClientConn
+	// serverStreaming names the methods ("/pkg.Service/Method") that stream responses: on
+	// shutdown these end at once with UNAVAILABLE, while unary calls may finish.
+	serverStreaming map[string]bool
+	// draining is closed when the gateway starts to shut down.
+	draining <-chan struct{}
+}
+
+func newProxy(conn *grpc.ClientConn, service protoreflect.ServiceDescriptor, draining <-chan struct{}) *proxy {
+	streaming := map[string]bool{}
+	methods := service.Methods()
+	for i := range methods.Len() {
+		method := methods.Get(i)
+		if method.IsStreamingServer() {
+			streaming["/"+string(service.FullName())+"/"+string(method.Name())] = true
+		}
+	}
+	return &proxy{conn: conn, serverStreaming: streaming, draining: draining}
+}
+
+var proxyStreamDesc = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+
+// handle is the gateway's gRPC server's only handler (grpc.UnknownServiceHandler).
+func (p *proxy) handle(_ any, in grpc.ServerStream) error {
+	method, ok := grpc.MethodFromServerStream(in)
+	if !ok {
+		return status.Error(codes.Internal, "gateway: no method on the stream")
+	}
+	ctx, cancel := context.WithCancelCause(metadata.NewOutgoingContext(in.Context(), forwardedRequestMetadata(in.Context())))
+	defer cancel(nil)
+	if p.serverStreaming[method] {
+		go func() {
+			select {
+			case <-p.draining:
+				cancel(errDraining)
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	out, err := p.conn.NewStream(ctx, proxyStreamDesc, method, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		return p.backendError(ctx, err)
+	}
+
+	// Requests, client to backend. A unary or server-streaming call has one; the loop ends at
+	// the client's end of stream. A failure here ends the call through ctx (the backend's reply
+	// below then fails too).
+	go func() {
+		for {
+			var f frame
+			if err := in.RecvMsg(&f); err != nil {
+				if errors.Is(err, io.EOF) {
+					_ = out.CloseSend()
+				} else {
+					cancel(err)
+				}
+				return
+			}
+			if err := out.SendMsg(&f); err != nil {
+				// io.EOF: the backend ended the call; RecvMsg below returns its status.
+				return
+			}
+		}
+	}()
+
+	// Responses, backend to client, then the backend's status and trailers.
+	headerSent := false
+	for {
+		var f frame
+		err := out.RecvMsg(&f)
+		if err != nil {
+			if !headerSent {
+				if header, headerErr := out.Header(); headerErr == nil {
+					_ = in.SetHeader(forwardedResponseMetadata(header))
+				}
+			}
+			in.SetTrailer(forwardedResponseMetadata(out.Trailer()))
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return p.backendError(ctx, err)
+		}
+		if !headerSent {
+			header, headerErr := out.Header()
+			if headerErr != nil {
+				return p.backendError(ctx, headerErr)
+			}
+			if err := in.SendHeader(forwardedResponseMetadata(header)); err != nil {
+				return err
+			}
+			headerSent = true
+		}
+		if err := in.SendMsg(&f); err != nil {
+			return err
+		}
+	}
+}
+
+// backendError is the status the client gets for a failed backend call: the backend's own
+// (with its details), or, when the gateway's shutdown ended a stream, UNAVAILABLE with the same
+// reason the server gives when it shuts down, so that clients resume the watch elsewhere.
+func (p *proxy) backendError(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errDraining) {
+		st, detailErr := status.New(codes.Unavailable, "the gateway is shutting down; resume the watch from the last sequence").
+			WithDetails(&errdetails.ErrorInfo{Reason: "SHUTTING_DOWN", Domain: "hearts.v1"})
+		if detailErr != nil {
+			return status.Error(codes.Unavailable, "the gateway is shutting down")
+		}
+		return st.Err()
+	}
+	return err
+}
