@@ -4,12 +4,12 @@
  * Kept apart from the main entry point because it imports `@connectrpc/connect-node`, which needs
  * Node's http2 module.
  */
-import { type Client, createClient } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import { TableService } from "./gen/hearts/v1/table_service_pb.js";
+import type { TableServiceClient } from "./index.js";
 
-/** A client of the Hearts table service. */
-export type TableServiceClient = Client<typeof TableService>;
+export type { TableServiceClient };
 
 /**
  * A gRPC client for the server at `address`: `host:port` (plaintext HTTP/2, as a local server

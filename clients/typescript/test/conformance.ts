@@ -1,7 +1,8 @@
 /**
- * Conformance of the TypeScript client with a live Hearts server (HEARTS_SERVER=host:port, as
- * scripts/with-server.sh sets it): a whole game played over gRPC, the watch stream checked against
- * the final table, and the error details of a refused move and of a forged token read back.
+ * The conformance tests of the TypeScript client, for any transport: a whole game played against
+ * a live Hearts server, the watch stream checked against the final table, and the error details of
+ * a refused move and of a forged token read back. conformance.test.ts runs them over gRPC against
+ * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
  * computes the rules itself. Its choices and the deck come from one seed, printed in the test name
@@ -31,7 +32,7 @@ import {
   formatCard,
   sameCard,
 } from "@hearts/client";
-import { type TableServiceClient, createTableServiceClient } from "@hearts/client/node";
+import type { TableServiceClient } from "@hearts/client";
 
 const CALL_TIMEOUT_MS = 15_000;
 // Low enough for a fast game, high enough for several rounds (and pass directions) most of the time.
@@ -53,14 +54,6 @@ const MOVE_REASONS = new Set([
 ]);
 
 const seed = Number(process.env["HEARTS_TEST_SEED"] ?? Math.floor(Math.random() * 2 ** 31));
-
-function serverAddress(): string {
-  const address = process.env["HEARTS_SERVER"];
-  if (!address) {
-    throw new Error("HEARTS_SERVER is not set; run the test via scripts/with-server.sh");
-  }
-  return address;
-}
 
 /** mulberry32: a small seeded generator, so that a failing game can be played again. */
 function seededRandom(state: number): () => number {
@@ -143,181 +136,187 @@ async function collectUntilGameOver(
   }
 }
 
-test(`a seat plays a whole game against three heuristic bots (seed ${seed})`, { timeout: 180_000 }, async (t) => {
-  const client = createTableServiceClient(serverAddress());
-  const random = seededRandom(seed);
-  const { name, joined } = await createTableWithThreeBots(client, `TypeScript conformance ${seed}`);
-  const seat = joined.seat;
-  const asSeat = { headers: bearer(joined.seatToken), timeoutMs: CALL_TIMEOUT_MS };
-  const seats = must(joined.view?.table, "JoinTable table").seats;
-  assert.deepEqual(
-    seats.map((s) => [s.seat, SeatOccupant[s.occupant], BotLevel[s.botLevel]]),
-    [[0, "HUMAN", "UNSPECIFIED"], [1, "BOT", "HEURISTIC"], [2, "BOT", "HEURISTIC"], [3, "BOT", "HEURISTIC"]],
-  );
-  assert.equal(seat, 0, "the one free seat");
-
-  // Watch as the seat before the first move, so that every trick of the game arrives as an event.
-  // Hanging up needs the signal: leaving the iterator does not end the call, and an open call
-  // keeps Node from exiting.
-  const abort = new AbortController();
-  t.after(() => abort.abort());
-  const stream = client
-    .watchTable({ name }, { headers: bearer(joined.seatToken), signal: abort.signal })
-    [Symbol.asyncIterator]();
-  const first = await stream.next();
-  assert.ok(!first.done, "the watch stream ended before its snapshot");
-  const messages: WatchTableResponse[] = [first.value];
-  assert.equal(first.value.kind.case, "snapshot", "the first message of a watch is a snapshot");
-  const snapshot = first.value.kind.value as TableView;
-  assert.equal(snapshot.viewerSeat, seat);
-  assert.equal(snapshot.table?.roundNumber, 1);
-  assert.equal(snapshot.completedTricks.length, 0, "no trick is played before the seat passes");
-  assert.equal(first.value.sequence, snapshot.sequence);
-  assert.equal(cardsText(snapshot.hand), cardsText(must(joined.view, "JoinTable view").hand));
-  const watching = collectUntilGameOver(stream, messages);
-  watching.catch(() => undefined); // Awaited below; this only keeps an early failure from going unhandled.
-
-  let view = must(joined.view, "JoinTable view");
-  let refusal: { card: Card; legal: Card[]; etag: string; details: HeartsErrorDetails } | undefined;
-  for (let moves = 0; view.table?.phase !== Phase.GAME_OVER; moves++) {
-    assert.ok(moves < 2000, "the game did not end after 2000 moves of this seat");
-    if (view.cardsToPass > 0) {
-      // While passing, legal_cards holds the cards this seat may choose its passes from.
-      const choices = [...view.legalCards];
-      assert.ok(choices.length >= view.cardsToPass, `${view.cardsToPass} to pass from [${cardsText(choices)}]`);
-      const cards = Array.from({ length: view.cardsToPass }, () =>
-        must(choices.splice(Math.floor(random() * choices.length), 1)[0], "card to pass"),
-      );
-      view = must((await client.passCards({ name, cards, requestId: randomUUID() }, asSeat)).view, "view");
-    } else if (view.legalCards.length > 0) {
-      const legal = view.legalCards;
-      const illegal = view.hand.find((card) => !legal.some((ok) => sameCard(ok, card)));
-      if (refusal === undefined && illegal !== undefined) {
-        const details = await failureOf(client.playCard({ name, card: illegal }, asSeat));
-        refusal = { card: illegal, legal, etag: view.table?.etag ?? "", details };
-        const after = must((await client.getTable({ name }, asSeat)).view, "view");
-        assert.equal(after.table?.etag, refusal.etag, "a refused move must not change the table");
-      }
-      const card = must(legal[Math.floor(random() * legal.length)], "legal card");
-      view = must((await client.playCard({ name, card, requestId: randomUUID() }, asSeat)).view, "view");
-    } else {
-      // This seat owes nothing yet (bots that think off the request); read the table again.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      view = must((await client.getTable({ name }, asSeat)).view, "view");
-    }
-  }
-
-  const timer = setTimeout(() => abort.abort(), 10_000); // game_over is due at once
-  try {
-    await watching;
-  } finally {
-    clearTimeout(timer);
-    abort.abort();
-  }
-  const final = must((await client.getTable({ name }, asSeat)).view, "final view");
-  const table = must(final.table, "final table");
-  t.diagnostic(`table ${name}, seat ${seat}, ${messages.length} stream messages`);
-  t.diagnostic(`final totals ${table.totalScores.join(",")} after ${final.scoreHistory.length} rounds`);
-
-  // (4) The refused move: code, ErrorInfo and MoveRejection, read from the trailer's details.
-  assert.ok(refusal, "no turn of the game offered a card that was not legal");
-  const { details } = refusal;
-  t.diagnostic(`refused ${formatCard(refusal.card)}: ${details.reason} (${details.message})`);
-  assert.equal(details.code, Code.FailedPrecondition, details.message);
-  assert.equal(details.errorInfo?.domain, ERROR_DOMAIN);
-  assert.ok(MOVE_REASONS.has(details.reason ?? ""), `unexpected reason ${details.reason}`);
-  assert.equal(details.errorInfo?.metadata["table"], name, "ErrorInfo metadata names the table");
-  const rejection = must(details.moveRejection, "MoveRejection detail");
-  assert.equal(rejection.reason, details.reason, "MoveRejection and ErrorInfo give one reason");
-  assert.equal(cardsText(rejection.legalCards), cardsText(refusal.legal));
-  assert.equal(rejection.cardsToPass, 0);
-
-  // (3) The stream: growing sequence numbers, one snapshot, every trick and score in order.
-  const sequences = messages.map((message) => message.sequence);
-  for (let i = 1; i < sequences.length; i++) {
-    assert.ok(sequences[i]! > sequences[i - 1]!, `sequence numbers must grow: ${sequences.join(",")}`);
-  }
-  const events: TableEvent[] = messages.slice(1).map((message) => {
-    assert.equal(message.kind.case, "event", "only the first message is a snapshot here");
-    return message.kind.value as TableEvent;
-  });
-  let round = 1;
-  const tricks: Trick[][] = [[]];
-  const scores: RoundScore[] = [];
-  const handsDealt: number[] = [];
-  let gameOver: { totalScores: number[]; result: unknown } | undefined;
-  for (const { event } of events) {
-    switch (event.case) {
-      case "roundStarted":
-        assert.equal(event.value.roundNumber, round + 1, "rounds start in order");
-        round = event.value.roundNumber;
-        tricks.push([]);
-        break;
-      case "trickWon":
-        tricks[round - 1]!.push(must(event.value.trick, "trick_won trick"));
-        break;
-      case "roundScored":
-        scores.push(must(event.value.score, "round_scored score"));
-        break;
-      case "gameOver":
-        gameOver = { totalScores: event.value.totalScores, result: event.value.result };
-        break;
-      case "handDealt":
-        assert.equal(event.value.seat, seat, "a stream carries only its own seat's hand");
-        assert.equal(event.value.cards.length, TRICKS_PER_ROUND);
-        handsDealt.push(round);
-        break;
-      case "cardsPassed":
-      case "cardsReceived":
-        assert.equal(event.value.seat, seat, "a stream carries only its own seat's passes");
-        break;
-      default:
-        break;
-    }
-  }
-  const rounds = final.scoreHistory.length;
-  assert.ok(rounds >= 1);
-  assert.equal(tricks.length, rounds, "the stream's rounds are the table's rounds");
-  assert.deepEqual(handsDealt, Array.from({ length: rounds - 1 }, (_, i) => i + 2));
-  assert.equal(final.gameHistory.length, rounds, "game_history holds every round once over");
-  tricks.forEach((roundTricks, index) => {
-    const numbers = roundTricks.map((trick) => trick.number);
-    assert.deepEqual(numbers, Array.from({ length: TRICKS_PER_ROUND }, (_, i) => i + 1),
-      `round ${index + 1}: 13 trick_won events, numbered in order`);
-    const history = must(final.gameHistory[index], `game_history[${index}]`).tricks;
-    assert.deepEqual(roundTricks.map(trickText), history.map(trickText), `round ${index + 1} tricks`);
-    roundTricks.forEach((trick, i) => assert.ok(equals(TrickSchema, trick, history[i]!)));
-  });
-  assert.deepEqual(scores.map(scoreText), final.scoreHistory.map(scoreText), "round scores, in order");
-  scores.forEach((score, i) => assert.ok(equals(RoundScoreSchema, score, final.scoreHistory[i]!)));
-  const over = must(gameOver, "game_over event");
-  assert.deepEqual(over.totalScores, table.totalScores, "game_over totals are GetTable's totals");
-  assert.deepEqual(over.totalScores, scores.at(-1)?.totalScores, "the last round's totals are final");
-  assert.deepEqual(over.result, table.result);
-  assert.ok(Math.max(...table.totalScores) >= TARGET_SCORE, "the game ends at the target score");
-});
-
-test(`a forged seat token is refused as TOKEN_INVALID (seed ${seed})`, { timeout: 60_000 }, async () => {
-  const client = createTableServiceClient(serverAddress());
-  const { name, creatorToken, joined } = await createTableWithThreeBots(client, `TypeScript forged token ${seed}`);
-  const card = must(must(joined.view, "JoinTable view").hand[0], "a card in hand");
-  const token = joined.seatToken;
-  // The real token with its last character changed (its signature no longer matches), and one
-  // that was never a token at all.
-  const tampered = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
-  for (const forged of [tampered, "forged-token"]) {
-    const details = await failureOf(
-      client.playCard({ name, card }, { headers: bearer(forged), timeoutMs: CALL_TIMEOUT_MS }),
+/**
+ * Registers the conformance tests for clients that `newClient` makes (one a test), under the
+ * name of their `protocol`.
+ */
+export function conformanceTests(protocol: string, newClient: () => TableServiceClient): void {
+  test(`${protocol}: a seat plays a whole game against three heuristic bots (seed ${seed})`, { timeout: 180_000 }, async (t) => {
+    const client = newClient();
+    const random = seededRandom(seed);
+    const { name, joined } = await createTableWithThreeBots(client, `TypeScript conformance (${protocol}) ${seed}`);
+    const seat = joined.seat;
+    const asSeat = { headers: bearer(joined.seatToken), timeoutMs: CALL_TIMEOUT_MS };
+    const seats = must(joined.view?.table, "JoinTable table").seats;
+    assert.deepEqual(
+      seats.map((s) => [s.seat, SeatOccupant[s.occupant], BotLevel[s.botLevel]]),
+      [[0, "HUMAN", "UNSPECIFIED"], [1, "BOT", "HEURISTIC"], [2, "BOT", "HEURISTIC"], [3, "BOT", "HEURISTIC"]],
     );
-    assert.equal(details.code, Code.Unauthenticated, details.message);
-    assert.equal(details.errorInfo?.domain, ERROR_DOMAIN);
-    assert.equal(details.reason, "TOKEN_INVALID");
-    assert.equal(details.moveRejection, undefined, "an unauthenticated call is not a move");
-  }
+    assert.equal(seat, 0, "the one free seat");
 
-  // The creator token deletes the table; afterwards it is not found.
-  await client.deleteTable({ name, requestId: randomUUID() }, { headers: bearer(creatorToken), timeoutMs: CALL_TIMEOUT_MS });
-  const gone = await failureOf(client.getTable({ name }, { timeoutMs: CALL_TIMEOUT_MS }));
-  assert.equal(gone.code, Code.NotFound, gone.message);
-  assert.equal(gone.reason, "TABLE_NOT_FOUND");
-});
+    // Watch as the seat before the first move, so that every trick of the game arrives as an event.
+    // Hanging up needs the signal: leaving the iterator does not end the call, and an open call
+    // keeps Node from exiting.
+    const abort = new AbortController();
+    t.after(() => abort.abort());
+    const stream = client
+      .watchTable({ name }, { headers: bearer(joined.seatToken), signal: abort.signal })
+      [Symbol.asyncIterator]();
+    const first = await stream.next();
+    assert.ok(!first.done, "the watch stream ended before its snapshot");
+    const messages: WatchTableResponse[] = [first.value];
+    assert.equal(first.value.kind.case, "snapshot", "the first message of a watch is a snapshot");
+    const snapshot = first.value.kind.value as TableView;
+    assert.equal(snapshot.viewerSeat, seat);
+    assert.equal(snapshot.table?.roundNumber, 1);
+    assert.equal(snapshot.completedTricks.length, 0, "no trick is played before the seat passes");
+    assert.equal(first.value.sequence, snapshot.sequence);
+    assert.equal(cardsText(snapshot.hand), cardsText(must(joined.view, "JoinTable view").hand));
+    const watching = collectUntilGameOver(stream, messages);
+    watching.catch(() => undefined); // Awaited below; this only keeps an early failure from going unhandled.
+
+    let view = must(joined.view, "JoinTable view");
+    let refusal: { card: Card; legal: Card[]; etag: string; details: HeartsErrorDetails } | undefined;
+    for (let moves = 0; view.table?.phase !== Phase.GAME_OVER; moves++) {
+      assert.ok(moves < 2000, "the game did not end after 2000 moves of this seat");
+      if (view.cardsToPass > 0) {
+        // While passing, legal_cards holds the cards this seat may choose its passes from.
+        const choices = [...view.legalCards];
+        assert.ok(choices.length >= view.cardsToPass, `${view.cardsToPass} to pass from [${cardsText(choices)}]`);
+        const cards = Array.from({ length: view.cardsToPass }, () =>
+          must(choices.splice(Math.floor(random() * choices.length), 1)[0], "card to pass"),
+        );
+        view = must((await client.passCards({ name, cards, requestId: randomUUID() }, asSeat)).view, "view");
+      } else if (view.legalCards.length > 0) {
+        const legal = view.legalCards;
+        const illegal = view.hand.find((card) => !legal.some((ok) => sameCard(ok, card)));
+        if (refusal === undefined && illegal !== undefined) {
+          const details = await failureOf(client.playCard({ name, card: illegal }, asSeat));
+          refusal = { card: illegal, legal, etag: view.table?.etag ?? "", details };
+          const after = must((await client.getTable({ name }, asSeat)).view, "view");
+          assert.equal(after.table?.etag, refusal.etag, "a refused move must not change the table");
+        }
+        const card = must(legal[Math.floor(random() * legal.length)], "legal card");
+        view = must((await client.playCard({ name, card, requestId: randomUUID() }, asSeat)).view, "view");
+      } else {
+        // This seat owes nothing yet (bots that think off the request); read the table again.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        view = must((await client.getTable({ name }, asSeat)).view, "view");
+      }
+    }
+
+    const timer = setTimeout(() => abort.abort(), 10_000); // game_over is due at once
+    try {
+      await watching;
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+    const final = must((await client.getTable({ name }, asSeat)).view, "final view");
+    const table = must(final.table, "final table");
+    t.diagnostic(`table ${name}, seat ${seat}, ${messages.length} stream messages`);
+    t.diagnostic(`final totals ${table.totalScores.join(",")} after ${final.scoreHistory.length} rounds`);
+
+    // (4) The refused move: code, ErrorInfo and MoveRejection, read from the trailer's details.
+    assert.ok(refusal, "no turn of the game offered a card that was not legal");
+    const { details } = refusal;
+    t.diagnostic(`refused ${formatCard(refusal.card)}: ${details.reason} (${details.message})`);
+    assert.equal(details.code, Code.FailedPrecondition, details.message);
+    assert.equal(details.errorInfo?.domain, ERROR_DOMAIN);
+    assert.ok(MOVE_REASONS.has(details.reason ?? ""), `unexpected reason ${details.reason}`);
+    assert.equal(details.errorInfo?.metadata["table"], name, "ErrorInfo metadata names the table");
+    const rejection = must(details.moveRejection, "MoveRejection detail");
+    assert.equal(rejection.reason, details.reason, "MoveRejection and ErrorInfo give one reason");
+    assert.equal(cardsText(rejection.legalCards), cardsText(refusal.legal));
+    assert.equal(rejection.cardsToPass, 0);
+
+    // (3) The stream: growing sequence numbers, one snapshot, every trick and score in order.
+    const sequences = messages.map((message) => message.sequence);
+    for (let i = 1; i < sequences.length; i++) {
+      assert.ok(sequences[i]! > sequences[i - 1]!, `sequence numbers must grow: ${sequences.join(",")}`);
+    }
+    const events: TableEvent[] = messages.slice(1).map((message) => {
+      assert.equal(message.kind.case, "event", "only the first message is a snapshot here");
+      return message.kind.value as TableEvent;
+    });
+    let round = 1;
+    const tricks: Trick[][] = [[]];
+    const scores: RoundScore[] = [];
+    const handsDealt: number[] = [];
+    let gameOver: { totalScores: number[]; result: unknown } | undefined;
+    for (const { event } of events) {
+      switch (event.case) {
+        case "roundStarted":
+          assert.equal(event.value.roundNumber, round + 1, "rounds start in order");
+          round = event.value.roundNumber;
+          tricks.push([]);
+          break;
+        case "trickWon":
+          tricks[round - 1]!.push(must(event.value.trick, "trick_won trick"));
+          break;
+        case "roundScored":
+          scores.push(must(event.value.score, "round_scored score"));
+          break;
+        case "gameOver":
+          gameOver = { totalScores: event.value.totalScores, result: event.value.result };
+          break;
+        case "handDealt":
+          assert.equal(event.value.seat, seat, "a stream carries only its own seat's hand");
+          assert.equal(event.value.cards.length, TRICKS_PER_ROUND);
+          handsDealt.push(round);
+          break;
+        case "cardsPassed":
+        case "cardsReceived":
+          assert.equal(event.value.seat, seat, "a stream carries only its own seat's passes");
+          break;
+        default:
+          break;
+      }
+    }
+    const rounds = final.scoreHistory.length;
+    assert.ok(rounds >= 1);
+    assert.equal(tricks.length, rounds, "the stream's rounds are the table's rounds");
+    assert.deepEqual(handsDealt, Array.from({ length: rounds - 1 }, (_, i) => i + 2));
+    assert.equal(final.gameHistory.length, rounds, "game_history holds every round once over");
+    tricks.forEach((roundTricks, index) => {
+      const numbers = roundTricks.map((trick) => trick.number);
+      assert.deepEqual(numbers, Array.from({ length: TRICKS_PER_ROUND }, (_, i) => i + 1),
+        `round ${index + 1}: 13 trick_won events, numbered in order`);
+      const history = must(final.gameHistory[index], `game_history[${index}]`).tricks;
+      assert.deepEqual(roundTricks.map(trickText), history.map(trickText), `round ${index + 1} tricks`);
+      roundTricks.forEach((trick, i) => assert.ok(equals(TrickSchema, trick, history[i]!)));
+    });
+    assert.deepEqual(scores.map(scoreText), final.scoreHistory.map(scoreText), "round scores, in order");
+    scores.forEach((score, i) => assert.ok(equals(RoundScoreSchema, score, final.scoreHistory[i]!)));
+    const over = must(gameOver, "game_over event");
+    assert.deepEqual(over.totalScores, table.totalScores, "game_over totals are GetTable's totals");
+    assert.deepEqual(over.totalScores, scores.at(-1)?.totalScores, "the last round's totals are final");
+    assert.deepEqual(over.result, table.result);
+    assert.ok(Math.max(...table.totalScores) >= TARGET_SCORE, "the game ends at the target score");
+  });
+
+  test(`${protocol}: a forged seat token is refused as TOKEN_INVALID (seed ${seed})`, { timeout: 60_000 }, async () => {
+    const client = newClient();
+    const { name, creatorToken, joined } = await createTableWithThreeBots(client, `TypeScript forged token (${protocol}) ${seed}`);
+    const card = must(must(joined.view, "JoinTable view").hand[0], "a card in hand");
+    const token = joined.seatToken;
+    // The real token with its last character changed (its signature no longer matches), and one
+    // that was never a token at all.
+    const tampered = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
+    for (const forged of [tampered, "forged-token"]) {
+      const details = await failureOf(
+        client.playCard({ name, card }, { headers: bearer(forged), timeoutMs: CALL_TIMEOUT_MS }),
+      );
+      assert.equal(details.code, Code.Unauthenticated, details.message);
+      assert.equal(details.errorInfo?.domain, ERROR_DOMAIN);
+      assert.equal(details.reason, "TOKEN_INVALID");
+      assert.equal(details.moveRejection, undefined, "an unauthenticated call is not a move");
+    }
+
+    // The creator token deletes the table; afterwards it is not found.
+    await client.deleteTable({ name, requestId: randomUUID() }, { headers: bearer(creatorToken), timeoutMs: CALL_TIMEOUT_MS });
+    const gone = await failureOf(client.getTable({ name }, { timeoutMs: CALL_TIMEOUT_MS }));
+    assert.equal(gone.code, Code.NotFound, gone.message);
+    assert.equal(gone.reason, "TABLE_NOT_FOUND");
+  });
+}
