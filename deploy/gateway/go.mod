@@ -3,6 +3,7 @@ module github.com/hearts-dev/hearts/deploy/gateway
 go 1.26.0
 
 require (
+	connectrpc.com/connect v1.19.1
 	connectrpc.com/vanguard v0.4.0
 	github.com/hearts-dev/hearts/clients/go v0.0.0
 	github.com/rs/cors v1.11.1
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	connectrpc.com/connect v1.19.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

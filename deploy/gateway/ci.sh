@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# CI for hearts-gateway (deploy/gateway): go.mod is tidy, the code is formatted, vetted and builds,
+# the Go tests pass (unit tests, then REST, CORS, health and shutdown against a live gateway in
+# front of a live server), and the TypeScript conformance game passes over gRPC-Web and Connect
+# through the gateway. with-gateway.sh starts both on free loopback ports and stops them.
+#
+# Usage: bash deploy/gateway/ci.sh   (from anywhere; needs go, node >= 20 with npm, and uv)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+REPO_ROOT="$(cd ../.. && pwd)"
+
+log() { printf '\n== gateway: %s\n' "$*"; }
+
+go version
+
+log "go.mod and go.sum are tidy"
+go mod tidy -diff
+
+log "gofmt"
+unformatted="$(gofmt -l .)"
+if [[ -n "${unformatted}" ]]; then
+    echo "not gofmt-formatted:" >&2
+    echo "${unformatted}" >&2
+    exit 1
+fi
+
+log "go vet, build"
+go vet ./...
+go build -o /dev/null .
+
+log "Go tests against a live gateway and server"
+./with-gateway.sh go -C deploy/gateway test ./... -count=1 -v
+
+log "TypeScript conformance over gRPC-Web and Connect, through the gateway"
+# The TypeScript client's own CI (clients/typescript/ci.sh) installs with npm ci; install here
+# only if that has not happened, so that this script also runs on its own.
+if [[ ! -d "${REPO_ROOT}/clients/typescript/node_modules/@connectrpc/connect-web" ]]; then
+    (cd "${REPO_ROOT}/clients/typescript" && npm ci --no-audit --no-fund)
+fi
+./with-gateway.sh npm --prefix "${REPO_ROOT}/clients/typescript" run test:web

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+)
+
+func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
+	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.listen != "127.0.0.1:8080" || cfg.backend != "127.0.0.1:50051" || cfg.corsOrigins != nil ||
+		cfg.grace != 10*time.Second || cfg.logFormat != "text" {
+		t.Errorf("defaults: %+v", cfg)
+	}
+
+	env := map[string]string{
+		"HEARTS_GATEWAY_BACKEND":       "dns:///hearts-server-pods:50051",
+		"HEARTS_GATEWAY_CORS_ORIGINS":  " https://a.test, https://b.test/ ,",
+		"HEARTS_GATEWAY_GRACE_SECONDS": "2.5",
+		"HEARTS_GATEWAY_LISTEN":        "0.0.0.0:8080",
+	}
+	cfg, err = parseConfig([]string{"--listen", "127.0.0.1:0"}, func(name string) string { return env[name] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.listen != "127.0.0.1:0" {
+		t.Errorf("a flag wins over its variable: listen %q", cfg.listen)
+	}
+	if cfg.backend != "dns:///hearts-server-pods:50051" || cfg.grace != 2500*time.Millisecond {
+		t.Errorf("from the environment: %+v", cfg)
+	}
+	if !slices.Equal(cfg.corsOrigins, []string{"https://a.test", "https://b.test"}) {
+		t.Errorf("origins %q", cfg.corsOrigins)
+	}
+
+	for _, args := range [][]string{
+		{"--grace-seconds", "-1"}, {"--grace-seconds", "soon"}, {"--log-format", "xml"},
+		{"--backend", ""}, {"stray"},
+	} {
+		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+func TestEveryFlagHasItsVariable(t *testing.T) {
+	for _, s := range settings {
+		want := "HEARTS_GATEWAY_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
+		if s.env != want {
+			t.Errorf("--%s: variable %s, want %s", s.flag, s.env, want)
+		}
+	}
+}
+
+func TestRequestMetadataKeepsTheCallsAndDropsTheBrowsersHeaders(t *testing.T) {
+	in := metadata.MD{
+		"authorization":            {"Bearer seat-token"},
+		"x-request-tag":            {"kept"},
+		"user-agent":               {"test"},
+		"x-forwarded-for":          {"203.0.113.7"},
+		":authority":               {"gateway.test"},
+		"content-type":             {"application/grpc+proto"},
+		"cookie":                   {"session=secret"},
+		"origin":                   {"https://app.test"},
+		"referer":                  {"https://app.test/table"},
+		"x-grpc-web":               {"1"},
+		"x-user-agent":             {"connect-es/2.1.2"},
+		"connect-protocol-version": {"1"},
+		"grpc-accept-encoding":     {"gzip"},
+		"sec-fetch-mode":           {"cors"},
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), in)
+	ctx = peer.NewContext(ctx, &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 4242}})
+	out := forwardedRequestMetadata(ctx)
+	want := metadata.MD{
+		"authorization":   {"Bearer seat-token"},
+		"x-request-tag":   {"kept"},
+		"user-agent":      {"test"},
+		"x-forwarded-for": {"203.0.113.7, ::1"},
+	}
+	if len(out) != len(want) {
+		t.Errorf("forwarded %v, want %v", keys(out), keys(want))
+	}
+	for key, values := range want {
+		if !slices.Equal(out[key], values) {
+			t.Errorf("%s: %q, want %q", key, out[key], values)
+		}
+	}
+}
+
+func TestResponseMetadataDropsWhatTheGatewayWritesItself(t *testing.T) {
+	out := forwardedResponseMetadata(metadata.MD{
+		"content-type": {"application/grpc"}, "grpc-status": {"0"}, "x-served-by": {"replica-1"},
+	})
+	if !slices.Equal(keys(out), []string{"x-served-by"}) {
+		t.Errorf("forwarded %v", keys(out))
+	}
+}
+
+func TestCORSIsOffUnlessOriginsAreGiven(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	handler := newHandler(api, &health{}, nil)
+	preflight := httptest.NewRequest(http.MethodOptions, "/hearts.v1.TableService/GetTable", nil)
+	preflight.Header.Set("Origin", "https://elsewhere.test")
+	preflight.Header.Set("Access-Control-Request-Method", "POST")
+	recorder := httptest.NewRecorder()
+	handler.ServeHTTP(recorder, preflight)
+	if got := recorder.Header().Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("no origins configured, yet Access-Control-Allow-Origin: %q", got)
+	}
+
+	handler = newHandler(api, &health{}, []string{"*"})
+	recorder = httptest.NewRecorder()
+	handler.ServeHTTP(recorder, preflight)
+	if got := recorder.Header().Get("Access-Control-Allow-Origin"); got != "*" {
+		t.Errorf("with *: Access-Control-Allow-Origin %q", got)
+	}
+	if got := recorder.Header().Get("Access-Control-Allow-Credentials"); got != "" {
+		t.Errorf("credentials must never be allowed: %q", got)
+	}
+}
+
+func TestHealthzFailsWhileDraining(t *testing.T) {
+	h := &health{}
+	h.draining.Store(true)
+	recorder := httptest.NewRecorder()
+	h.healthz(recorder, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if recorder.Code != http.StatusServiceUnavailable {
+		t.Errorf("draining: %d %s", recorder.Code, recorder.Body)
+	}
+}
+
+// A gateway whose backend is not there: it starts (the connection is lazy), /livez answers,
+// /healthz says why it is not ready, an API call fails with UNAVAILABLE, and it stops on cancel.
+func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := closed.Addr().String()
+	closed.Close()
+	base, stop := startGateway(t, backend)
+
+	if code, body := get(t, base+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez: %d %s", code, body)
+	}
+	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "Unavailable") {
+		t.Errorf("/healthz without a backend: %d %s", code, body)
+	}
+	request, err := http.NewRequest(http.MethodPost, base+"/hearts.v1.TableService/ListTables", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	request.Header.Set("Content-Type", "application/json")
+	request.Header.Set("Connect-Protocol-Version", "1")
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(response.Body)
+	response.Body.Close()
+	if response.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"code":"unavailable"`) {
+		t.Errorf("Connect call without a backend: %d %s", response.StatusCode, body)
+	}
+	stop()
+}
+
+// startGateway runs the gateway in-process on a free loopback port; stop shuts it down as
+// SIGTERM would and fails the test unless it returns cleanly within 10 s.
+func startGateway(t *testing.T, backend string) (base string, stop func()) {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := config{listen: listener.Addr().String(), backend: backend, grace: 5 * time.Second, logFormat: "text"}
+	go func() { done <- run(ctx, cfg, listener, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the gateway did not stop within 10 s of its shutdown")
+		}
+	}
+	t.Cleanup(stop)
+	return "http://" + listener.Addr().String(), stop
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	response, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer response.Body.Close()
+	body, err := io.ReadAll(response.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response.StatusCode, string(body)
+}
+
+func keys(md metadata.MD) []string {
+	names := make([]string, 0, len(md))
+	for key := range md {
+		names = append(names, key)
+	}
+	slices.Sort(names)
+	return names
+}
