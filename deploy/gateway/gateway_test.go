@@ -22,7 +22,7 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.listen != "127.0.0.1:8080" || cfg.backend != "127.0.0.1:50051" || cfg.corsOrigins != nil ||
-		cfg.grace != 10*time.Second || cfg.logFormat != "text" {
+		cfg.delay != 0 || cfg.grace != 10*time.Second || cfg.logFormat != "text" {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
@@ -47,7 +47,8 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"--grace-seconds", "-1"}, {"--grace-seconds", "soon"}, {"--log-format", "xml"},
+		{"--grace-seconds", "-1"}, {"--grace-seconds", "soon"}, {"--shutdown-delay-seconds", "1e9"},
+		{"--log-format", "xml"},
 		{"--backend", ""}, {"stray"},
 	} {
 		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil {
@@ -152,7 +153,7 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	}
 	backend := closed.Addr().String()
 	closed.Close()
-	base, stop := startGateway(t, backend)
+	base, stop := startGateway(t, backend, 0)
 
 	if code, body := get(t, base+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez: %d %s", code, body)
@@ -178,9 +179,39 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	stop()
 }
 
+// During the shutdown delay the gateway goes on serving, and only /healthz fails, so that the
+// load balancer takes it out before it stops listening.
+func TestDuringTheShutdownDelayOnlyHealthzFails(t *testing.T) {
+	base, stop := startGateway(t, "127.0.0.1:1", time.Second)
+	stopping := make(chan struct{})
+	go func() { stop(); close(stopping) }()
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for {
+		code, body := get(t, base+"/healthz")
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "draining") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz still %d %s after the shutdown began", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := get(t, base+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez during the delay: %d %s", code, body)
+	}
+	select {
+	case <-stopping:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gateway did not stop after its delay")
+	}
+	if _, err := http.Get(base + "/livez"); err == nil {
+		t.Error("still listening after the shutdown")
+	}
+}
+
 // startGateway runs the gateway in-process on a free loopback port; stop shuts it down as
-// SIGTERM would and fails the test unless it returns cleanly within 10 s.
-func startGateway(t *testing.T, backend string) (base string, stop func()) {
+// SIGTERM would and fails the test unless it returns cleanly within 10 s (plus the delay).
+func startGateway(t *testing.T, backend string, delay time.Duration) (base string, stop func()) {
 	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -188,7 +219,7 @@ func startGateway(t *testing.T, backend string) (base string, stop func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := config{listen: listener.Addr().String(), backend: backend, grace: 5 * time.Second, logFormat: "text"}
+	cfg := config{listen: listener.Addr().String(), backend: backend, delay: delay, grace: 5 * time.Second, logFormat: "text"}
 	go func() { done <- run(ctx, cfg, listener, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
 	stopped := false
 	stop = func() {
@@ -202,7 +233,7 @@ func startGateway(t *testing.T, backend string) (base string, stop func()) {
 			if err != nil {
 				t.Errorf("run: %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(delay + 10*time.Second):
 			t.Errorf("the gateway did not stop within 10 s of its shutdown")
 		}
 	}

@@ -323,7 +323,7 @@ func grpcWebFrame(t *testing.T, message proto.Message) []byte {
 // A gateway that shuts down ends its WatchTable streams at once with UNAVAILABLE and the
 // server's own reason for it, SHUTTING_DOWN, so that clients resume as after a server restart.
 func TestLiveShutdownEndsStreamsWithShuttingDown(t *testing.T) {
-	base, stop := startGateway(t, liveEnv(t, "HEARTS_SERVER"))
+	base, stop := startGateway(t, liveEnv(t, "HEARTS_SERVER"), 0)
 	create := connect.NewClient[heartsv1.CreateTableRequest, heartsv1.CreateTableResponse](
 		http.DefaultClient, base+heartsv1.TableService_CreateTable_FullMethodName, connect.WithGRPCWeb())
 	watch := connect.NewClient[heartsv1.WatchTableRequest, heartsv1.WatchTableResponse](

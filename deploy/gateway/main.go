@@ -34,6 +34,7 @@ type config struct {
 	listen      string
 	backend     string
 	corsOrigins []string
+	delay       time.Duration
 	grace       time.Duration
 	logFormat   string
 }
@@ -47,7 +48,8 @@ var settings = []setting{
 	{"listen", "HEARTS_GATEWAY_LISTEN", "127.0.0.1:8080", "host:port to serve HTTP on (port 0 picks a free one; 0.0.0.0:8080 in a container)"},
 	{"backend", "HEARTS_GATEWAY_BACKEND", "127.0.0.1:50051", "gRPC target of hearts-server: host:port, or dns:///name:port to spread calls over every address the name has"},
 	{"cors-origins", "HEARTS_GATEWAY_CORS_ORIGINS", "", "comma-separated origins (scheme://host[:port]) whose pages may call the API, or * for any; empty: no CORS, same-origin pages only"},
-	{"grace-seconds", "HEARTS_GATEWAY_GRACE_SECONDS", "10", "on SIGTERM, how long unary calls in flight may finish (streams end at once with UNAVAILABLE)"},
+	{"shutdown-delay-seconds", "HEARTS_GATEWAY_SHUTDOWN_DELAY_SECONDS", "0", "on SIGTERM, how long to go on serving with /healthz failing, while load balancers stop sending new calls (a preStop sleep the image cannot run: it has no shell)"},
+	{"grace-seconds", "HEARTS_GATEWAY_GRACE_SECONDS", "10", "after that delay, how long unary calls in flight may finish (streams end at once with UNAVAILABLE)"},
 	{"log-format", "HEARTS_GATEWAY_LOG_FORMAT", "text", "text, or json for JSON lines"},
 }
 
@@ -72,15 +74,20 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	grace, err := strconv.ParseFloat(*values["grace-seconds"], 64)
-	if err != nil || grace < 0 {
-		return config{}, fmt.Errorf("--grace-seconds: want a number of seconds >= 0, got %q", *values["grace-seconds"])
+	var durations [2]time.Duration
+	for i, name := range []string{"shutdown-delay-seconds", "grace-seconds"} {
+		seconds, err := strconv.ParseFloat(*values[name], 64)
+		if err != nil || seconds < 0 || seconds > 3600 {
+			return config{}, fmt.Errorf("--%s: want a number of seconds from 0 to 3600, got %q", name, *values[name])
+		}
+		durations[i] = time.Duration(seconds * float64(time.Second))
 	}
 	cfg := config{
 		listen:      *values["listen"],
 		backend:     *values["backend"],
 		corsOrigins: parseOrigins(*values["cors-origins"]),
-		grace:       time.Duration(grace * float64(time.Second)),
+		delay:       durations[0],
+		grace:       durations[1],
 		logFormat:   *values["log-format"],
 	}
 	if cfg.backend == "" {
@@ -111,8 +118,9 @@ func dialBackend(target string) (*grpc.ClientConn, error) {
 	)
 }
 
-// run serves on listener until ctx ends, then shuts down: /healthz fails, streams end with
-// UNAVAILABLE / SHUTTING_DOWN, unary calls in flight get cfg.grace to finish.
+// run serves on listener until ctx ends, then shuts down: /healthz fails at once; after
+// cfg.delay streams end with UNAVAILABLE / SHUTTING_DOWN, the listener closes, and unary calls in
+// flight get cfg.grace to finish.
 func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Logger) error {
 	conn, err := dialBackend(cfg.backend)
 	if err != nil {
@@ -144,8 +152,13 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", cfg.grace.String())
+	logger.Info("shutting down", "delay", cfg.delay.String(), "grace", cfg.grace.String())
 	h.draining.Store(true)
+	select {
+	case <-time.After(cfg.delay):
+	case err := <-served:
+		return err
+	}
 	close(draining)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.grace)
 	defer cancel()
