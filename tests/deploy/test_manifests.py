@@ -5,12 +5,15 @@ real setting, probes ask the health service the server registers, ports and sele
 the pod leaves the Service before the server stops listening and its grace period outlasts the
 drain, the autoscaler alone sets the replica count, Redis refuses writes before it is killed,
 and the token secret comes from a file that git ignores (rendered with kustomize where kubectl
-is installed).
+is installed). For the web gateway: every HEARTS_GATEWAY_* variable is one of its flags, its
+probes use its own endpoints, it reaches every server replica through the headless Service, its
+grace period outlasts its drain, and its image listens where the manifests expect.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,6 +26,9 @@ from hearts_server.config import Settings
 from hearts_server.server import SERVICE_NAME
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+GATEWAY = DEPLOY / "gateway"
+# The gateway's own time limit for one backend health check (healthTimeout in gateway.go).
+GATEWAY_HEALTH_CHECK_SECONDS = 2
 
 
 def _manifest_files() -> list[Path]:
@@ -46,6 +52,15 @@ def _one(kind: str, name: str) -> dict[str, Any]:
 def _server_container() -> dict[str, Any]:
     (container,) = _one("Deployment", "hearts-server")["spec"]["template"]["spec"]["containers"]
     return container
+
+
+def _gateway_container() -> dict[str, Any]:
+    (container,) = _one("Deployment", "hearts-gateway")["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def _env(container: dict[str, Any]) -> dict[str, str | None]:
+    return {item["name"]: item.get("value") for item in container["env"]}
 
 
 def test_every_manifest_names_its_kind_and_resource() -> None:
@@ -110,7 +125,7 @@ def test_redis_refuses_writes_at_a_memory_limit_below_its_containers() -> None:
     assert int(maxmemory[:-2]) * 2**20 < int(limit[:-2]) * 2**30
 
 
-@pytest.mark.parametrize("name", ["hearts-server", "hearts-redis"])
+@pytest.mark.parametrize("name", ["hearts-server", "hearts-redis", "hearts-gateway"])
 def test_services_select_their_pods(name: str) -> None:
     service = _one("Service", name)
     workload = next(
@@ -126,6 +141,80 @@ def test_the_server_reaches_redis_through_its_service() -> None:
     env = {item["name"]: item.get("value") for item in _server_container()["env"]}
     redis_port = _one("Service", "hearts-redis")["spec"]["ports"][0]["port"]
     assert env["HEARTS_REDIS_URL"] == f"redis://hearts-redis:{redis_port}/0"
+
+
+def test_every_gateway_variable_is_one_of_its_flags() -> None:
+    # main.go names each flag's variable in its settings table, as a string literal.
+    flags = set(re.findall(r'"(HEARTS_GATEWAY_[A-Z_]+)"', (GATEWAY / "main.go").read_text()))
+    names = set(_env(_gateway_container()))
+    assert flags
+    assert names <= flags, names - flags
+
+
+def test_gateway_probes_use_its_health_endpoints() -> None:
+    container = _gateway_container()
+    (port,) = container["ports"]
+    readiness = container["readinessProbe"]
+    liveness = container["livenessProbe"]
+    # Ready: the backend is SERVING; alive: the process answers (a backend outage restarts nothing).
+    assert readiness["httpGet"] == {"path": "/healthz", "port": port["name"]}
+    assert liveness["httpGet"] == {"path": "/livez", "port": port["name"]}
+    # Kubernetes' default probe timeout (1 s) is shorter than the gateway's own backend check.
+    assert readiness["timeoutSeconds"] > GATEWAY_HEALTH_CHECK_SECONDS
+
+
+def test_gateway_reaches_every_server_replica() -> None:
+    # A dns:/// target of a headless Service: the gateway's gRPC client balances calls over
+    # every ready server pod, instead of one connection through the ClusterIP.
+    env = _env(_gateway_container())
+    headless = _one("Service", "hearts-server-pods")
+    assert headless["spec"]["clusterIP"] == "None"
+    (port,) = headless["spec"]["ports"]
+    assert env["HEARTS_GATEWAY_BACKEND"] == f"dns:///hearts-server-pods:{port['port']}"
+    server_ports = {p["name"]: p["containerPort"] for p in _server_container()["ports"]}
+    assert port["port"] == server_ports[port["targetPort"]] == Settings().port
+    labels = _one("Deployment", "hearts-server")["spec"]["template"]["metadata"]["labels"]
+    assert headless["spec"]["selector"].items() <= labels.items()
+
+
+def test_the_gateway_drains_within_its_grace_period() -> None:
+    # No shell in the image, so no preStop sleep: the gateway waits itself, /healthz failing,
+    # then ends streams and gives unary calls their grace; the pod's grace period covers both.
+    deployment = _one("Deployment", "hearts-gateway")
+    container = _gateway_container()
+    env = _env(container)
+    assert "lifecycle" not in container
+    delay = float(env["HEARTS_GATEWAY_SHUTDOWN_DELAY_SECONDS"] or 0)
+    grace = float(env["HEARTS_GATEWAY_GRACE_SECONDS"] or 0)
+    assert delay >= 5
+    assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > delay + grace
+    assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_the_gateway_image_listens_where_the_manifests_expect() -> None:
+    dockerfile = (GATEWAY / "Dockerfile").read_text()
+    (listen,) = re.findall(r"HEARTS_GATEWAY_LISTEN=(\S+)", dockerfile)
+    host, _, port = listen.rpartition(":")
+    assert host == "0.0.0.0"
+    (container_port,) = _gateway_container()["ports"]
+    assert container_port["containerPort"] == int(port)
+    (service_port,) = _one("Service", "hearts-gateway")["spec"]["ports"]
+    assert service_port["targetPort"] == container_port["name"]
+    assert re.search(r"^USER \d+$", dockerfile, re.MULTILINE)  # numeric: runAsNonRoot can check it
+    assert _gateway_container()["securityContext"]["runAsNonRoot"] is True
+
+
+def test_kustomization_sets_every_image() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "kubernetes" / "kustomization.yaml").read_text())
+    images = {image["name"] for image in kustomization["images"]}
+    used = {
+        container["image"]
+        for doc in _documents()
+        if doc["kind"] in ("Deployment", "StatefulSet")
+        for container in doc["spec"]["template"]["spec"]["containers"]
+        if ":" not in container["image"]  # pinned third-party images (redis:7.4) stay as they are
+    }
+    assert used == images == {"hearts-server", "hearts-gateway"}
 
 
 def test_the_token_secret_is_never_committed() -> None:
@@ -159,7 +248,9 @@ def test_kustomize_renders_every_replica_onto_the_generated_secret(tmp_path: Pat
     rendered = subprocess.run(render, capture_output=True, text=True, check=True).stdout
     docs = [doc for doc in yaml.safe_load_all(rendered) if doc]
     (secret,) = [d for d in docs if d["kind"] == "Secret"]
-    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (deployment,) = [
+        d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "hearts-server"
+    ]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     (secret_env,) = [e for e in container["env"] if e["name"] == "HEARTS_TOKEN_SECRET"]
     # The generated name carries a hash of the content; the reference follows it.
