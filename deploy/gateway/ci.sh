@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI for hearts-gateway (deploy/gateway): go.mod is tidy, the code is formatted, vetted and builds,
 # the Go tests pass (unit tests, then REST, CORS, health and shutdown against a live gateway in
-# front of a live server), and the TypeScript conformance game passes over gRPC-Web and Connect
-# through the gateway. with-gateway.sh starts both on free loopback ports and stops them.
+# front of a live server), the Go client's conformance game passes through the gateway over
+# plain gRPC, and the TypeScript one over gRPC-Web and Connect. with-gateway.sh starts a server
+# and a gateway on free loopback ports for each step and stops them.
 #
 # Usage: bash deploy/gateway/ci.sh   (from anywhere; needs go, node >= 20 with npm, and uv)
 set -euo pipefail
@@ -30,6 +31,10 @@ go build -o /dev/null .
 
 log "Go tests against a live gateway and server"
 ./with-gateway.sh go -C deploy/gateway test ./... -count=1 -v
+
+log "Go conformance over plain gRPC, through the gateway (h2c)"
+# shellcheck disable=SC2016 # HEARTS_GATEWAY is set by with-gateway.sh, inside the inner shell.
+./with-gateway.sh bash -c 'HEARTS_SERVER="${HEARTS_GATEWAY}" go -C clients/go test ./conformance -count=1 -v'
 
 log "TypeScript conformance over gRPC-Web and Connect, through the gateway"
 # The TypeScript client's own CI (clients/typescript/ci.sh) installs with npm ci; install here
