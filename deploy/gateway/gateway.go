@@ -25,6 +25,9 @@ import (
 // serviceName is the service the gateway serves, and the one whose health it reports.
 const serviceName = "hearts.v1.TableService"
 
+// maxMessageBytes is the largest message the gateway translates, either way.
+const maxMessageBytes = 4 << 20
+
 // healthTimeout bounds one health check of the backend (a probe's own timeout is longer).
 const healthTimeout = 2 * time.Second
 
@@ -76,6 +79,10 @@ func newTranscoder(p *proxy) (*vanguard.Transcoder, error) {
 	service := vanguard.NewServiceWithSchema(tableServiceDescriptor(), forwarder,
 		vanguard.WithTargetProtocols(vanguard.ProtocolGRPC),
 		vanguard.WithTargetCodecs(vanguard.CodecProto),
+		// vanguard buffers a message to translate it, by default up to 4 GiB: a limit keeps one
+		// request from taking the gateway's memory. Above the server's own limit (1 MiB by
+		// default, for requests and responses alike), as is gRPC-Go's default for receiving.
+		vanguard.WithMaxMessageBufferBytes(maxMessageBytes),
 	)
 	return vanguard.NewTranscoder([]*vanguard.Service{service})
 }

@@ -207,6 +207,29 @@ func TestLiveREST(t *testing.T) {
 	restError(t, "GET after the delete", code, data, http.StatusNotFound, "TABLE_NOT_FOUND")
 }
 
+// A request larger than the gateway translates is refused, with RESOURCE_EXHAUSTED.
+func TestLiveMessageLimit(t *testing.T) {
+	base := gatewayURL(t)
+	huge := `{"name": "tables/` + strings.Repeat("x", maxMessageBytes) + `"}`
+	request, err := http.NewRequest(http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName, strings.NewReader(huge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	request.Header.Set("Content-Type", "application/json")
+	request.Header.Set("Connect-Protocol-Version", "1")
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(response.Body)
+	response.Body.Close()
+	// vanguard's own limit ("max buffer size"), before it buffers any more; without it vanguard
+	// would read the whole body (up to 4 GiB) and the gRPC layer would refuse it only then.
+	if !strings.Contains(string(body), `"code":"resource_exhausted"`) || !strings.Contains(string(body), "buffer") {
+		t.Errorf("a request over %d bytes: HTTP %d %.300s", maxMessageBytes, response.StatusCode, body)
+	}
+}
+
 func preflight(t *testing.T, url, origin, method, headers string) http.Header {
 	t.Helper()
 	request, err := http.NewRequest(http.MethodOptions, url, nil)
