@@ -21,16 +21,17 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.listen != "127.0.0.1:8080" || cfg.backend != "127.0.0.1:50051" || cfg.corsOrigins != nil ||
-		cfg.delay != 0 || cfg.grace != 10*time.Second || cfg.logFormat != "text" {
+	if cfg.listen != "127.0.0.1:8080" || cfg.backend != "127.0.0.1:50051" || cfg.connections != 10 ||
+		cfg.corsOrigins != nil || cfg.delay != 0 || cfg.grace != 10*time.Second || cfg.logFormat != "text" {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
 	env := map[string]string{
-		"HEARTS_GATEWAY_BACKEND":       "dns:///hearts-server-pods:50051",
-		"HEARTS_GATEWAY_CORS_ORIGINS":  " https://a.test, https://b.test/ ,",
-		"HEARTS_GATEWAY_GRACE_SECONDS": "2.5",
-		"HEARTS_GATEWAY_LISTEN":        "0.0.0.0:8080",
+		"HEARTS_GATEWAY_BACKEND":             "dns:///hearts-server-pods:50051",
+		"HEARTS_GATEWAY_BACKEND_CONNECTIONS": "3",
+		"HEARTS_GATEWAY_CORS_ORIGINS":        " https://a.test, https://b.test/ ,",
+		"HEARTS_GATEWAY_GRACE_SECONDS":       "2.5",
+		"HEARTS_GATEWAY_LISTEN":              "0.0.0.0:8080",
 	}
 	cfg, err = parseConfig([]string{"--listen", "127.0.0.1:0"}, func(name string) string { return env[name] }, io.Discard)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 	if cfg.listen != "127.0.0.1:0" {
 		t.Errorf("a flag wins over its variable: listen %q", cfg.listen)
 	}
-	if cfg.backend != "dns:///hearts-server-pods:50051" || cfg.grace != 2500*time.Millisecond {
+	if cfg.backend != "dns:///hearts-server-pods:50051" || cfg.connections != 3 || cfg.grace != 2500*time.Millisecond {
 		t.Errorf("from the environment: %+v", cfg)
 	}
 	if !slices.Equal(cfg.corsOrigins, []string{"https://a.test", "https://b.test"}) {
@@ -48,7 +49,7 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 
 	for _, args := range [][]string{
 		{"--grace-seconds", "-1"}, {"--grace-seconds", "soon"}, {"--shutdown-delay-seconds", "1e9"},
-		{"--log-format", "xml"},
+		{"--log-format", "xml"}, {"--backend-connections", "0"},
 		{"--backend", ""}, {"stray"},
 	} {
 		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil {
@@ -153,7 +154,7 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	}
 	backend := closed.Addr().String()
 	closed.Close()
-	base, stop := startGateway(t, backend, 0)
+	base, stop := startGateway(t, testConfig(backend))
 
 	if code, body := get(t, base+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez: %d %s", code, body)
@@ -182,7 +183,9 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 // During the shutdown delay the gateway goes on serving, and only /healthz fails, so that the
 // load balancer takes it out before it stops listening.
 func TestDuringTheShutdownDelayOnlyHealthzFails(t *testing.T) {
-	base, stop := startGateway(t, "127.0.0.1:1", time.Second)
+	cfg := testConfig("127.0.0.1:1")
+	cfg.delay = time.Second
+	base, stop := startGateway(t, cfg)
 	stopping := make(chan struct{})
 	go func() { stop(); close(stopping) }()
 	deadline := time.Now().Add(500 * time.Millisecond)
@@ -209,9 +212,18 @@ func TestDuringTheShutdownDelayOnlyHealthzFails(t *testing.T) {
 	}
 }
 
+// testConfig is the defaults, with backend.
+func testConfig(backend string) config {
+	cfg, err := parseConfig([]string{"--backend", backend}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
 // startGateway runs the gateway in-process on a free loopback port; stop shuts it down as
 // SIGTERM would and fails the test unless it returns cleanly within 10 s (plus the delay).
-func startGateway(t *testing.T, backend string, delay time.Duration) (base string, stop func()) {
+func startGateway(t *testing.T, cfg config) (base string, stop func()) {
 	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -219,7 +231,8 @@ func startGateway(t *testing.T, backend string, delay time.Duration) (base strin
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := config{listen: listener.Addr().String(), backend: backend, delay: delay, grace: 5 * time.Second, logFormat: "text"}
+	cfg.listen = listener.Addr().String()
+	delay := cfg.delay
 	go func() { done <- run(ctx, cfg, listener, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
 	stopped := false
 	stop = func() {

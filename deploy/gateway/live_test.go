@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,6 +231,66 @@ func TestLiveMessageLimit(t *testing.T) {
 	}
 }
 
+// The server's connections carry at most 1000 calls at once: with 1050 WatchTable streams open
+// through the gateway, a GetTable still goes through (on another of its backend connections).
+func TestLiveMoreStreamsThanOneBackendConnectionCarries(t *testing.T) {
+	const streams, batch = 1050, 50
+	base := gatewayURL(t)
+	create := connect.NewClient[heartsv1.CreateTableRequest, heartsv1.CreateTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_CreateTable_FullMethodName, connect.WithGRPCWeb())
+	watch := connect.NewClient[heartsv1.WatchTableRequest, heartsv1.WatchTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_WatchTable_FullMethodName, connect.WithGRPCWeb())
+	get := connect.NewClient[heartsv1.GetTableRequest, heartsv1.GetTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_GetTable_FullMethodName, connect.WithGRPCWeb())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	var open sync.WaitGroup
+	defer func() { cancel(); open.Wait() }()
+
+	created, err := create.CallUnary(ctx, connect.NewRequest(&heartsv1.CreateTableRequest{
+		Table: &heartsv1.Table{DisplayName: "many watchers"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := &heartsv1.WatchTableRequest{Name: created.Msg.GetView().GetTable().GetName()}
+	// In batches, as watchers arrive: a burst of more than about a hundred new calls at once meets
+	// the server's own overload shedding (CANCELLED past 2 x --max-pending-rpcs waiting calls).
+	for opened := 0; opened < streams; opened += batch {
+		snapshots := make(chan error, batch)
+		for range batch {
+			open.Go(func() {
+				stream, err := watch.CallServerStream(ctx, connect.NewRequest(request))
+				if err != nil {
+					snapshots <- err
+					return
+				}
+				defer stream.Close()
+				if !stream.Receive() {
+					snapshots <- fmt.Errorf("no snapshot: %w", stream.Err())
+					return
+				}
+				snapshots <- nil
+				<-ctx.Done()
+			})
+		}
+		for range batch {
+			select {
+			case err := <-snapshots:
+				if err != nil {
+					t.Fatalf("after %d streams: %v", opened, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("after %d streams: a stream got no snapshot within 10 s", opened)
+			}
+		}
+	}
+	getCtx, getCancel := context.WithTimeout(ctx, 5*time.Second)
+	defer getCancel()
+	if _, err := get.CallUnary(getCtx, connect.NewRequest(&heartsv1.GetTableRequest{Name: request.GetName()})); err != nil {
+		t.Errorf("GetTable with %d streams open: %v", streams, err)
+	}
+}
+
 func preflight(t *testing.T, url, origin, method, headers string) http.Header {
 	t.Helper()
 	request, err := http.NewRequest(http.MethodOptions, url, nil)
@@ -346,7 +407,7 @@ func grpcWebFrame(t *testing.T, message proto.Message) []byte {
 // A gateway that shuts down ends its WatchTable streams at once with UNAVAILABLE and the
 // server's own reason for it, SHUTTING_DOWN, so that clients resume as after a server restart.
 func TestLiveShutdownEndsStreamsWithShuttingDown(t *testing.T) {
-	base, stop := startGateway(t, liveEnv(t, "HEARTS_SERVER"), 0)
+	base, stop := startGateway(t, testConfig(liveEnv(t, "HEARTS_SERVER")))
 	create := connect.NewClient[heartsv1.CreateTableRequest, heartsv1.CreateTableResponse](
 		http.DefaultClient, base+heartsv1.TableService_CreateTable_FullMethodName, connect.WithGRPCWeb())
 	watch := connect.NewClient[heartsv1.WatchTableRequest, heartsv1.WatchTableResponse](

@@ -23,16 +23,14 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 )
 
 // config is what the flags and HEARTS_GATEWAY_* variables set.
 type config struct {
 	listen      string
 	backend     string
+	connections int
 	corsOrigins []string
 	delay       time.Duration
 	grace       time.Duration
@@ -47,6 +45,7 @@ type setting struct {
 var settings = []setting{
 	{"listen", "HEARTS_GATEWAY_LISTEN", "127.0.0.1:8080", "host:port to serve HTTP on (port 0 picks a free one; 0.0.0.0:8080 in a container)"},
 	{"backend", "HEARTS_GATEWAY_BACKEND", "127.0.0.1:50051", "gRPC target of hearts-server: host:port, or dns:///name:port to spread calls over every address the name has"},
+	{"backend-connections", "HEARTS_GATEWAY_BACKEND_CONNECTIONS", "10", "connections to the backend (to each of its addresses); each carries at most 1000 calls at once, WatchTable streams included"},
 	{"cors-origins", "HEARTS_GATEWAY_CORS_ORIGINS", "", "comma-separated origins (scheme://host[:port]) whose pages may call the API, or * for any; empty: no CORS, same-origin pages only"},
 	{"shutdown-delay-seconds", "HEARTS_GATEWAY_SHUTDOWN_DELAY_SECONDS", "0", "on SIGTERM, how long to go on serving with /healthz failing, while load balancers stop sending new calls (a preStop sleep the image cannot run: it has no shell)"},
 	{"grace-seconds", "HEARTS_GATEWAY_GRACE_SECONDS", "10", "after that delay, how long unary calls in flight may finish (streams end at once with UNAVAILABLE)"},
@@ -82,9 +81,14 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 		}
 		durations[i] = time.Duration(seconds * float64(time.Second))
 	}
+	connections, err := strconv.Atoi(*values["backend-connections"])
+	if err != nil || connections < 1 || connections > 100 {
+		return config{}, fmt.Errorf("--backend-connections: want a number from 1 to 100, got %q", *values["backend-connections"])
+	}
 	cfg := config{
 		listen:      *values["listen"],
 		backend:     *values["backend"],
+		connections: connections,
 		corsOrigins: parseOrigins(*values["cors-origins"]),
 		delay:       durations[0],
 		grace:       durations[1],
@@ -106,33 +110,21 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// dialBackend opens the one connection pool to the backend. round_robin spreads calls over every
-// address the target resolves to (the pods of a headless Service); for a single address it is
-// the same as gRPC's default. Keepalive pings only while calls are open: the server permits that
-// every 10 s, and refuses pings on an idle connection.
-func dialBackend(target string) (*grpc.ClientConn, error) {
-	return grpc.NewClient(target,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`),
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
-	)
-}
-
 // run serves on listener until ctx ends, then shuts down: /healthz fails at once; after
 // cfg.delay streams end with UNAVAILABLE / SHUTTING_DOWN, the listener closes, and unary calls in
 // flight get cfg.grace to finish.
 func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Logger) error {
-	conn, err := dialBackend(cfg.backend)
+	b, err := dialBackends(cfg.backend, cfg.connections)
 	if err != nil {
 		return fmt.Errorf("backend %q: %w", cfg.backend, err)
 	}
-	defer conn.Close()
+	defer b.Close()
 	draining := make(chan struct{})
-	transcoder, err := newTranscoder(newProxy(conn, tableServiceDescriptor(), draining))
+	transcoder, err := newTranscoder(newProxy(b, tableServiceDescriptor(), draining))
 	if err != nil {
 		return fmt.Errorf("transcoder: %w", err)
 	}
-	h := &health{client: healthpb.NewHealthClient(conn)}
+	h := &health{client: healthpb.NewHealthClient(b.conns[0])}
 
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -99,10 +103,60 @@ func hostOf(address string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(address, "["), "]")
 }
 
-// proxy forwards every call of the service to the backend over one grpc.ClientConn: request
-// metadata in, response headers and trailers (the status with its details among them) out.
+// backends holds a few connections to the server, each a grpc.ClientConn over every address of
+// the target. The server lets one HTTP/2 connection carry at most 1000 calls at once (its
+// grpc.max_concurrent_streams), and gRPC-Go holds back a call past that limit until another
+// ends: over a single connection, 1000 open WatchTable streams would stall every later call, a
+// GetTable too. So each call takes the connection with the fewest calls open.
+type backends struct {
+	conns  []*grpc.ClientConn
+	active []atomic.Int64
+}
+
+// dialBackends opens n connections (lazily: they connect on first use). round_robin spreads
+// each one's calls over every address the target resolves to (the pods of a headless Service);
+// for a single address it is the same as gRPC's default. Keepalive pings only while calls are
+// open: the server permits that every 10 s, and refuses pings on an idle connection.
+func dialBackends(target string, n int) (*backends, error) {
+	b := &backends{active: make([]atomic.Int64, n)}
+	for range n {
+		conn, err := grpc.NewClient(target,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultServiceConfig(`{"loadBalancingConfig": [{"round_robin": {}}]}`),
+			grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.conns = append(b.conns, conn)
+	}
+	return b, nil
+}
+
+// acquire returns the connection with the fewest calls open, and the function that ends the
+// call's claim on it.
+func (b *backends) acquire() (*grpc.ClientConn, func()) {
+	best := 0
+	for i := range b.active {
+		if b.active[i].Load() < b.active[best].Load() {
+			best = i
+		}
+	}
+	b.active[best].Add(1)
+	return b.conns[best], func() { b.active[best].Add(-1) }
+}
+
+func (b *backends) Close() {
+	for _, conn := range b.conns {
+		_ = conn.Close()
+	}
+}
+
+// proxy forwards every call of the service to the backend: request metadata in, response
+// headers and trailers (the status with its details among them) out.
 type proxy struct {
-	conn *grpc.ClientConn
+	backends *backends
 	// serverStreaming names the methods ("/pkg.Service/Method") that stream responses: on
 	// shutdown these end at once with UNAVAILABLE, while unary calls may finish.
 	serverStreaming map[string]bool
@@ -110,7 +164,7 @@ type proxy struct {
 	draining <-chan struct{}
 }
 
-func newProxy(conn *grpc.ClientConn, service protoreflect.ServiceDescriptor, draining <-chan struct{}) *proxy {
+func newProxy(b *backends, service protoreflect.ServiceDescriptor, draining <-chan struct{}) *proxy {
 	streaming := map[string]bool{}
 	methods := service.Methods()
 	for i := range methods.Len() {
@@ -119,7 +173,7 @@ func newProxy(conn *grpc.ClientConn, service protoreflect.ServiceDescriptor, dra
 			streaming["/"+string(service.FullName())+"/"+string(method.Name())] = true
 		}
 	}
-	return &proxy{conn: conn, serverStreaming: streaming, draining: draining}
+	return &proxy{backends: b, serverStreaming: streaming, draining: draining}
 }
 
 var proxyStreamDesc = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
@@ -142,7 +196,9 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 		}()
 	}
 
-	out, err := p.conn.NewStream(ctx, proxyStreamDesc, method, grpc.ForceCodecV2(rawCodec{}))
+	conn, release := p.backends.acquire()
+	defer release()
+	out, err := conn.NewStream(ctx, proxyStreamDesc, method, grpc.ForceCodecV2(rawCodec{}))
 	if err != nil {
 		return p.backendError(ctx, err)
 	}
