@@ -63,6 +63,7 @@ from hearts_engine import (
     seats_to_act,
     seeded_deck,
 )
+from hearts_server.store import keys
 
 SHED = {"RESOURCE_EXHAUSTED", "UNAVAILABLE"}
 """Codes by which a server refuses work it cannot take now (a client backs off and retries).
@@ -644,8 +645,8 @@ def table_memory(sampler: Sampler, names: Sequence[str]) -> float:
     pipe = sampler.redis.pipeline(transaction=False)
     for name in names:
         table_id = name.removeprefix("tables/")
-        for suffix in ("t", "e", "r"):
-            pipe.execute_command("MEMORY USAGE", f"hearts:{{{table_id}}}:{suffix}", "SAMPLES", "0")
+        for key in (keys.table(table_id), keys.events(table_id), keys.requests(table_id)):
+            pipe.execute_command("MEMORY USAGE", key, "SAMPLES", "0")
     for value in pipe.execute():
         total += value or 0
     return total / max(1, len(names))
