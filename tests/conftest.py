@@ -26,7 +26,8 @@ import redis
 _STARTUP_SECONDS = 10.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -40,7 +41,7 @@ class LocalRedis:
         self.binary = binary
         self.directory = directory
         self.extra_args = tuple(extra_args)
-        self.port = _free_port()
+        self.port = free_port()
         self._process: subprocess.Popen[bytes] | None = None
 
     @property

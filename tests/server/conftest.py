@@ -337,6 +337,16 @@ class Hearts:
             table = response.view.table
         raise AssertionError(f"no end after {max_moves} moves")
 
+    async def until_game_over(self, name: str, seconds: float = 10) -> pb.Table:
+        """Poll the table until its game is over (bots play it in the server); fail after
+        ``seconds``. The finished table."""
+        async with asyncio.timeout(seconds):
+            while True:  # nothing to wait on here but the table itself
+                table = (await self.view(name)).table
+                if table.phase == pb.PHASE_GAME_OVER:
+                    return table
+                await asyncio.sleep(0.02)
+
     async def play_out(self, name: str, tokens: Mapping[int, str], **options: Any) -> pb.Table:
         """Play until the game is over."""
         return await self.play_until(

@@ -96,7 +96,7 @@ async def test_a_table_of_four_bots_plays_itself_out_and_is_kept_as_a_finished_o
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
     created = await hearts.create(bots=bots, deck_seed=3)
     name = created.view.table.name
-    await _until_game_over(hearts, name)
+    await hearts.until_game_over(name)
     await asyncio.sleep(1.5)  # past the finished-table TTL, far from the idle one
     refusal = await failure(hearts.view(name))
     assert refusal.reason == "TABLE_NOT_FOUND"
@@ -126,15 +126,6 @@ async def test_bots_alone_play_a_round_per_commit_and_let_other_calls_in(
 
 
 _MONTE_CARLO = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
-
-
-async def _until_game_over(hearts, name: str, seconds: float = 10) -> None:
-    """Poll the table until its game is over; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        while True:  # a poll: the game is played by bots in the server, nothing to wait on here
-            if (await hearts.view(name)).table.phase == pb.PHASE_GAME_OVER:
-                return
-            await asyncio.sleep(0.02)
 
 
 async def _server_of_quick_slow_bots(make_server, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -192,5 +183,5 @@ async def test_the_bot_driver_reads_again_when_its_cached_record_is_evicted(
     monkeypatch.setattr(store, "load", load_then_evict)
     hearts = connect(server)
     created = await hearts.create(bots=_MONTE_CARLO, deck_seed=9)
-    await _until_game_over(hearts, created.view.table.name)
+    await hearts.until_game_over(created.view.table.name)
     assert len(evicted) == 5

@@ -259,10 +259,7 @@ async def test_streams_of_a_table_that_expires_end_with_table_not_found(
     hearts = connect(server)
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
     name = (await hearts.create(bots=bots, deck_seed=2)).view.table.name
-    for _ in range(100):
-        if (await hearts.view(name)).table.phase == pb.PHASE_GAME_OVER:
-            break
-        await asyncio.sleep(0.05)
+    await hearts.until_game_over(name)
     watch = hearts.watch(name)
 
     async def read_to_the_end() -> None:

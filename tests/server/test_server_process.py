@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,12 +28,7 @@ from grpc_status import rpc_status
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.conftest import free_port
 
 
 class ServerProcess:
@@ -43,7 +37,7 @@ class ServerProcess:
     def __init__(
         self, *args: str, env: dict[str, str] | None = None, new_session: bool = False
     ) -> None:
-        self.metrics_port = _free_port()
+        self.metrics_port = free_port()
         command = [
             sys.executable, "-m", "hearts_server", "--host", "127.0.0.1", "--port", "0",
             "--metrics-port", str(self.metrics_port), "--bot-workers", "0", "--grace-seconds", "2",
@@ -267,7 +261,7 @@ def test_sigterm_ends_health_watches_with_not_serving_at_once() -> None:
 def test_a_redis_cluster_node_stops_the_server_with_a_message(tmp_path: Path) -> None:
     # The store's client does not follow Cluster redirects: every call would fail, so the
     # server refuses at start-up instead of reporting itself ready.
-    from tests.conftest import LocalRedis, _free_port
+    from tests.conftest import LocalRedis
 
     binary = shutil.which("redis-server")
     if binary is None:
@@ -280,7 +274,7 @@ def test_a_redis_cluster_node_stops_the_server_with_a_message(tmp_path: Path) ->
     for _ in range(100):  # a Cluster node also listens on its port + 10000
         if node.port <= 55535:
             break
-        node.port = _free_port()
+        node.port = free_port()
     node.start()
     try:
         command = [
