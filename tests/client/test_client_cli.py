@@ -12,10 +12,11 @@ import signal
 import sys
 from typing import Any
 
+import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
-from hearts_client import HeartsClient, card_str
+from hearts_client import HeartsClient, UnavailableError, card_str
 from hearts_client.cli import main
 from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
@@ -256,4 +257,21 @@ async def test_table_joins_a_free_seat_and_quitting_leaves_it_to_a_bot(
     assert code == 1, out
     assert f"Table {created.name}: you (Bea) sit in seat 1." in out
     view = await client.get_table(created.name)  # the table stays, the seat goes to a bot
+    assert view.table.seats[1].occupant == pb.SEAT_OCCUPANT_BOT
+
+
+async def test_a_table_joined_with_table_is_left_when_the_command_fails(
+    server: HeartsServer, client: HeartsClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The watch gives up after its reconnects (the server gone too long): the command ends with
+    # exit code 2, and must not leave the others a seat held by a player who has gone.
+    def server_gone(*args: Any, **kwargs: Any) -> Any:
+        raise UnavailableError(grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE", "injected")
+
+    monkeypatch.setattr(HeartsClient, "watch", server_gone)
+    created = await client.create_table("Open table", bots={0: "random", 2: "random", 3: "random"})
+    argv = ["play", "--server", server.address, "--table", created.name, "--auto"]
+    code, _ = await _run(argv)
+    assert code == 2
+    view = await client.get_table(created.name)
     assert view.table.seats[1].occupant == pb.SEAT_OCCUPANT_BOT

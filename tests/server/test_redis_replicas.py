@@ -24,7 +24,6 @@ from hearts_server import service
 from hearts_server.store import keys
 
 from .conftest import (
-    SECRET,
     bearer,
     event_kind,
     failure,
@@ -450,12 +449,16 @@ async def test_rotating_the_token_secret_replica_by_replica_keeps_every_seat(
 ) -> None:
     # docs/operations.md: the new secret is first accepted everywhere, then signs, then the old
     # one goes. Each step rolls replica by replica, so pods of two steps serve side by side.
-    old, new = SECRET, "the-new-token-secret-0123456789"
+    # Secrets read from files often end in a newline: the extra secret keeps it, as the secret
+    # did, or the old tokens would not verify in step 2.
+    old, new = "the-old-token-secret-0123456789\n", "the-new-token-secret-0123456789\n"
     url = redis_server.url
-    before = connect(await make_server(store="redis", redis_url=url))
-    accepting = connect(await make_server(store="redis", redis_url=url, token_extra_secrets=new))
+    before = connect(await make_server(store="redis", redis_url=url, token_secret=old))
+    accepting = connect(
+        await make_server(store="redis", redis_url=url, token_secret=old, token_extra_secret=new)
+    )
     signing = connect(
-        await make_server(store="redis", redis_url=url, token_secret=new, token_extra_secrets=old)
+        await make_server(store="redis", redis_url=url, token_secret=new, token_extra_secret=old)
     )
     after = connect(await make_server(store="redis", redis_url=url, token_secret=new))
     seated = await before.seated(deck_seed=8)  # seat tokens signed with the old secret

@@ -35,10 +35,14 @@ async def _rewrite_record(admin, name: str, change) -> bytes:
     return raw
 
 
-def _newer_schema(raw: bytes) -> bytes:
+def _changed(raw: bytes, key: str, value: object) -> bytes:
     data = orjson.loads(raw)
-    data["schema"] += 1
+    data[key] = value
     return orjson.dumps(data)
+
+
+def _newer_schema(raw: bytes) -> bytes:
+    return _changed(raw, "schema", orjson.loads(raw)["schema"] + 1)
 
 
 async def _listed(hearts) -> list[str]:
@@ -56,8 +60,13 @@ async def _listed(hearts) -> list[str]:
             grpc.StatusCode.INTERNAL,
             "RECORD_UNREADABLE",
         ),
+        (
+            lambda raw: _changed(raw, "name", 5),
+            grpc.StatusCode.INTERNAL,
+            "RECORD_UNREADABLE",
+        ),
     ],
-    ids=["newer-schema", "truncated", "missing-field"],
+    ids=["newer-schema", "truncated", "missing-field", "wrong-type"],
 )
 async def test_a_record_this_version_cannot_read_is_refused_and_left_as_it_is(
     make_server, connect, redis_server, admin, case

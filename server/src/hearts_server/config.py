@@ -28,7 +28,7 @@ class Settings:
     port: int = 50051
     redis_url: str = ""
     token_secret: str = ""
-    token_extra_secrets: str = ""
+    token_extra_secret: str = ""
     token_ttl_seconds: int = 7 * 24 * 3600
     table_ttl_seconds: int = 3600
     finished_table_ttl_seconds: int = 600
@@ -43,11 +43,6 @@ class Settings:
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
     record_cache_size: int = 4096
-
-    @property
-    def extra_secrets(self) -> tuple[str, ...]:
-        """The secrets of ``token_extra_secrets``, which verify tokens but never sign them."""
-        return tuple(part.strip() for part in self.token_extra_secrets.split(",") if part.strip())
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -69,8 +64,8 @@ def parse_settings(
         "port": "gRPC port (0 picks a free one)",
         "redis_url": "redis://host:port/db; empty runs the embedded in-memory store",
         "token_secret": "secret that signs seat tokens; replicas must share it",
-        "token_extra_secrets": "comma-separated secrets whose tokens are accepted too, but "
-        "never signed with: for rotating the secret",
+        "token_extra_secret": "a second secret whose tokens are accepted too, but never signed "
+        "with (read exactly as --token-secret is): for rotating the secret",
         "token_ttl_seconds": "how long a seat token stays valid",
         "table_ttl_seconds": "an idle table expires after this long",
         "finished_table_ttl_seconds": "a finished game's table expires after this long",
@@ -175,10 +170,11 @@ def _problem(settings: Settings) -> str | None:
         return "--log-format must be text or json"
     if settings.token_secret and len(settings.token_secret.encode()) < MIN_SECRET_BYTES:
         return f"--token-secret must be at least {MIN_SECRET_BYTES} bytes (or unset)"
-    if any(len(extra.encode()) < MIN_SECRET_BYTES for extra in settings.extra_secrets):
-        return f"each of --token-extra-secrets must be at least {MIN_SECRET_BYTES} bytes"
-    if settings.extra_secrets and not settings.token_secret:
-        return "--token-extra-secrets needs --token-secret"
+    if settings.token_extra_secret:
+        if len(settings.token_extra_secret.encode()) < MIN_SECRET_BYTES:
+            return f"--token-extra-secret must be at least {MIN_SECRET_BYTES} bytes (or unset)"
+        if not settings.token_secret:
+            return "--token-extra-secret needs --token-secret"
     for name in _AT_LEAST_ONE:
         if getattr(settings, name) < 1:
             return f"--{name.replace('_', '-')} must be at least 1"

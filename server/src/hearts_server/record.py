@@ -47,6 +47,18 @@ RECORD_SCHEMA = 2
 _READABLE_SCHEMAS = (1, 2)
 
 
+_FIELD_TYPES = (
+    ("id", str),
+    ("name", str),
+    ("first_dealer", int),
+    ("create_ms", int),
+    ("update_ms", int),
+    ("seq", int),
+    ("bot_seed", int),
+    ("creator_epoch", int),
+)
+
+
 class UnreadableRecordError(ValueError):
     """A stored record this version cannot read.
 
@@ -213,15 +225,27 @@ class TableRecord:
     def _from_dict(cls, data: dict[str, Any], schema: int) -> TableRecord:
         rules = _rules_from_dict(data["rules"])
         game = data["game"]
+        # The fields read as they are: a value of the wrong type would decode here and fail
+        # later, in whatever call met it first (a listing of every table, say).
+        for key, kind in _FIELD_TYPES:
+            if type(data[key]) is not kind:
+                raise TypeError(f"{key} is not a {kind.__name__}")
+        if data["deck_seed"] is not None and type(data["deck_seed"]) is not int:
+            raise TypeError("deck_seed is not an int")
+        seats = tuple(
+            SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
+            for occ, name, level, epoch in data["seats"]
+        )
+        if len(seats) != 4 or any(
+            type(seat.name) is not str or type(seat.epoch) is not int for seat in seats
+        ):
+            raise TypeError("seats are not four (occupant, name, bot level, epoch)")
         return cls(
             table_id=data["id"],
             display_name=data["name"],
             rules=rules,
             first_dealer=data["first_dealer"],
-            seats=tuple(
-                SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
-                for occ, name, level, epoch in data["seats"]
-            ),
+            seats=seats,
             create_ms=data["create_ms"],
             update_ms=data["update_ms"],
             sequence=data["seq"],
@@ -421,6 +445,13 @@ def _game_from_json(data: list[Any], rules: Rules) -> State:
         totals,
         rounds,
     ) = data
+    for value in (round_index, first_dealer, turn, leader, *hands, *passed, *taken, *totals):
+        if type(value) is not int:  # what the engine would only trip over later
+            raise TypeError(f"not a whole number in the game: {value!r}")
+    if not len(hands) == len(passed) == len(taken) == len(totals) == 4:
+        raise TypeError("the game's per-seat lists are not four long")
+    if type(hearts_broken) is not bool:
+        raise TypeError("hearts_broken is not a boolean")
     return _BLANK._replace(
         rules=rules if own_rules is None else _rules_from_dict(own_rules),
         phase=Phase[phase],

@@ -262,7 +262,10 @@ class HeartsServer:
             self.store,
             TokenCodec(
                 secret.encode(),
-                extra_secrets=[extra.encode() for extra in settings.extra_secrets],
+                # Exactly as the secret is read: in step 2 of a rotation it is the old secret.
+                extra_secrets=[settings.token_extra_secret.encode()]
+                if settings.token_extra_secret
+                else [],
                 ttl_seconds=settings.token_ttl_seconds,
             ),
             bot_executor=self._executor,

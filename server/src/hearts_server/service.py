@@ -498,7 +498,12 @@ class TableApp:
                         continue
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
-                response.tables.append(convert.table_to_pb(record, version))
+                try:
+                    table = convert.table_to_pb(record, version)
+                except Exception as error:  # damage from_json did not see: one table, not all
+                    self._unreadable(table_id, UnreadableRecordError(repr(error), newer=False))
+                    continue
+                response.tables.append(table)
             if not rows:
                 break
         if more and before is not None:

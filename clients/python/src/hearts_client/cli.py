@@ -49,6 +49,9 @@ _HELP = (
     "  'auto' lets the computer play the rest of the game for you; 'quit' leaves."
 )
 
+# How long leaving (or deleting) the table may take when the command ends early.
+_GIVE_UP_SECONDS = 3.0
+
 EXIT_OK = 0
 EXIT_QUIT = 1
 EXIT_ERROR = 2
@@ -405,14 +408,26 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
         except (_QuitError, asyncio.CancelledError) as stop:  # quit, end of input or Ctrl-C
             cut = isinstance(stop, asyncio.CancelledError)  # Ctrl-C, at a prompt or not
             print("\nLeaving the table." if cut else "Leaving the table.", file=out, flush=True)
-            with contextlib.suppress(HeartsError):
-                if args.table:
-                    await client.leave_table(name)  # a bot takes the seat
-                else:
-                    await client.delete_table(name)
+            await _give_up(client, name, own=not args.table)
             if cut:
                 raise  # asyncio.run turns it into KeyboardInterrupt
             return EXIT_QUIT
+        except BaseException:
+            # Any other end (the server gone for longer than the retries, a bug): a seat held by
+            # a player who has left would stop the others' game until the table expires.
+            await _give_up(client, name, own=not args.table)
+            raise
+
+
+async def _give_up(client: HeartsClient, name: str, *, own: bool) -> None:
+    """Leave the table (a bot takes the seat), or delete it if this command made it; at most a
+    few seconds, and quietly: the command is ending anyway."""
+    with contextlib.suppress(HeartsError, TimeoutError):
+        async with asyncio.timeout(_GIVE_UP_SECONDS):
+            if own:
+                await client.delete_table(name)
+            else:
+                await client.leave_table(name)
 
 
 # How each rule reads when it differs from the German rules (the defaults).
