@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,13 +19,19 @@ import (
 // few calls at once as it is told (the server: 1000).
 type holdingBackend struct {
 	heartsv1.UnimplementedTableServiceServer
+	// watching counts the WatchTable streams open, if set.
+	watching *atomic.Int64
 }
 
 func (holdingBackend) GetTable(context.Context, *heartsv1.GetTableRequest) (*heartsv1.GetTableResponse, error) {
 	return &heartsv1.GetTableResponse{View: &heartsv1.TableView{}}, nil
 }
 
-func (holdingBackend) WatchTable(_ *heartsv1.WatchTableRequest, stream heartsv1.TableService_WatchTableServer) error {
+func (b holdingBackend) WatchTable(_ *heartsv1.WatchTableRequest, stream heartsv1.TableService_WatchTableServer) error {
+	if b.watching != nil {
+		b.watching.Add(1)
+		defer b.watching.Add(-1)
+	}
 	snapshot := &heartsv1.WatchTableResponse{Kind: &heartsv1.WatchTableResponse_Snapshot{Snapshot: &heartsv1.TableView{}}}
 	if err := stream.Send(snapshot); err != nil {
 		return err
@@ -35,12 +42,17 @@ func (holdingBackend) WatchTable(_ *heartsv1.WatchTableRequest, stream heartsv1.
 
 func startHoldingBackend(t *testing.T, streamsPerConnection uint32) string {
 	t.Helper()
+	return startBackend(t, streamsPerConnection, holdingBackend{})
+}
+
+func startBackend(t *testing.T, streamsPerConnection uint32, backend heartsv1.TableServiceServer) string {
+	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	server := grpc.NewServer(grpc.MaxConcurrentStreams(streamsPerConnection))
-	heartsv1.RegisterTableServiceServer(server, holdingBackend{})
+	heartsv1.RegisterTableServiceServer(server, backend)
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(server.Stop)
 	return listener.Addr().String()

@@ -35,6 +35,8 @@ type config struct {
 	delay       time.Duration
 	grace       time.Duration
 	logFormat   string
+	// readTimeout bounds the reading of a request's body (requestReadTimeout; tests shorten it).
+	readTimeout time.Duration
 }
 
 // setting is one flag with its environment variable and default.
@@ -93,6 +95,7 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 		delay:       durations[0],
 		grace:       durations[1],
 		logFormat:   *values["log-format"],
+		readTimeout: requestReadTimeout,
 	}
 	if cfg.backend == "" {
 		return config{}, errors.New("--backend is empty")
@@ -120,7 +123,7 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 	}
 	defer b.Close()
 	draining := make(chan struct{})
-	transcoder, err := newTranscoder(newProxy(b, tableServiceDescriptor(), draining))
+	transcoder, err := newTranscoder(newProxy(b, tableServiceDescriptor(), draining, logger))
 	if err != nil {
 		return fmt.Errorf("transcoder: %w", err)
 	}
@@ -130,7 +133,7 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // native gRPC clients may use the gateway too
 	server := &http.Server{
-		Handler:           newHandler(transcoder, h, cfg.corsOrigins),
+		Handler:           newHandler(withReadDeadline(cfg.readTimeout, transcoder), h, cfg.corsOrigins),
 		Protocols:         protocols,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

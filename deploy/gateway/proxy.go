@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -157,33 +158,59 @@ func (b *backends) Close() {
 // headers and trailers (the status with its details among them) out.
 type proxy struct {
 	backends *backends
+	logger   *slog.Logger
 	// serverStreaming names the methods ("/pkg.Service/Method") that stream responses: on
 	// shutdown these end at once with UNAVAILABLE, while unary calls may finish.
 	serverStreaming map[string]bool
+	// clientStreaming names the methods that take more than one request message; hearts.v1 has
+	// none, and the proxy forwards none (see handle).
+	clientStreaming map[string]bool
 	// draining is closed when the gateway starts to shut down.
 	draining <-chan struct{}
 }
 
-func newProxy(b *backends, service protoreflect.ServiceDescriptor, draining <-chan struct{}) *proxy {
-	streaming := map[string]bool{}
+func newProxy(b *backends, service protoreflect.ServiceDescriptor, draining <-chan struct{}, logger *slog.Logger) *proxy {
+	p := &proxy{backends: b, logger: logger, serverStreaming: map[string]bool{}, clientStreaming: map[string]bool{}, draining: draining}
 	methods := service.Methods()
 	for i := range methods.Len() {
 		method := methods.Get(i)
-		if method.IsStreamingServer() {
-			streaming["/"+string(service.FullName())+"/"+string(method.Name())] = true
-		}
+		path := "/" + string(service.FullName()) + "/" + string(method.Name())
+		p.serverStreaming[path] = method.IsStreamingServer()
+		p.clientStreaming[path] = method.IsStreamingClient()
 	}
-	return &proxy{backends: b, serverStreaming: streaming, draining: draining}
+	return p
 }
 
 var proxyStreamDesc = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
 
 // handle is the gateway's gRPC server's only handler (grpc.UnknownServiceHandler).
+//
+// It reads the call's one request message before it takes a backend connection or opens a
+// stream to the backend: a request that never arrives (a body sent slowly, or not at all, until
+// the read deadline of newHandler ends it) or that the transcoder refused (malformed JSON, a bad
+// query parameter: the transcoder has answered the client, and the request ends without a
+// message) then holds nothing of the backend's, whose server would wait for that message for as
+// long as the call lasted.
 func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(in)
 	if !ok {
 		return status.Error(codes.Internal, "gateway: no method on the stream")
 	}
+	if p.clientStreaming[method] {
+		return status.Error(codes.Unimplemented, "the gateway forwards no client-streaming methods")
+	}
+	var request frame
+	if err := in.RecvMsg(&request); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The transcoder has answered the client already if it refused the request; else
+			// (an empty Connect JSON body, a gRPC call without a message) this is the answer.
+			p.logger.Info("call without a request message", "method", method, "peer", peerOf(in.Context()))
+			return invalidRequest("the request has no message")
+		}
+		p.logger.Info("cannot read the request", "method", method, "peer", peerOf(in.Context()), "error", err)
+		return err
+	}
+
 	ctx, cancel := context.WithCancelCause(metadata.NewOutgoingContext(in.Context(), forwardedRequestMetadata(in.Context())))
 	defer cancel(nil)
 	if p.serverStreaming[method] {
@@ -200,29 +227,12 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 	defer release()
 	out, err := conn.NewStream(ctx, proxyStreamDesc, method, grpc.ForceCodecV2(rawCodec{}))
 	if err != nil {
-		return p.backendError(ctx, err)
+		return p.backendError(ctx, method, err)
 	}
-
-	// Requests, client to backend. A unary or server-streaming call has one; the loop ends at
-	// the client's end of stream. A failure here ends the call through ctx (the backend's reply
-	// below then fails too).
-	go func() {
-		for {
-			var f frame
-			if err := in.RecvMsg(&f); err != nil {
-				if errors.Is(err, io.EOF) {
-					_ = out.CloseSend()
-				} else {
-					cancel(err)
-				}
-				return
-			}
-			if err := out.SendMsg(&f); err != nil {
-				// io.EOF: the backend ended the call; RecvMsg below returns its status.
-				return
-			}
-		}
-	}()
+	// io.EOF: the backend ended the call already; RecvMsg below returns its status.
+	if err := out.SendMsg(&request); err == nil {
+		_ = out.CloseSend()
+	}
 
 	// Responses, backend to client, then the backend's status and trailers.
 	headerSent := false
@@ -239,12 +249,12 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return p.backendError(ctx, err)
+			return p.backendError(ctx, method, err)
 		}
 		if !headerSent {
 			header, headerErr := out.Header()
 			if headerErr != nil {
-				return p.backendError(ctx, headerErr)
+				return p.backendError(ctx, method, headerErr)
 			}
 			if err := in.SendHeader(forwardedResponseMetadata(header)); err != nil {
 				return err
@@ -257,17 +267,38 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 	}
 }
 
+// errorDomain is the domain of every ErrorInfo of hearts.v1, the gateway's own included.
+const errorDomain = "hearts.v1"
+
+// withErrorInfo is a status with a hearts.v1 ErrorInfo of reason as its one detail.
+func withErrorInfo(code codes.Code, reason, message string) error {
+	st, err := status.New(code, message).WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: errorDomain})
+	if err != nil {
+		return status.Error(code, message)
+	}
+	return st.Err()
+}
+
+// invalidRequest is INVALID_ARGUMENT with the reason the server gives a request that does not
+// parse as its message.
+func invalidRequest(message string) error {
+	return withErrorInfo(codes.InvalidArgument, "INVALID_REQUEST", message)
+}
+
 // backendError is the status the client gets for a failed backend call: the backend's own
 // (with its details), or, when the gateway's shutdown ended a stream, UNAVAILABLE with the same
 // reason the server gives when it shuts down, so that clients resume the watch elsewhere.
-func (p *proxy) backendError(ctx context.Context, err error) error {
+func (p *proxy) backendError(ctx context.Context, _ string, err error) error {
 	if errors.Is(context.Cause(ctx), errDraining) {
-		st, detailErr := status.New(codes.Unavailable, "the gateway is shutting down; resume the watch from the last sequence").
-			WithDetails(&errdetails.ErrorInfo{Reason: "SHUTTING_DOWN", Domain: "hearts.v1"})
-		if detailErr != nil {
-			return status.Error(codes.Unavailable, "the gateway is shutting down")
-		}
-		return st.Err()
+		return withErrorInfo(codes.Unavailable, "SHUTTING_DOWN", "the gateway is shutting down; resume the watch from the last sequence")
 	}
 	return err
+}
+
+// peerOf is the caller's address, for the log.
+func peerOf(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
+)
+
+// stalledRequest opens a connection, sends a request's headers announcing a body of 100 bytes
+// and no body. It returns the connection, to read the answer from.
+func stalledRequest(t *testing.T, base, method, path, contentType string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	headers := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: gateway.test\r\nContent-Type: %s\r\nContent-Length: 100\r\n", method, path, contentType)
+	if contentType == "application/json" && strings.HasPrefix(path, "/hearts.v1.") {
+		headers += "Connect-Protocol-Version: 1\r\n"
+	}
+	if _, err := io.WriteString(conn, headers+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// A client that announces a body and never sends it holds no stream to the backend (the
+// gateway reads the request before it opens one), and the read deadline ends its call. Here
+// the backend's one connection carries two calls at once: before, two such requests stalled
+// every other call, for as long as their clients kept the connection open.
+func TestRequestsThatNeverArriveHoldNoBackendStream(t *testing.T) {
+	cfg := testConfig(startHoldingBackend(t, 2))
+	cfg.connections = 1
+	cfg.readTimeout = time.Second
+	base, _ := startGateway(t, cfg)
+
+	var stalled []net.Conn
+	for range 2 {
+		stalled = append(stalled,
+			stalledRequest(t, base, http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, "application/json"),
+			stalledRequest(t, base, http.MethodPost, "/v1/tables/x:join", "application/json"))
+	}
+	time.Sleep(200 * time.Millisecond) // the requests are in
+	get := connect.NewClient[heartsv1.GetTableRequest, heartsv1.GetTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_GetTable_FullMethodName, connect.WithGRPCWeb())
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := get.CallUnary(ctx, connect.NewRequest(&heartsv1.GetTableRequest{Name: "tables/x"})); err != nil {
+		t.Errorf("GetTable with %d requests waiting for their bodies: %v", len(stalled), err)
+	}
+
+	// The deadline ends each of them: the gateway answers, or closes the connection.
+	for i, conn := range stalled {
+		_ = conn.SetReadDeadline(time.Now().Add(cfg.readTimeout + 3*time.Second))
+		response, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("request %d: still open %s after its read deadline", i, 3*time.Second)
+			continue
+		}
+		if err == nil {
+			t.Logf("request %d: HTTP %d", i, response.StatusCode)
+			response.Body.Close()
+		}
+	}
+}
+
+// The read deadline is lifted once the request has arrived: a WatchTable stream outlives it,
+// over HTTP/1.1 (gRPC-Web) as over HTTP/2 (gRPC).
+func TestStreamsOutliveTheReadDeadline(t *testing.T) {
+	var watching atomic.Int64
+	cfg := testConfig(startBackend(t, 100, holdingBackend{watching: &watching}))
+	cfg.readTimeout = 300 * time.Millisecond
+	base, _ := startGateway(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, protocol := range []struct {
+		name   string
+		client *http.Client
+		option connect.ClientOption
+	}{
+		{"gRPC-Web over HTTP/1.1", http.DefaultClient, connect.WithGRPCWeb()},
+		{"gRPC over HTTP/2", h2cClient(), connect.WithGRPC()},
+	} {
+		watch := connect.NewClient[heartsv1.WatchTableRequest, heartsv1.WatchTableResponse](
+			protocol.client, base+heartsv1.TableService_WatchTable_FullMethodName, protocol.option)
+		stream, err := watch.CallServerStream(ctx, connect.NewRequest(&heartsv1.WatchTableRequest{Name: "tables/x"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !stream.Receive() {
+			t.Fatalf("%s: no snapshot: %v", protocol.name, stream.Err())
+		}
+		time.Sleep(3 * cfg.readTimeout)
+		if n := watching.Load(); n != 1 {
+			t.Errorf("%s: %d streams open at the backend %s after the request, want 1", protocol.name, n, 3*cfg.readTimeout)
+		}
+		_ = stream.Close()
+		for deadline := time.Now().Add(2 * time.Second); watching.Load() != 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// h2cClient speaks HTTP/2 without TLS, as gRPC clients of the gateway do.
+func h2cClient() *http.Client {
+	protocols := new(http.Protocols)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: protocols}}
+}
+
+// rawCall sends a request with the given body and headers and returns the status and body. It
+// fails the test if the answer does not end within 5 s.
+func rawCall(t *testing.T, method, url, body string, header http.Header) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	request, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, values := range header {
+		request.Header[name] = values
+	}
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer response.Body.Close()
+	data, err := io.ReadAll(response.Body)
+	if err != nil {
+		t.Fatalf("%s %s: the answer did not end: %v (HTTP %d, so far %q)", method, url, err, response.StatusCode, data)
+	}
+	return response.StatusCode, string(data)
+}
+
+var (
+	restJSON    = http.Header{"Content-Type": {"application/json"}}
+	connectJSON = http.Header{"Content-Type": {"application/json"}, "Connect-Protocol-Version": {"1"}}
+)
+
+// Requests the transcoder refuses, and a Connect JSON request without a body, end at once:
+// before, the backend waited for a request message that never came, and so did the response.
+func TestLiveMalformedRequestsEndAtOnce(t *testing.T) {
+	base := gatewayURL(t)
+	for _, c := range []struct {
+		method, path, body string
+		header             http.Header
+	}{
+		{http.MethodGet, "/v1/tables?pageSize=abc", "", nil},
+		{http.MethodGet, "/v1/tables?bogus=1", "", nil},
+		{http.MethodPost, "/v1/tables/x:join", "not json", restJSON},
+		{http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, "not json", connectJSON},
+		{http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, "", connectJSON},
+	} {
+		code, body := rawCall(t, c.method, base+c.path, c.body, c.header)
+		if code < 400 {
+			t.Errorf("%s %s %q: HTTP %d %s", c.method, c.path, c.body, code, body)
+		}
+	}
+}
