@@ -1,19 +1,27 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
 	"github.com/rs/cors"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	// Requests compressed with gzip (Connect's Content-Encoding, gRPC's and gRPC-Web's
+	// grpc-encoding) reach the gateway's gRPC server compressed; it decompresses them, to the
+	// same 4 MiB limit as any message.
+	_ "google.golang.org/grpc/encoding/gzip"
 
 	// The ErrorInfo of every error's details must be known by name to write REST and Connect
 	// errors as JSON; the hearts.v1 messages (MoveRejection among them) come with the service.
@@ -84,8 +92,41 @@ func newTranscoder(p *proxy) (*vanguard.Transcoder, error) {
 		// default, for requests and responses alike), as is gRPC-Go's default for receiving.
 		vanguard.WithMaxMessageBufferBytes(maxMessageBytes),
 	)
-	return vanguard.NewTranscoder([]*vanguard.Service{service})
+	return vanguard.NewTranscoder([]*vanguard.Service{service},
+		vanguard.WithCompression(compressionGzip, newGzipCompressor, newBoundedGzipDecompressor))
 }
+
+const compressionGzip = "gzip"
+
+func newGzipCompressor() connect.Compressor { return gzip.NewWriter(io.Discard) }
+
+// boundedGzipDecompressor is vanguard's gzip decompressor with a limit: vanguard's own limit
+// applies to a message as it arrives, compressed, and gzip inflates up to about a thousandfold,
+// so a 4 MiB request could take gigabytes of memory once decompressed to be translated (from
+// Connect or gRPC-Web JSON, for instance). This one fails past maxMessageBytes.
+type boundedGzipDecompressor struct {
+	reader gzip.Reader
+	read   int64
+}
+
+func newBoundedGzipDecompressor() connect.Decompressor { return &boundedGzipDecompressor{} }
+
+func (d *boundedGzipDecompressor) Read(p []byte) (int, error) {
+	n, err := d.reader.Read(p)
+	d.read += int64(n)
+	if d.read > maxMessageBytes {
+		return n, connect.NewError(connect.CodeResourceExhausted,
+			fmt.Errorf("a message is larger than %d bytes once decompressed", maxMessageBytes))
+	}
+	return n, err
+}
+
+func (d *boundedGzipDecompressor) Reset(r io.Reader) error {
+	d.read = 0
+	return d.reader.Reset(r)
+}
+
+func (d *boundedGzipDecompressor) Close() error { return d.reader.Close() }
 
 // health answers the probes: /livez is the process itself; /healthz is the backend's
 // grpc.health.v1 status for the service, and fails from the first moment of a shutdown.
