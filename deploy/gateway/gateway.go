@@ -93,6 +93,7 @@ func newTranscoder(p *proxy) (*vanguard.Transcoder, error) {
 		vanguard.WithMaxMessageBufferBytes(maxMessageBytes),
 	)
 	return vanguard.NewTranscoder([]*vanguard.Service{service},
+		vanguard.WithCodec(newRequestJSONCodec),
 		vanguard.WithCompression(compressionGzip, newGzipCompressor, newBoundedGzipDecompressor))
 }
 

@@ -128,12 +128,17 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 		return fmt.Errorf("transcoder: %w", err)
 	}
 	h := &health{client: healthpb.NewHealthClient(b.conns[0])}
+	routes, err := restRoutes(tableServiceDescriptor())
+	if err != nil {
+		return fmt.Errorf("REST routes: %w", err)
+	}
+	api := withReadDeadline(cfg.readTimeout, withRESTChecks(routes, logger, transcoder))
 
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // native gRPC clients may use the gateway too
 	server := &http.Server{
-		Handler:           newHandler(withReadDeadline(cfg.readTimeout, transcoder), h, cfg.corsOrigins),
+		Handler:           newHandler(api, h, cfg.corsOrigins),
 		Protocols:         protocols,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -5,18 +5,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/proto"
 
 	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
 )
@@ -154,9 +159,12 @@ var (
 	connectJSON = http.Header{"Content-Type": {"application/json"}, "Connect-Protocol-Version": {"1"}}
 )
 
-// Requests the transcoder refuses, and a Connect JSON request without a body, end at once:
-// before, the backend waited for a request message that never came, and so did the response.
-func TestLiveMalformedRequestsEndAtOnce(t *testing.T) {
+// Malformed requests are INVALID_ARGUMENT / INVALID_REQUEST (HTTP 400) with the ErrorInfo, the
+// server's answer to a request that does not parse, and end at once. Before, the transcoder's
+// refusals were UNKNOWN (HTTP 500) without details, and the response never ended: the backend
+// waited for a request message that never came. A query parameter also overrode the path:
+// GET /v1/tables/x?name=tables/y read table y.
+func TestLiveMalformedRequestsAreInvalidRequest(t *testing.T) {
 	base := gatewayURL(t)
 	for _, c := range []struct {
 		method, path, body string
@@ -164,13 +172,93 @@ func TestLiveMalformedRequestsEndAtOnce(t *testing.T) {
 	}{
 		{http.MethodGet, "/v1/tables?pageSize=abc", "", nil},
 		{http.MethodGet, "/v1/tables?bogus=1", "", nil},
+		{http.MethodGet, "/v1/tables?pageSize=1&pageSize=2", "", nil},
+		{http.MethodGet, "/v1/tables?hasFreeSeat=maybe", "", nil},
+		{http.MethodGet, "/v1/tables?pageToken=%FF", "", nil},
+		{http.MethodGet, "/v1/tables", "{}", restJSON},
+		{http.MethodGet, "/v1/tables/x?name=tables/y", "", nil},
+		{http.MethodGet, "/v1/tables/x:watch?name=tables/y", "", nil},
+		{http.MethodDelete, "/v1/tables/x?name=tables/y", "", nil},
+		{http.MethodPost, "/v1/tables/x:join?playerDisplayName=Q", `{"playerDisplayName": "P"}`, restJSON},
+		{http.MethodPost, "/v1/tables?table.displayName=Q", `{"displayName": "P"}`, restJSON},
 		{http.MethodPost, "/v1/tables/x:join", "not json", restJSON},
-		{http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, "not json", connectJSON},
-		{http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, "", connectJSON},
+		{http.MethodPost, "/v1/tables", `{"seats": "none"}`, restJSON},
 	} {
-		code, body := rawCall(t, c.method, base+c.path, c.body, c.header)
-		if code < 400 {
-			t.Errorf("%s %s %q: HTTP %d %s", c.method, c.path, c.body, code, body)
+		what := fmt.Sprintf("%s %s %s", c.method, c.path, c.body)
+		t.Run(what, func(t *testing.T) {
+			code, body := rawCall(t, c.method, base+c.path, c.body, c.header)
+			restError(t, what, code, []byte(body), http.StatusBadRequest, "INVALID_REQUEST")
+		})
+	}
+	for _, body := range []string{"not json", `{"name": 7}`, ""} {
+		code, data := rawCall(t, http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName, body, connectJSON)
+		if got, reason := connectError(t, data); code != http.StatusBadRequest || got != "invalid_argument" || reason != "INVALID_REQUEST" {
+			t.Errorf("Connect JSON %q: HTTP %d, %s / %s: %s", body, code, got, reason, data)
+		}
+	}
+}
+
+// connectError is the code of a Connect error body, and the reason of its hearts.v1 ErrorInfo.
+func connectError(t *testing.T, body string) (code, reason string) {
+	t.Helper()
+	var e struct {
+		Code    string `json:"code"`
+		Details []struct {
+			Type  string `json:"type"`
+			Value string `json:"value"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("not a Connect error: %v: %s", err, body)
+	}
+	for _, detail := range e.Details {
+		data, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(detail.Value, "="))
+		info := &errdetails.ErrorInfo{}
+		if err == nil && detail.Type == "google.rpc.ErrorInfo" && proto.Unmarshal(data, info) == nil && info.GetDomain() == "hearts.v1" {
+			reason = info.GetReason()
+		}
+	}
+	return e.Code, reason
+}
+
+// The REST routes the gateway checks queries against are those vanguard serves.
+func TestRESTRoutesMatchAsTheTranscoderRoutes(t *testing.T) {
+	routes, err := restRoutes(tableServiceDescriptor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path, request string }{
+		{http.MethodGet, "/v1/tables/abc", "GetTableRequest"},
+		{http.MethodGet, "/v1/tables", "ListTablesRequest"},
+		{http.MethodPost, "/v1/tables", "CreateTableRequest"},
+		{http.MethodDelete, "/v1/tables/abc", "DeleteTableRequest"},
+		{http.MethodPost, "/v1/tables/abc:join", "JoinTableRequest"},
+		{http.MethodPost, "/v1/tables/abc:leave", "LeaveTableRequest"},
+		{http.MethodPost, "/v1/tables/abc:passCards", "PassCardsRequest"},
+		{http.MethodPost, "/v1/tables/abc:playCard", "PlayCardRequest"},
+		{http.MethodGet, "/v1/tables/abc:watch", "WatchTableRequest"},
+		{http.MethodGet, "/v1/tables/abc/more", ""},
+		{http.MethodPost, "/v1/tables/abc", ""},
+		{http.MethodGet, "/v1/tables/abc:unknown", ""},
+		{http.MethodPost, heartsv1.TableService_GetTable_FullMethodName, ""},
+	} {
+		var matched []string
+		for _, route := range routes {
+			if route.matches(c.method, c.path) {
+				matched = append(matched, string(route.request.Name()))
+			}
+		}
+		if want := []string{c.request}; (c.request == "" && len(matched) != 0) || (c.request != "" && !slices.Equal(matched, want)) {
+			t.Errorf("%s %s: routes of %q, want %q", c.method, c.path, matched, c.request)
+		}
+	}
+	// The path binds name; CreateTable's body is its table.
+	for _, route := range routes {
+		if route.request.Name() == "GetTableRequest" && (len(route.bound) != 1 || fieldPathName(route.bound[0]) != "name" || route.body != "") {
+			t.Errorf("GetTable: bound %v, body %q", route.bound, route.body)
+		}
+		if route.request.Name() == "CreateTableRequest" && (len(route.bound) != 0 || route.body != "table") {
+			t.Errorf("CreateTable: bound %v, body %q", route.bound, route.body)
 		}
 	}
 }
