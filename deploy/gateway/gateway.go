@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -133,6 +134,7 @@ func (d *boundedGzipDecompressor) Close() error { return d.reader.Close() }
 // grpc.health.v1 status for the service, and fails from the first moment of a shutdown.
 type health struct {
 	client   healthpb.HealthClient
+	logger   *slog.Logger
 	draining atomic.Bool
 }
 
@@ -152,7 +154,9 @@ func (h *health) healthz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	reply, err := h.client.Check(ctx, &healthpb.HealthCheckRequest{Service: serviceName})
 	if err != nil {
-		http.Error(w, fmt.Sprintf("backend: %s: %s", status.Code(err), status.Convert(err).Message()), http.StatusServiceUnavailable)
+		// The detail (the backend's address among it) goes to the log, not to whoever asks.
+		h.logger.Warn("health check of the backend failed", "error", err)
+		http.Error(w, "backend: "+status.Code(err).String(), http.StatusServiceUnavailable)
 		return
 	}
 	if reply.GetStatus() != healthpb.HealthCheckResponse_SERVING {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,11 +10,15 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 )
 
 func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
@@ -146,7 +151,9 @@ func TestHealthzFailsWhileDraining(t *testing.T) {
 }
 
 // A gateway whose backend is not there: it starts (the connection is lazy), /livez answers,
-// /healthz says why it is not ready, an API call fails with UNAVAILABLE, and it stops on cancel.
+// /healthz fails, an API call fails with UNAVAILABLE / BACKEND_UNAVAILABLE, and it stops on
+// cancel. What the backend's connection failed with (its address among it) goes to the log
+// only, not to anonymous clients.
 func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -154,13 +161,14 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	}
 	backend := closed.Addr().String()
 	closed.Close()
-	base, stop := startGateway(t, testConfig(backend))
+	var log syncBuffer
+	base, stop := startGatewayLogging(t, testConfig(backend), &log)
 
 	if code, body := get(t, base+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez: %d %s", code, body)
 	}
-	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "Unavailable") {
-		t.Errorf("/healthz without a backend: %d %s", code, body)
+	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || body != "backend: Unavailable\n" {
+		t.Errorf("/healthz without a backend: %d %q, want 503 %q", code, body, "backend: Unavailable\n")
 	}
 	request, err := http.NewRequest(http.MethodPost, base+"/hearts.v1.TableService/ListTables", strings.NewReader("{}"))
 	if err != nil {
@@ -174,10 +182,40 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	}
 	body, _ := io.ReadAll(response.Body)
 	response.Body.Close()
-	if response.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"code":"unavailable"`) {
+	if code, reason := connectError(t, string(body)); response.StatusCode != http.StatusServiceUnavailable ||
+		code != "unavailable" || reason != "BACKEND_UNAVAILABLE" {
 		t.Errorf("Connect call without a backend: %d %s", response.StatusCode, body)
 	}
+	code, data := call(t, http.MethodGet, base+"/v1/tables", "", nil)
+	restError(t, "REST call without a backend", code, data, http.StatusServiceUnavailable, "BACKEND_UNAVAILABLE")
 	stop()
+	for _, answer := range []string{string(body), string(data)} {
+		if strings.Contains(answer, backend) || strings.Contains(answer, "dial") {
+			t.Errorf("the backend's address or the dial error reached the client: %s", answer)
+		}
+	}
+	if got := log.String(); !strings.Contains(got, backend) || !strings.Contains(got, "backend unavailable") ||
+		!strings.Contains(got, "health check of the backend failed") {
+		t.Errorf("the log does not say what failed: %s", got)
+	}
+}
+
+// syncBuffer is a log destination that tests read while the gateway may write to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // During the shutdown delay the gateway goes on serving, and only /healthz fails, so that the
@@ -225,6 +263,12 @@ func testConfig(backend string) config {
 // SIGTERM would and fails the test unless it returns cleanly within 10 s (plus the delay).
 func startGateway(t *testing.T, cfg config) (base string, stop func()) {
 	t.Helper()
+	return startGatewayLogging(t, cfg, io.Discard)
+}
+
+// startGatewayLogging is startGateway, with the gateway's log written to log.
+func startGatewayLogging(t *testing.T, cfg config, log io.Writer) (base string, stop func()) {
+	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +277,7 @@ func startGateway(t *testing.T, cfg config) (base string, stop func()) {
 	done := make(chan error, 1)
 	cfg.listen = listener.Addr().String()
 	delay := cfg.delay
-	go func() { done <- run(ctx, cfg, listener, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() { done <- run(ctx, cfg, listener, slog.New(slog.NewTextHandler(log, nil))) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -275,4 +319,25 @@ func keys(md metadata.MD) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// The server's own UNAVAILABLE (with its ErrorInfo) reaches the client as it is; only the bare
+// one gRPC-Go writes when it cannot reach the backend is replaced.
+func TestBackendErrorKeepsTheServersOwn(t *testing.T) {
+	p := &proxy{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx := context.Background()
+	own := withErrorInfo(codes.Unavailable, "STORE_UNAVAILABLE", "the table store cannot be reached")
+	if got := p.backendError(ctx, "/m", own); got != own {
+		t.Errorf("the server's STORE_UNAVAILABLE became %v", got)
+	}
+	bare := status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 10.1.2.3:50051: connect: connection refused"`)
+	got := status.Convert(p.backendError(ctx, "/m", bare))
+	info, ok := got.Details()[0].(*errdetails.ErrorInfo)
+	if got.Code() != codes.Unavailable || strings.Contains(got.Message(), "10.1.2.3") || !ok || info.GetReason() != "BACKEND_UNAVAILABLE" {
+		t.Errorf("a transport error became %v %v", got.Code(), got.Details())
+	}
+	notFound := withErrorInfo(codes.NotFound, "TABLE_NOT_FOUND", "no table")
+	if got := p.backendError(ctx, "/m", notFound); got != notFound {
+		t.Errorf("NOT_FOUND became %v", got)
+	}
 }

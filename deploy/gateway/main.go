@@ -127,7 +127,7 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 	if err != nil {
 		return fmt.Errorf("transcoder: %w", err)
 	}
-	h := &health{client: healthpb.NewHealthClient(b.conns[0])}
+	h := &health{client: healthpb.NewHealthClient(b.conns[0]), logger: logger}
 	routes, err := restRoutes(tableServiceDescriptor())
 	if err != nil {
 		return fmt.Errorf("REST routes: %w", err)

@@ -292,13 +292,32 @@ func invalidRequest(message string) error {
 }
 
 // backendError is the status the client gets for a failed backend call: the backend's own
-// (with its details), or, when the gateway's shutdown ended a stream, UNAVAILABLE with the same
-// reason the server gives when it shuts down, so that clients resume the watch elsewhere.
-func (p *proxy) backendError(ctx context.Context, _ string, err error) error {
+// (with its details); when the gateway's shutdown ended a stream, UNAVAILABLE with the same
+// reason the server gives when it shuts down, so that clients resume the watch elsewhere; and
+// when the backend could not be reached (a bare UNAVAILABLE, which gRPC-Go writes itself, with
+// the backend's address in its message), UNAVAILABLE / BACKEND_UNAVAILABLE, the detail going to
+// the log only.
+func (p *proxy) backendError(ctx context.Context, method string, err error) error {
 	if errors.Is(context.Cause(ctx), errDraining) {
 		return withErrorInfo(codes.Unavailable, "SHUTTING_DOWN", "the gateway is shutting down; resume the watch from the last sequence")
 	}
+	st := status.Convert(err)
+	if len(st.Proto().GetDetails()) > 0 {
+		return err // the server's own error
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		p.logger.Warn("backend unavailable", "method", method, "error", err)
+		return backendUnavailable()
+	case codes.Internal, codes.Unknown:
+		p.logger.Warn("backend call failed", "method", method, "error", err)
+	}
 	return err
+}
+
+// backendUnavailable is what clients get when the gateway cannot reach the server: retry.
+func backendUnavailable() error {
+	return withErrorInfo(codes.Unavailable, "BACKEND_UNAVAILABLE", "the game server cannot be reached; retry")
 }
 
 // peerOf is the caller's address, for the log.
