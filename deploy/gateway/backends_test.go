@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
 )
@@ -99,5 +101,52 @@ func TestCallsPastAConnectionsStreamLimitTakeAnother(t *testing.T) {
 		}
 		cancel()
 		stop()
+	}
+}
+
+// recordingBackend keeps the metadata of its last GetTable.
+type recordingBackend struct {
+	heartsv1.UnimplementedTableServiceServer
+	metadata chan metadata.MD
+}
+
+func (b recordingBackend) GetTable(ctx context.Context, _ *heartsv1.GetTableRequest) (*heartsv1.GetTableResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	b.metadata <- md
+	return &heartsv1.GetTableResponse{View: &heartsv1.TableView{}}, nil
+}
+
+// What reaches the backend of a browser's request: the call's own headers, not the browser's;
+// the user-agent is gRPC-Go's.
+func TestTheBackendSeesTheCallsMetadata(t *testing.T) {
+	backend := recordingBackend{metadata: make(chan metadata.MD, 1)}
+	base, _ := startGateway(t, testConfig(startBackend(t, 100, backend)))
+	get := connect.NewClient[heartsv1.GetTableRequest, heartsv1.GetTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_GetTable_FullMethodName, connect.WithGRPCWeb())
+	request := connect.NewRequest(&heartsv1.GetTableRequest{Name: "tables/x"})
+	request.Header().Set("Authorization", "Bearer seat-token")
+	request.Header().Set("X-Request-Tag", "kept")
+	request.Header().Set("User-Agent", "Mozilla/5.0 (browser)")
+	request.Header().Set("Cookie", "session=secret")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := get.CallUnary(ctx, request); err != nil {
+		t.Fatal(err)
+	}
+	md := <-backend.metadata
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer seat-token" {
+		t.Errorf("authorization %q", got)
+	}
+	if got := md.Get("x-request-tag"); len(got) != 1 || got[0] != "kept" {
+		t.Errorf("x-request-tag %q", got)
+	}
+	if got := md.Get("cookie"); len(got) != 0 {
+		t.Errorf("cookie forwarded: %q", got)
+	}
+	if got := strings.Join(md.Get("user-agent"), ", "); !strings.HasPrefix(got, "grpc-go/") || strings.Contains(got, "Mozilla") {
+		t.Errorf("user-agent %q, want gRPC-Go's alone", got)
+	}
+	if got := md.Get("x-forwarded-for"); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Errorf("x-forwarded-for %q", got)
 	}
 }

@@ -65,7 +65,8 @@ func corsHandler(origins []string, next http.Handler) http.Handler {
 	}
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
-		// POST: Connect and gRPC-Web; GET: Connect's GET requests and REST reads; DELETE: REST.
+		// POST: Connect, gRPC-Web and REST; GET: REST reads; DELETE: REST. (Connect's GET
+		// requests need methods marked idempotency_level = NO_SIDE_EFFECTS, and none is.)
 		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodDelete},
 		AllowedHeaders: corsAllowedHeaders,
 		ExposedHeaders: corsExposedHeaders,

@@ -54,7 +54,10 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // Request headers that belong to the hop from the browser (HTTP, CORS, the web protocols), not
 // to the call: everything else, the seat token's authorization first, goes to the backend as
 // metadata. grpc-timeout arrives as the call's deadline, which the backend call inherits.
+// user-agent is not passed on either: gRPC-Go writes its own on the backend call (a reserved
+// header), and would drop the caller's.
 var hopHeaders = map[string]bool{
+	"user-agent": true,
 	":authority": true, "host": true, "connection": true, "keep-alive": true,
 	"proxy-connection": true, "transfer-encoding": true, "upgrade": true, "te": true,
 	"content-type": true, "content-length": true, "accept": true, "accept-encoding": true,
