@@ -190,10 +190,9 @@ var proxyStreamDesc = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
 //
 // It reads the call's one request message before it takes a backend connection or opens a
 // stream to the backend: a request that never arrives (a body sent slowly, or not at all, until
-// the read deadline of newHandler ends it) or that the transcoder refused (malformed JSON, a bad
-// query parameter: the transcoder has answered the client, and the request ends without a
-// message) then holds nothing of the backend's, whose server would wait for that message for as
-// long as the call lasted.
+// withReadDeadline ends it) or that the transcoder refused (malformed JSON: the transcoder has
+// answered the client, and the request ends without a message) then holds nothing of the
+// backend's, whose server would wait for that message for as long as the call lasted.
 func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(in)
 	if !ok {
