@@ -280,3 +280,25 @@ async def test_a_server_whose_queue_cannot_be_read_keeps_serving(make_server, co
     assert server.servicer.backlog.waiting == 0
     created = await connect(server).create()
     assert created.view.table.name.startswith("tables/")
+
+
+async def test_an_old_connection_is_asked_to_move_on_and_its_stream_goes_on(
+    make_server, connect
+) -> None:
+    # Replicas the autoscaler adds would get only new clients: past --max-connection-age the
+    # server sends GOAWAY, the client's next call opens a new connection (which the Service may
+    # send anywhere), and what is in flight, a watch stream above all, goes on.
+    server = await make_server(max_connection_age_seconds=0.5)
+    hearts = connect(server)
+    seated = await hearts.seated(deck_seed=3)
+    watcher = hearts.watch(seated.name)
+    await read_until(watcher, lambda m: m.HasField("snapshot"))
+    channel = hearts.channel
+    async with asyncio.timeout(5):  # GOAWAY: the channel leaves READY
+        while channel.get_state() == grpc.ChannelConnectivity.READY:
+            await channel.wait_for_state_change(grpc.ChannelConnectivity.READY)
+    view = await hearts.view(seated.name, seated.tokens[0])  # on a new connection
+    await hearts.pass_cards(seated.name, seated.tokens[0], view.legal_cards[:3])
+    heard = await read_until(watcher, lambda m: event_kind(m) == "seat_passed")
+    assert heard[-1].event.seat_passed.seat == 0
+    watcher.cancel()

@@ -43,6 +43,7 @@ class Settings:
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
     record_cache_size: int = 4096
+    max_connection_age_seconds: float = 300.0
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -83,6 +84,9 @@ def parse_settings(
         "max_message_bytes": "largest request or response message",
         "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
         "record_cache_size": "tables whose newest record this process keeps decoded (0: none)",
+        "max_connection_age_seconds": "after this long a client connection is asked to move on "
+        "(its calls and streams go on; new calls reconnect, so new replicas get their share); "
+        "0: never",
     }
     for name, field in _FIELDS.items():
         env = f"HEARTS_{name.upper()}"
@@ -178,7 +182,7 @@ def _problem(settings: Settings) -> str | None:
     for name in _AT_LEAST_ONE:
         if getattr(settings, name) < 1:
             return f"--{name.replace('_', '-')} must be at least 1"
-    for name in ("grace_seconds", "bot_workers", "record_cache_size"):
+    for name in ("grace_seconds", "bot_workers", "record_cache_size", "max_connection_age_seconds"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     if settings.max_message_bytes < MIN_MESSAGE_BYTES:

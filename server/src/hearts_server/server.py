@@ -299,6 +299,14 @@ class HeartsServer:
             # A second process started on a port in use must fail, not share it unnoticed.
             ("grpc.so_reuseport", 0),
         ]
+        if settings.max_connection_age_seconds > 0:
+            # A client keeps one connection, to the replica it first reached: replicas added
+            # later would get only new clients. After this age (give or take 10 %) the server
+            # sends GOAWAY: calls and streams in flight go on (no grace limit), and the client's
+            # next call opens a new connection, which the Service (or the gateway's resolver)
+            # may send to any replica.
+            age_ms = int(settings.max_connection_age_seconds * 1000)
+            options.append(("grpc.max_connection_age_ms", age_ms))
         # The servicer sheds calls past max_concurrent_rpcs and streams past max_streams, each
         # with its own reason, and the pending-call limit above bounds what waits in front of
         # it. gRPC's maximum_concurrent_rpcs is left unset: it would only repeat those limits,
