@@ -13,6 +13,7 @@ rounds (pass left, across, right, then hold), and the tested seat moves one plac
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -22,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from hearts_engine import (
+    Card,
     Deal,
     Phase,
     Rules,
@@ -33,7 +35,7 @@ from hearts_engine import (
     seeded_deck,
     view,
 )
-from hearts_engine.bots import DEFAULT_PLAYOUTS, Bot, make_bot
+from hearts_engine.bots import DEFAULT_PLAYOUTS, Bot, HeuristicBot, make_bot
 
 RULES = Rules(target_score=10_000)  # a block never ends the game early; the bots ignore totals
 BLOCK = 4
@@ -49,10 +51,22 @@ class Job:
     seed: int
     block: int
     playouts: int
+    rules: Rules = RULES
+
+
+class JackBlindHeuristic(HeuristicBot):
+    """The heuristic playing as if the jack of diamonds were worth nothing (its play before
+    it learnt the bonus): the baseline that measures what the jack play is worth."""
+
+    def choose_play(self, seat_view: SeatView) -> Card:
+        blind = dataclasses.replace(seat_view.rules, jack_of_diamonds_bonus=False)
+        return super().choose_play(dataclasses.replace(seat_view, rules=blind))
 
 
 def make(spec: str, seed: int, playouts: int) -> Bot:
     """A bot from ``level`` or ``level:option=value,...`` (``monte_carlo:objective=difference``)."""
+    if spec == "heuristic:jack=blind":
+        return JackBlindHeuristic(seed=seed)
     level, _, rest = spec.partition(":")
     options: dict[str, object] = {"playouts": playouts} if level == "monte_carlo" else {}
     for item in filter(None, rest.split(",")):
@@ -61,9 +75,11 @@ def make(spec: str, seed: int, playouts: int) -> Bot:
     return make_bot(level, seed=seed, **options)
 
 
-def play_block(bots: Sequence[Bot], seed: int, block: int) -> list[tuple[int, ...]]:
+def play_block(
+    bots: Sequence[Bot], seed: int, block: int, rules: Rules = RULES
+) -> list[tuple[int, ...]]:
     """Play rounds ``4 * block`` to ``4 * block + 3`` of the seeded decks; points per round."""
-    state: State = new_game(RULES)
+    state: State = new_game(rules)
     points: list[tuple[int, ...]] = []
     for offset in range(BLOCK):
         state = apply(state, Deal(seeded_deck(seed, block * BLOCK + offset)))
@@ -81,7 +97,7 @@ def paired_block(job: Job) -> list[tuple[int, int]]:
     for spec in (job.tested, job.baseline):
         bots = [make(job.opponent, job.seed + 1 + other, job.playouts) for other in range(4)]
         bots[seat] = make(spec, job.seed, job.playouts)
-        scores.append([points[seat] for points in play_block(bots, job.seed, job.block)])
+        scores.append([points[seat] for points in play_block(bots, job.seed, job.block, job.rules)])
     return list(zip(scores[0], scores[1], strict=True))
 
 
@@ -102,10 +118,14 @@ def compare(
     seed: int,
     playouts: int,
     workers: int,
+    rules: Rules = RULES,
 ) -> None:
     """Print the paired comparison of ``tested`` against ``baseline`` over ``rounds`` rounds."""
+    if rounds <= 0:
+        print(f"  {tested} vs {baseline}: skipped (0 rounds)")
+        return
     jobs = [
-        Job(tested, baseline, opponent, seed, block, playouts)
+        Job(tested, baseline, opponent, seed, block, playouts, rules)
         for block in range(math.ceil(rounds / BLOCK))
     ]
     started = time.perf_counter()
@@ -173,11 +193,14 @@ def time_decisions(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the options and print the three parts of the benchmark."""
+    """Parse the options and print the four parts of the benchmark."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2000, help="deals, heuristic vs random")
     parser.add_argument(
         "--mc-rounds", type=int, default=400, help="deals, Monte Carlo vs heuristic"
+    )
+    parser.add_argument(
+        "--jack-rounds", type=int, default=2000, help="deals, the jack of diamonds play (0: skip)"
     )
     parser.add_argument("--timing-rounds", type=int, default=40, help="rounds of timed decisions")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the decks and the bots")
@@ -193,8 +216,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     compare("heuristic", "random", opponent="random", rounds=args.rounds, **common)
     print("\n(b) Monte Carlo vs heuristic")
     compare("monte_carlo", "heuristic", opponent="heuristic", rounds=args.mc_rounds, **common)
+    if args.jack_rounds:
+        print("\n(c) the heuristic's jack of diamonds play, with the jack's -10 on")
+        jack = dataclasses.replace(RULES, jack_of_diamonds_bonus=True)
+        compare(
+            "heuristic",
+            "heuristic:jack=blind",
+            opponent="heuristic",
+            rounds=args.jack_rounds,
+            rules=jack,
+            **common,
+        )
     views = decision_views(args.timing_rounds, args.seed)
-    print(f"\n(c) decision times, one process, {len(views)} plays with more than one legal card")
+    print(f"\n(d) decision times, one process, {len(views)} plays with more than one legal card")
     time_decisions("heuristic", make_bot("heuristic", seed=args.seed).choose_play, views)
     monte_carlo = make_bot("monte_carlo", seed=args.seed, playouts=args.playouts)
     time_decisions(f"monte_carlo ({args.playouts} playouts)", monte_carlo.choose_play, views)

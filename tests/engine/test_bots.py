@@ -407,6 +407,42 @@ def test_heuristic_sees_a_moon_shot_through_the_jack_of_diamonds_bonus() -> None
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
 
 
+def test_heuristic_takes_the_jack_of_diamonds_when_it_surely_wins() -> None:
+    # With the jack's -10 on, seat 3, third to a trick of low diamonds and holding every higher
+    # diamond, takes it with the jack; without the bonus it wins with its highest, the ace.
+    hands = (
+        "2C 2D 3C 4C 5C 6C 7C 8C 9C TC JC QC KC",
+        "3D AC 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
+        "4D KH AH 2S 3S 4S 5S 6S 7S 8S 9S TS JS",
+        "JD AD 5D 6D 7D 8D 9D TD QD KD QS KS AS",
+    )
+    plays = "2C AC KH QS 3D 4D"  # seat 1's ace takes the first trick, then it leads the 3D
+    for bonus, expected in ((True, "JD"), (False, "AD")):
+        rules = Rules(
+            pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=bonus
+        )
+        state = play(deal(hands, rules=rules), plays)
+        assert HeuristicBot(seed=0).choose_play(view(state, 3)) == Card.parse(expected)
+
+
+def test_heuristic_does_not_throw_the_jack_of_diamonds_onto_another_seats_trick() -> None:
+    # Void in clubs, seat 3 would shed its highest diamond, the jack; with the bonus on that
+    # hands -10 to the trick's winner, so another card goes.
+    hands = (
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+        "5S 6S 7S 8S 9S TS JS QS KS AS QD KD AD",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD 2S 3S 4S",
+    )
+    for bonus in (True, False):
+        rules = Rules(
+            pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=bonus
+        )
+        state = play(deal(hands, rules=rules), "2C 2H QS")
+        chosen = HeuristicBot(seed=0).choose_play(view(state, 3))
+        assert (chosen == Card.parse("JD")) is not bonus
+
+
 def _mask(hand: tuple[Card, ...]) -> int:
     mask = 0
     for card in hand:

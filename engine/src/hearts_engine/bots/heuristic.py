@@ -23,6 +23,9 @@ _QS_BIT = 1 << _QS
 _HIGH_SPADES = 1 << 50 | 1 << 51  # the king and ace of spades: they catch the queen
 _BELOW_QS = SPADES_MASK & (_QS_BIT - 1)
 _POINTS = HEARTS_MASK | _QS_BIT
+_JD = 22  # the jack of diamonds: diamonds start at 13, the jack is rank 11 (index 9)
+_JD_BIT = 1 << _JD
+_DIAMONDS = 1
 _HEARTS = 2
 _SPADES = 3
 
@@ -46,13 +49,16 @@ def play_card(
     *,
     block: bool = False,
     shooter_winning: bool = False,
+    jack: bool = False,
 ) -> int:
     """The heuristic's card (as an index 0..51) for a seat that must play now.
 
     ``hand`` and ``legal`` are masks of the seat's cards and of the ones it may play; ``trick``
     is the current trick in play order; ``played`` is the mask of every card played this round,
     the current trick included. ``block`` asks to take a heart trick to stop a moon shot, and
-    ``shooter_winning`` says the would-be shooter is winning the current trick.
+    ``shooter_winning`` says the would-be shooter is winning the current trick. ``jack`` says
+    the jack of diamonds is worth -10 (``Rules.jack_of_diamonds_bonus``): the heuristic then
+    takes it when it safely can, and does not hand it to another seat.
 
     >>> from hearts_engine import DECK, mask_of, parse_cards
     >>> hand = mask_of(parse_cards("9D 2S QS"))
@@ -65,8 +71,43 @@ def play_card(
     if not legal & (legal - 1):
         return _low(legal)
     if trick:
+        if jack:
+            card = _jack_play(hand, legal, trick, played)
+            if card >= 0:
+                return card
+            if legal & _JD_BIT and legal != _JD_BIT:
+                legal &= ~_JD_BIT  # keep the jack: played now, it would go to another seat
         return _follow(hand, legal, trick, played, block=block, shooter_winning=shooter_winning)
     return _lead(hand, legal, played, block)
+
+
+def _jack_play(hand: int, legal: int, trick: tuple[int, ...], played: int) -> int:
+    """A diamond that surely wins a trick worth taking for the jack's -10, or -1.
+
+    A trick of diamonds with the jack in it (or to come from this seat) is worth taking while
+    its hearts and queen are worth less than 10; it is sure when this seat plays last, or when
+    every higher diamond is in this hand or played.
+    """
+    if trick[0] // 13 != _DIAMONDS or not legal & SUIT_MASKS[_DIAMONDS]:
+        return -1
+    high, in_trick = trick[0], 0
+    for card in trick:
+        in_trick |= 1 << card
+        if card // 13 == _DIAMONDS and card > high:
+            high = card
+    if (in_trick & HEARTS_MASK).bit_count() + (13 if in_trick & _QS_BIT else 0) >= 10:
+        return -1
+    if in_trick & _JD_BIT:
+        above = legal & ~((1 << (high + 1)) - 1)  # diamonds that beat the trick's best
+        card = _low(above) if above else -1
+    elif legal & _JD_BIT and high < _JD:
+        card = _JD
+    else:
+        return -1
+    if card < 0:
+        return -1
+    later = SUIT_MASKS[_DIAMONDS] & ~((1 << (card + 1)) - 1) & ~played & ~hand
+    return card if len(trick) == 3 or not later else -1
 
 
 def _follow(
@@ -247,6 +288,7 @@ def choose_heuristic_play(seat_view: SeatView) -> Card:
         played_mask(seat_view),
         block=shooter is not None,
         shooter_winning=shooter is not None and _trick_winner(seat_view) == shooter,
+        jack=seat_view.rules.jack_of_diamonds_bonus,
     )
     return DECK[card]
 

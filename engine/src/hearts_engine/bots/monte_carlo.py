@@ -60,6 +60,7 @@ def playout(state: State, played: int) -> tuple[int, ...]:
     result is the round's points per seat after moon and bonus rules.
     """
     apply_, legal_plays_, play, deck, plays = apply, legal_plays, play_card, DECK, _PLAYS
+    jack = state.rules.jack_of_diamonds_bonus
     while state.phase is _PLAYING:
         turn = state.turn
         legal = legal_plays_(state, turn)
@@ -69,7 +70,7 @@ def playout(state: State, played: int) -> tuple[int, ...]:
             mask = 0
             for option in legal:
                 mask |= 1 << option
-            card = deck[play(state.hands[turn], mask, state.trick, played)]
+            card = deck[play(state.hands[turn], mask, state.trick, played, jack=jack)]
         played |= 1 << card
         state = apply_(state, plays[turn][card])
     return state.rounds[-1].points
