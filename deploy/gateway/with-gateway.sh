@@ -4,9 +4,11 @@
 #
 # Usage: deploy/gateway/with-gateway.sh CMD [ARGS...]
 # The command sees HEARTS_SERVER=127.0.0.1:PORT (the server, from scripts/with-server.sh),
-# HEARTS_GATEWAY=127.0.0.1:PORT (the gateway) and HEARTS_GATEWAY_TEST_ORIGIN, the one origin
-# the gateway allows for CORS. The gateway's log goes to $HEARTS_GATEWAY_LOG (default: a temp
-# file, shown if the command fails). The command runs in the repository root. Needs go and uv.
+# HEARTS_GATEWAY=127.0.0.1:PORT (the gateway), and the two origins the gateway allows for CORS:
+# HEARTS_GATEWAY_TEST_ORIGIN, only ever sent as a header, and HEARTS_GATEWAY_PAGE_ORIGIN,
+# http://127.0.0.1:PORT on a free port that nothing listens on yet, for a test that serves a page
+# there to a browser. The gateway's log goes to $HEARTS_GATEWAY_LOG (default: a temp file, shown
+# if the command fails). The command runs in the repository root. Needs go and uv.
 set -euo pipefail
 GATEWAY_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "${GATEWAY_DIR}/../.." && pwd)"
@@ -21,8 +23,14 @@ go build -C "${GATEWAY_DIR}" -o "${work}/hearts-gateway" .
 
 # An origin under the reserved .test domain: only ever a header value, never a host reached.
 export HEARTS_GATEWAY_TEST_ORIGIN="https://app.hearts.test"
+# A real origin for a browser test's page (test/browser in clients/typescript): free now; the
+# test listens on it itself, and fails at once should something else have taken it meanwhile.
+page_port="$(uv run --quiet --project "${REPO_ROOT}" python -c \
+    'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export HEARTS_GATEWAY_PAGE_ORIGIN="http://127.0.0.1:${page_port}"
 "${work}/hearts-gateway" --listen 127.0.0.1:0 --backend "${HEARTS_SERVER}" \
-    --cors-origins "${HEARTS_GATEWAY_TEST_ORIGIN}" --grace-seconds 5 >"${log}" 2>&1 &
+    --cors-origins "${HEARTS_GATEWAY_TEST_ORIGIN},${HEARTS_GATEWAY_PAGE_ORIGIN}" \
+    --grace-seconds 5 >"${log}" 2>&1 &
 gateway_pid=$!
 stop_gateway() {
     kill -TERM "${gateway_pid}" 2>/dev/null || true
