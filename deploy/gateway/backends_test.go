@@ -29,6 +29,21 @@ func (holdingBackend) GetTable(context.Context, *heartsv1.GetTableRequest) (*hea
 	return &heartsv1.GetTableResponse{View: &heartsv1.TableView{}}, nil
 }
 
+// slowBackend answers GetTable after a delay.
+type slowBackend struct {
+	heartsv1.UnimplementedTableServiceServer
+	delay time.Duration
+}
+
+func (b slowBackend) GetTable(ctx context.Context, _ *heartsv1.GetTableRequest) (*heartsv1.GetTableResponse, error) {
+	select {
+	case <-time.After(b.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &heartsv1.GetTableResponse{View: &heartsv1.TableView{}}, nil
+}
+
 func (b holdingBackend) WatchTable(_ *heartsv1.WatchTableRequest, stream heartsv1.TableService_WatchTableServer) error {
 	if b.watching != nil {
 		b.watching.Add(1)

@@ -122,6 +122,44 @@ func TestStreamsOutliveTheReadDeadline(t *testing.T) {
 	}
 }
 
+func TestARequestWithoutABodyOutlivesTheReadDeadline(t *testing.T) {
+	// A REST GET has no body: the read deadline must not end it while the backend answers, nor
+	// break the keep-alive connection for the requests after it (as it did over HTTP/1.1).
+	cfg := testConfig(startBackend(t, 100, slowBackend{delay: 600 * time.Millisecond}))
+	cfg.readTimeout = 200 * time.Millisecond
+	base, _ := startGateway(t, cfg)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}} // one connection
+	for i := range 2 {
+		response, err := client.Get(base + "/v1/tables/x")
+		if err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(response.Body)
+		response.Body.Close()
+		if response.StatusCode != http.StatusOK {
+			t.Fatalf("GET %d: %d %s, want 200 after the backend's 600 ms", i, response.StatusCode, body)
+		}
+	}
+}
+
+func TestAChunkedBodyOnACallThatTakesNoneIsRefused(t *testing.T) {
+	base, _ := startGateway(t, testConfig(startHoldingBackend(t, 100)))
+	request, err := http.NewRequest(http.MethodGet, base+"/v1/tables/x", io.NopCloser(strings.NewReader(`{"x":1}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	request.ContentLength = -1 // sent chunked
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(response.Body)
+	response.Body.Close()
+	if response.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "INVALID_REQUEST") {
+		t.Fatalf("got %d %s, want 400 INVALID_REQUEST", response.StatusCode, body)
+	}
+}
+
 // h2cClient speaks HTTP/2 without TLS, as gRPC clients of the gateway do.
 func h2cClient() *http.Client {
 	protocols := new(http.Protocols)
