@@ -47,7 +47,7 @@ from hearts_engine.bots import (
     RandomBot,
     make_bot,
 )
-from hearts_engine.bots.heuristic import pass_cards
+from hearts_engine.bots.heuristic import pass_cards, play_card
 from hearts_engine.bots.monte_carlo import candidates
 from hearts_engine.bots.sampling import infer, sample_hands
 
@@ -441,6 +441,17 @@ def test_heuristic_does_not_throw_the_jack_of_diamonds_onto_another_seats_trick(
         state = play(deal(hands, rules=rules), "2C 2H QS")
         chosen = HeuristicBot(seed=0).choose_play(view(state, 3))
         assert (chosen == Card.parse("JD")) is not bonus
+
+
+def test_heuristic_does_not_lead_the_jack_of_diamonds_while_a_higher_diamond_is_out() -> None:
+    # Seat to lead with the jack and hearts; the queen and king of diamonds are gone, the ace is
+    # out: led, the jack would go to the ace. Blind to the bonus, the heuristic leads it.
+    hand = _mask(cards("JD 9H TH JH QH KH"))
+    played = _mask(
+        cards("2C 6C QC AC 2D 3D 4D 5D 6D 7D 8D 9D TD QD KD 2H 5H 6H 8H AH 2S 3S 4S TS JS QS KS AS")
+    )
+    assert DECK[play_card(hand, hand, (), played)] == Card.parse("JD")
+    assert DECK[play_card(hand, hand, (), played, jack=True)] != Card.parse("JD")
 
 
 def _mask(hand: tuple[Card, ...]) -> int:

@@ -58,7 +58,8 @@ def play_card(
     the current trick included. ``block`` asks to take a heart trick to stop a moon shot, and
     ``shooter_winning`` says the would-be shooter is winning the current trick. ``jack`` says
     the jack of diamonds is worth -10 (``Rules.jack_of_diamonds_bonus``): the heuristic then
-    takes it when it safely can, and does not hand it to another seat.
+    takes it when it safely can, and neither follows nor leads with it while another seat may
+    win it.
 
     >>> from hearts_engine import DECK, mask_of, parse_cards
     >>> hand = mask_of(parse_cards("9D 2S QS"))
@@ -70,15 +71,20 @@ def play_card(
     """
     if not legal & (legal - 1):
         return _low(legal)
+    if jack:
+        card = _jack_play(hand, legal, trick, played) if trick else -1
+        if card >= 0:
+            return card
+        if legal & _JD_BIT and legal != _JD_BIT and (trick or _higher_out(_JD, hand, played)):
+            legal &= ~_JD_BIT  # keep the jack: played now, it could go to another seat
     if trick:
-        if jack:
-            card = _jack_play(hand, legal, trick, played)
-            if card >= 0:
-                return card
-            if legal & _JD_BIT and legal != _JD_BIT:
-                legal &= ~_JD_BIT  # keep the jack: played now, it would go to another seat
         return _follow(hand, legal, trick, played, block=block, shooter_winning=shooter_winning)
     return _lead(hand, legal, played, block)
+
+
+def _higher_out(card: int, hand: int, played: int) -> int:
+    """The cards of ``card``'s suit above it that other seats may still hold."""
+    return SUIT_MASKS[card // 13] & ~((1 << (card + 1)) - 1) & ~played & ~hand
 
 
 def _jack_play(hand: int, legal: int, trick: tuple[int, ...], played: int) -> int:
@@ -106,8 +112,7 @@ def _jack_play(hand: int, legal: int, trick: tuple[int, ...], played: int) -> in
         return -1
     if card < 0:
         return -1
-    later = SUIT_MASKS[_DIAMONDS] & ~((1 << (card + 1)) - 1) & ~played & ~hand
-    return card if len(trick) == 3 or not later else -1
+    return card if len(trick) == 3 or not _higher_out(card, hand, played) else -1
 
 
 def _follow(
