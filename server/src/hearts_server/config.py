@@ -17,7 +17,10 @@ from typing import NoReturn
 
 from hearts_server.tokens import MIN_SECRET_BYTES
 
-__all__ = ["Settings", "parse_settings"]
+__all__ = ["MAX_CONNECTION_AGE_SECONDS", "MIN_CONNECTION_AGE_SECONDS", "Settings", "parse_settings"]
+
+MIN_CONNECTION_AGE_SECONDS = 0.1
+MAX_CONNECTION_AGE_SECONDS = 2_000_000  # about 23 days; gRPC's limit is 2**31 - 1 milliseconds
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -182,7 +185,14 @@ def _problem(settings: Settings) -> str | None:
     for name in _AT_LEAST_ONE:
         if getattr(settings, name) < 1:
             return f"--{name.replace('_', '-')} must be at least 1"
-    for name in ("grace_seconds", "bot_workers", "record_cache_size", "max_connection_age_seconds"):
+    age = settings.max_connection_age_seconds
+    if age and not MIN_CONNECTION_AGE_SECONDS <= age <= MAX_CONNECTION_AGE_SECONDS:
+        # gRPC takes whole milliseconds in a 32-bit int.
+        return (
+            f"--max-connection-age-seconds must be 0 or {MIN_CONNECTION_AGE_SECONDS:g} to "
+            f"{MAX_CONNECTION_AGE_SECONDS:,} (got {age:g})"
+        )
+    for name in ("grace_seconds", "bot_workers", "record_cache_size"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     if settings.max_message_bytes < MIN_MESSAGE_BYTES:
