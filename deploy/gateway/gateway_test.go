@@ -170,21 +170,10 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || body != "backend: Unavailable\n" {
 		t.Errorf("/healthz without a backend: %d %q, want 503 %q", code, body, "backend: Unavailable\n")
 	}
-	request, err := http.NewRequest(http.MethodPost, base+"/hearts.v1.TableService/ListTables", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	request.Header.Set("Content-Type", "application/json")
-	request.Header.Set("Connect-Protocol-Version", "1")
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(response.Body)
-	response.Body.Close()
-	if code, reason := connectError(t, string(body)); response.StatusCode != http.StatusServiceUnavailable ||
+	status, body := rawCall(t, http.MethodPost, base+"/hearts.v1.TableService/ListTables", "{}", connectJSON)
+	if code, reason := connectError(t, body); status != http.StatusServiceUnavailable ||
 		code != "unavailable" || reason != "BACKEND_UNAVAILABLE" {
-		t.Errorf("Connect call without a backend: %d %s", response.StatusCode, body)
+		t.Errorf("Connect call without a backend: %d %s", status, body)
 	}
 	code, data := call(t, http.MethodGet, base+"/v1/tables", "", nil)
 	restError(t, "REST call without a backend", code, data, http.StatusServiceUnavailable, "BACKEND_UNAVAILABLE")

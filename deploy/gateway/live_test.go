@@ -212,22 +212,11 @@ func TestLiveREST(t *testing.T) {
 func TestLiveMessageLimit(t *testing.T) {
 	base := gatewayURL(t)
 	huge := `{"name": "tables/` + strings.Repeat("x", maxMessageBytes) + `"}`
-	request, err := http.NewRequest(http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName, strings.NewReader(huge))
-	if err != nil {
-		t.Fatal(err)
-	}
-	request.Header.Set("Content-Type", "application/json")
-	request.Header.Set("Connect-Protocol-Version", "1")
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(response.Body)
-	response.Body.Close()
+	status, body := rawCall(t, http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName, huge, connectJSON)
 	// vanguard's own limit ("max buffer size"), before it buffers any more; without it vanguard
 	// would read the whole body (up to 4 GiB) and the gRPC layer would refuse it only then.
-	if !strings.Contains(string(body), `"code":"resource_exhausted"`) || !strings.Contains(string(body), "buffer") {
-		t.Errorf("a request over %d bytes: HTTP %d %.300s", maxMessageBytes, response.StatusCode, body)
+	if !strings.Contains(body, `"code":"resource_exhausted"`) || !strings.Contains(body, "buffer") {
+		t.Errorf("a request over %d bytes: HTTP %d %.300s", maxMessageBytes, status, body)
 	}
 }
 

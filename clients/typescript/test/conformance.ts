@@ -28,17 +28,24 @@ import {
   TrickSchema,
   type WatchTableResponse,
   bearer,
-  errorDetails,
   formatCard,
   sameCard,
 } from "@hearts/client";
 import type { TableServiceClient } from "@hearts/client";
+import {
+  CALL_TIMEOUT_MS,
+  TARGET_SCORE,
+  TRICKS_PER_ROUND,
+  cardsText,
+  collectUntilGameOver,
+  createTableWithThreeBots,
+  failureOf,
+  must,
+  scoreText,
+  seededRandom,
+  trickText,
+} from "./game.js";
 
-const CALL_TIMEOUT_MS = 15_000;
-// Low enough for a fast game, high enough for several rounds (and pass directions) most of the time.
-const TARGET_SCORE = 50;
-const TRICKS_PER_ROUND = 13;
-/** The reasons docs/api.md lists for a well-formed move the rules forbid now. */
 const MOVE_REASONS = new Set([
   "MUST_FOLLOW_SUIT",
   "NOT_YOUR_TURN",
@@ -55,87 +62,6 @@ const MOVE_REASONS = new Set([
 
 const seed = Number(process.env["HEARTS_TEST_SEED"] ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32: a small seeded generator, so that a failing game can be played again. */
-function seededRandom(state: number): () => number {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-function must<T>(value: T | undefined, what: string): T {
-  assert.ok(value !== undefined, `${what} is missing`);
-  return value;
-}
-
-function cardsText(cards: readonly Card[]): string {
-  return cards.map(formatCard).join(" ");
-}
-
-function trickText(trick: Trick): string {
-  const cards = trick.cards.map((played) => `${played.seat}:${formatCard(must(played.card, "card"))}`);
-  return `trick ${trick.number} led by ${trick.leader} [${cards.join(" ")}] won by ${trick.winner} for ${trick.points}`;
-}
-
-function scoreText(score: RoundScore): string {
-  return `round ${score.roundNumber}: points ${score.points.join(",")} totals ${score.totalScores.join(",")}`;
-}
-
-/** The details of the error `call` fails with; fails the test if the call succeeds. */
-async function failureOf(call: Promise<unknown>): Promise<HeartsErrorDetails> {
-  try {
-    await call;
-  } catch (error) {
-    return errorDetails(error);
-  }
-  assert.fail("the call succeeded, but it should have failed");
-}
-
-async function createTableWithThreeBots(client: TableServiceClient, displayName: string) {
-  const created = await client.createTable(
-    {
-      table: {
-        displayName,
-        rules: { targetScore: TARGET_SCORE },
-        seats: [1, 2, 3].map((seat) => ({
-          seat,
-          occupant: SeatOccupant.BOT,
-          botLevel: BotLevel.HEURISTIC,
-        })),
-        deckSeed: BigInt(seed),
-      },
-      requestId: randomUUID(),
-    },
-    { timeoutMs: CALL_TIMEOUT_MS },
-  );
-  const name = must(must(created.view, "CreateTable view").table, "CreateTable table").name;
-  const joined = await client.joinTable(
-    { name, playerDisplayName: "TypeScript conformance", requestId: randomUUID() },
-    { timeoutMs: CALL_TIMEOUT_MS },
-  );
-  return { name, creatorToken: created.creatorToken, joined };
-}
-
-/** Every message of a watch stream up to and including the game_over event. */
-async function collectUntilGameOver(
-  stream: AsyncIterator<WatchTableResponse>,
-  messages: WatchTableResponse[],
-): Promise<void> {
-  for (;;) {
-    const next = await stream.next();
-    if (next.done) {
-      assert.fail(`the watch stream ended before game_over, after ${messages.length} messages`);
-    }
-    messages.push(next.value);
-    const { kind } = next.value;
-    if (kind.case === "event" && kind.value.event.case === "gameOver") {
-      return;
-    }
-  }
-}
-
 /**
  * Registers the conformance tests for clients that `newClient` makes (one a test), under the
  * name of their `protocol`.
@@ -144,7 +70,12 @@ export function conformanceTests(protocol: string, newClient: () => TableService
   test(`${protocol}: a seat plays a whole game against three heuristic bots (seed ${seed})`, { timeout: 180_000 }, async (t) => {
     const client = newClient();
     const random = seededRandom(seed);
-    const { name, joined } = await createTableWithThreeBots(client, `TypeScript conformance (${protocol}) ${seed}`);
+    const { name, joined } = await createTableWithThreeBots(
+      client,
+      `TypeScript conformance (${protocol}) ${seed}`,
+      seed,
+      "TypeScript conformance",
+    );
     const seat = joined.seat;
     const asSeat = { headers: bearer(joined.seatToken), timeoutMs: CALL_TIMEOUT_MS };
     const seats = must(joined.view?.table, "JoinTable table").seats;
@@ -297,7 +228,12 @@ export function conformanceTests(protocol: string, newClient: () => TableService
 
   test(`${protocol}: a forged seat token is refused as TOKEN_INVALID (seed ${seed})`, { timeout: 60_000 }, async () => {
     const client = newClient();
-    const { name, creatorToken, joined } = await createTableWithThreeBots(client, `TypeScript forged token (${protocol}) ${seed}`);
+    const { name, creatorToken, joined } = await createTableWithThreeBots(
+      client,
+      `TypeScript forged token (${protocol}) ${seed}`,
+      seed,
+      "TypeScript conformance",
+    );
     const card = must(must(joined.view, "JoinTable view").hand[0], "a card in hand");
     const token = joined.seatToken;
     // The real token with its last character changed (its signature no longer matches), and one

@@ -9,13 +9,12 @@
  * (optional: the deck and the page's choices, to replay a failure).
  *
  * The checks are those of test/conformance.ts, which cannot run here (it uses node:test and
- * node:assert): play only what the seat's own view says is legal, one refused move and its error
+ * node:assert); both take the game's helpers from test/game.ts: play only what the seat's own view says is legal, one refused move and its error
  * details, every trick and round score of the watch stream equal to GetTable's history, the
  * final totals, and a forged seat token refused as Unauthenticated.
  */
 import { equals } from "@bufbuild/protobuf";
 import {
-  BotLevel,
   type Card,
   Code,
   ERROR_DOMAIN,
@@ -23,21 +22,28 @@ import {
   Phase,
   type RoundScore,
   RoundScoreSchema,
-  SeatOccupant,
   type TableView,
   type Trick,
   TrickSchema,
   type WatchTableResponse,
   bearer,
   errorDetails,
-  formatCard,
   sameCard,
 } from "@hearts/client";
 import { type WebProtocol, createTableServiceWebClient } from "@hearts/client/web";
-
-const CALL_TIMEOUT_MS = 15_000;
-const TARGET_SCORE = 50;
-const TRICKS_PER_ROUND = 13;
+import {
+  CALL_TIMEOUT_MS,
+  TARGET_SCORE,
+  TRICKS_PER_ROUND,
+  cardsText,
+  collectUntilGameOver,
+  createTableWithThreeBots,
+  failureOf,
+  must,
+  scoreText,
+  seededRandom,
+  trickText,
+} from "../game.js";
 
 /** The step the page is at, reported when it fails. */
 let stage = "start";
@@ -48,59 +54,17 @@ function check(condition: boolean, what: string): asserts condition {
   }
 }
 
-function must<T>(value: T | undefined, what: string): T {
-  check(value !== undefined, `${what} is missing`);
-  return value;
-}
-
-/** mulberry32, as in conformance.ts: the page's choices come from the seed. */
-function seededRandom(state: number): () => number {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-const cardsText = (cards: readonly Card[]) => cards.map(formatCard).join(" ");
-const trickText = (trick: Trick) =>
-  `${trick.number}:${trick.leader}[${trick.cards.map((p) => `${p.seat}:${p.card ? formatCard(p.card) : "?"}`).join(" ")}]` +
-  `->${trick.winner}/${trick.points}`;
-const scoreText = (score: RoundScore) =>
-  `${score.roundNumber}: ${score.points.join(",")} / ${score.totalScores.join(",")}`;
-
-async function failureOf(call: Promise<unknown>): Promise<HeartsErrorDetails> {
-  try {
-    await call;
-  } catch (error) {
-    return errorDetails(error);
-  }
-  throw new Error("check failed: the call succeeded, but it should have failed");
-}
-
 async function play(gateway: string, protocol: WebProtocol, seed: number) {
   const client = createTableServiceWebClient(gateway, { protocol });
   const random = seededRandom(seed);
-  const timeout = { timeoutMs: CALL_TIMEOUT_MS };
 
-  stage = "CreateTable";
-  const created = await client.createTable(
-    {
-      table: {
-        displayName: `browser ${protocol} ${seed}`,
-        rules: { targetScore: TARGET_SCORE },
-        seats: [1, 2, 3].map((seat) => ({ seat, occupant: SeatOccupant.BOT, botLevel: BotLevel.HEURISTIC })),
-        deckSeed: BigInt(seed),
-      },
-      requestId: crypto.randomUUID(),
-    },
-    timeout,
+  stage = "CreateTable"; // then JoinTable, in the same helper
+  const { name, creatorToken, joined } = await createTableWithThreeBots(
+    client,
+    `browser ${protocol} ${seed}`,
+    seed,
+    "Browser",
   );
-  const name = must(created.view?.table, "CreateTable table").name;
-
-  stage = "JoinTable";
-  const joined = await client.joinTable({ name, playerDisplayName: "Browser", requestId: crypto.randomUUID() }, timeout);
   check(joined.seat === 0, `joined seat ${joined.seat}, want the one free seat 0`);
   const asSeat = { headers: bearer(joined.seatToken), timeoutMs: CALL_TIMEOUT_MS };
 
@@ -114,15 +78,7 @@ async function play(gateway: string, protocol: WebProtocol, seed: number) {
   const first = await stream.next();
   check(!first.done && first.value.kind.case === "snapshot", "the watch stream starts with a snapshot");
   messages.push(first.value);
-  const watching = (async () => {
-    for (;;) {
-      const next = await stream.next();
-      check(!next.done, `the watch stream ended before game_over, after ${messages.length} messages`);
-      messages.push(next.value);
-      const { kind } = next.value;
-      if (kind.case === "event" && kind.value.event.case === "gameOver") return;
-    }
-  })();
+  const watching = collectUntilGameOver(stream, messages);
   watching.catch(() => undefined); // awaited below; only keeps an early failure from going unhandled
 
   stage = "play";
@@ -223,7 +179,7 @@ async function play(gateway: string, protocol: WebProtocol, seed: number) {
   }
 
   stage = "DeleteTable";
-  await client.deleteTable({ name, requestId: crypto.randomUUID() }, { headers: bearer(created.creatorToken), timeoutMs: CALL_TIMEOUT_MS });
+  await client.deleteTable({ name, requestId: crypto.randomUUID() }, { headers: bearer(creatorToken), timeoutMs: CALL_TIMEOUT_MS });
 
   return {
     ok: true,
