@@ -6,6 +6,7 @@ the server's stable reason, so callers can branch on ``reason`` without parsing 
 
 from __future__ import annotations
 
+import datetime
 import time
 
 import grpc
@@ -257,3 +258,19 @@ async def test_malformed_card_text_fails_locally_without_a_call(client: HeartsCl
     joined = await table_with_bots(client)
     with pytest.raises(InvalidCardError):
         await client.play_card(joined.view.table.name, "1H")
+
+
+async def test_create_table_sets_a_turn_timeout_in_seconds_or_as_a_timedelta(
+    client: HeartsClient,
+) -> None:
+    for given, milliseconds in ((1.5, 1500), (datetime.timedelta(minutes=2), 120_000)):
+        created = await client.create_table("timed", bots=THREE_BOTS, turn_timeout=given)
+        assert created.view.table.turn_timeout.ToMilliseconds() == milliseconds
+        joined = await client.join_table(created.name, "Tester", seat=0)
+        table = joined.view.table
+        assert table.turn_deadline.ToMilliseconds() == (
+            table.update_time.ToMilliseconds() + milliseconds
+        )
+    with pytest.raises(InvalidRequestError) as refused:
+        await client.create_table("timed", turn_timeout=0.5)
+    assert refused.value.reason == "INVALID_REQUEST"

@@ -10,6 +10,7 @@ import asyncio
 import io
 import signal
 import sys
+import time
 from typing import Any
 
 import grpc
@@ -275,3 +276,33 @@ async def test_a_table_joined_with_table_is_left_when_the_command_fails(
     assert code == 2
     view = await client.get_table(created.name)
     assert view.table.seats[1].occupant == pb.SEAT_OCCUPANT_BOT
+
+
+class _LateInput(io.StringIO):
+    """Typed input whose first line comes ``delay`` seconds late (a player who looked away)."""
+
+    def __init__(self, text: str, delay: float) -> None:
+        super().__init__(text)
+        self.delay = delay
+
+    def readline(self, size: int | None = -1) -> str:
+        if self.delay:
+            time.sleep(self.delay)  # read in the command's own input thread
+            self.delay = 0
+        return super().readline(size)
+
+
+async def test_a_move_typed_after_the_turn_timeout_is_too_late_and_the_game_goes_on(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    preview = (await table_with_bots(client, seed=7)).view
+    typed = " ".join(card_str(c) for c in preview.hand[:3]) + "\nauto\n"
+    argv = ["play", "--server", server.address, "--seed", "7", "--turn-timeout", "1", "--ascii"]
+    out = io.StringIO()
+    code = await asyncio.to_thread(main, argv, stdin=_LateInput(typed, 1.5), stdout=out)
+    text = out.getvalue()
+    assert code == 0, text
+    assert "s left): " in text  # the prompt shows the time the player has
+    assert "Too late: the move was made for you." in text
+    assert "Your time ran out: the server moves for you." in text
+    assert "Final totals:" in text

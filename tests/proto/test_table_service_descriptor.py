@@ -125,6 +125,7 @@ def test_table_event_oneof_has_every_event() -> None:
         "GameOverEvent",
         "TurnChangedEvent",
         "TableDeletedEvent",
+        "TurnTimedOutEvent",
     }
 
 

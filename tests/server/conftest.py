@@ -186,6 +186,7 @@ class Hearts:
         deck_seed: int | None = None,
         dealer: int = 0,
         request_id: str = "",
+        turn_timeout_ms: int | None = None,
         **rules: Any,
     ) -> api.CreateTableResponse:
         """Create a table; ``bots`` maps seat to ``pb.BOT_LEVEL_*``, ``rules`` are Rules fields."""
@@ -194,6 +195,8 @@ class Hearts:
             table.seats.append(pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=level))
         if deck_seed is not None:
             table.deck_seed = deck_seed
+        if turn_timeout_ms is not None:
+            table.turn_timeout.FromMilliseconds(turn_timeout_ms)
         return await self.stub.CreateTable(
             api.CreateTableRequest(table=table, request_id=request_id)
         )

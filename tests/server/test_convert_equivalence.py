@@ -114,6 +114,8 @@ def reference_table(
         etag=str(version),
         dealer=record.first_dealer if seat_view is None else seat_view.dealer,
     )
+    if record.turn_timeout_ms:
+        table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     for index, seat in enumerate(record.seats):
         table.seats.append(
             pb.Seat(
@@ -142,6 +144,16 @@ def reference_table(
         table.result.losers.extend(seat_view.result.losers)
         if record.deck_seed is not None:
             table.deck_seed = record.deck_seed
+    if record.turn_timeout_ms:
+        owing = (
+            (seat_view.turn,)
+            if seat_view.phase is Phase.PLAYING
+            else tuple(s for s in range(4) if not seat_view.has_passed[s])
+            if seat_view.phase is Phase.PASSING
+            else ()
+        )
+        if any(record.seats[s].occupant is Occupant.HUMAN for s in owing):
+            table.turn_deadline.FromMilliseconds(record.turn_ms + record.turn_timeout_ms)
     return table
 
 
@@ -294,6 +306,8 @@ def _record(
         deck_seed=deck_seed,
         bot_seed=9,
         game=game,
+        turn_timeout_ms=(0, 30_000, 1_000, 86_400_000)[index % 4],
+        turn_ms=1_700_000_000_000 + index * 131,
     )
 
 

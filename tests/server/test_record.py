@@ -113,3 +113,39 @@ def test_the_per_table_encoding_never_reuses_another_records_parts() -> None:
     assert len({record.game.round_index for record, _ in encoded if record.game}) > 3
     for record, raw in encoded:
         assert raw == _fresh_json(record)
+
+
+def test_a_turn_timeout_and_its_clock_round_trip_and_restart_with_each_new_move() -> None:
+    rng = random.Random(5)
+    record = dataclasses.replace(_record(None), turn_timeout_ms=30_000, turn_ms=2)
+    assert TableRecord.from_json(record.to_json()) == record
+    assert record.turn_deadline_ms is None  # no game: nobody owes a move
+    dealt = apply(new_game(Rules(target_score=60)), Deal(seeded_deck(5, 0)))
+    record = record.evolve(dealt, 41, 100)
+    assert (record.turn_ms, record.turn_deadline_ms) == (100, 30_100)  # the deal asks for passes
+    assert record.timed_out(30_099) == ()
+    assert record.timed_out(30_100) == (0,)  # only the human seat; the others are empty here
+    # A pass leaves the others' time running, whoever passes.
+    for seat, at in ((1, 200), (0, 300)):
+        chosen = tuple(rng.sample(legal_passes(record.game, seat), 3))
+        record = record.evolve(apply(record.game, PassCards(seat, chosen)), 42, at)
+        assert record.turn_ms == 100
+    assert record.turn_deadline_ms is None  # the human passed: only empty seats owe passes
+    while record.game.phase is Phase.PASSING:
+        seat = seats_to_act(record.game)[0]
+        chosen = tuple(rng.sample(legal_passes(record.game, seat), 3))
+        record = record.evolve(apply(record.game, PassCards(seat, chosen)), 43, 400)
+    assert record.turn_ms == 400  # the exchange: the first card is asked for
+    for at in range(500, 600, 10):  # every card played restarts it
+        state = record.game
+        record = record.evolve(
+            apply(state, PlayCard(state.turn, legal_plays(state, state.turn)[0])), 44, at
+        )
+        assert record.turn_ms == at
+        expected = at + 30_000 if record.game.turn == 0 else None
+        assert record.turn_deadline_ms == expected
+        assert TableRecord.from_json(record.to_json()) == record
+    # A table without a timeout writes records exactly as before the setting existed.
+    plain = _record(record.game)
+    assert b"turn" not in plain.to_json()
+    assert plain.evolve(record.game, 45, 700).turn_ms == 0

@@ -364,7 +364,15 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
     # values would be hashed and compared field by field in Python; the entry keeps the objects,
     # so that an identity seen again is still theirs.
     seats, rules = record.seats, record.rules
-    key = (record.table_id, record.display_name, record.create_ms, id(seats), id(rules), has_passed)
+    key = (
+        record.table_id,
+        record.display_name,
+        record.create_ms,
+        record.turn_timeout_ms,
+        id(seats),
+        id(rules),
+        has_passed,
+    )
     cached = _TABLE_HEADS.get(key)
     if cached is not None and cached[0] is seats and cached[1] is rules:
         return cached[2]
@@ -386,6 +394,8 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
             for index, seat in enumerate(record.seats)
         ],
     )
+    if record.turn_timeout_ms:
+        table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
     _TABLE_HEADS.put(key, (seats, rules, head))
     return head
@@ -415,6 +425,11 @@ def _fill_table(
     table.pass_direction = _PASS_DIRECTIONS[seat_view.pass_direction]
     if seat_view.turn is not None:
         table.turn_seat = seat_view.turn
+    if record.turn_timeout_ms:
+        deadline = record.turn_deadline_ms
+        if deadline is not None:
+            table.turn_deadline.seconds = deadline // 1000
+            table.turn_deadline.nanos = deadline % 1000 * 1_000_000
     table.total_scores.extend(seat_view.totals)
     if seat_view.result is not None:
         table.result.winners.extend(seat_view.result.winners)
@@ -615,6 +630,11 @@ def turn_changed_bytes(seat: int, time_ms: int) -> bytes:
     return _event_time(time_ms) + _TURN_BODIES[seat]
 
 
+def turn_timed_out_bytes(seat: int, time_ms: int) -> bytes:
+    """A serialized TableEvent saying ``seat``'s time for a move ran out."""
+    return _event_time(time_ms) + _TIMED_OUT_BODIES[seat]
+
+
 def _event_time(time_ms: int) -> bytes:
     """A TableEvent holding only its time, serialized: the events of a command share it."""
     time = _EVENT_TIMES.get(time_ms)
@@ -628,6 +648,10 @@ _PLAYED_BODIES: dict[int, bytes] = {}  # at most 4 × 52 × 13 entries
 _EVENT_TIMES: _Memo[int, bytes] = _Memo(256)
 _TURN_BODIES = tuple(
     events_pb.TableEvent(turn_changed=events_pb.TurnChangedEvent(seat=seat)).SerializeToString()
+    for seat in range(4)
+)
+_TIMED_OUT_BODIES = tuple(
+    events_pb.TableEvent(turn_timed_out=events_pb.TurnTimedOutEvent(seat=seat)).SerializeToString()
     for seat in range(4)
 )
 

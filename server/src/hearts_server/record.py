@@ -30,6 +30,7 @@ from hearts_engine import (
     State,
     Trick,
     new_game,
+    seats_to_act,
     state_from_dict,
 )
 from hearts_engine.bots import BotLevel
@@ -106,6 +107,10 @@ class TableRecord:
     bot_seed: int
     creator_epoch: int = 0
     game: State | None = None
+    # The time a player has for a move, 0 for no limit, and when the moves owed now were asked
+    # for: the last card played or deal (a pass leaves it). See turn_deadline_ms.
+    turn_timeout_ms: int = 0
+    turn_ms: int = 0
 
     @property
     def phase_over(self) -> bool:
@@ -117,11 +122,46 @@ class TableRecord:
         """Whether a human could still join."""
         return any(seat.occupant == Occupant.EMPTY for seat in self.seats)
 
-    def evolve(self, game: State | None, sequence: int, update_ms: int) -> TableRecord:
+    def _owing_players(self) -> tuple[int, ...]:
+        """The human seats the game waits for now: the seat to play, or those yet to pass."""
+        state = self.game
+        if state is None:
+            return ()
+        if state.phase is Phase.PLAYING:
+            owing: tuple[int, ...] = (state.turn,)
+        elif state.phase is Phase.PASSING:
+            owing = seats_to_act(state)
+        else:
+            return ()
+        return tuple(seat for seat in owing if self.seats[seat].occupant is Occupant.HUMAN)
+
+    @property
+    def turn_deadline_ms(self) -> int | None:
+        """When the time for the players' moves owed now runs out; None without a limit."""
+        if not self.turn_timeout_ms or not self._owing_players():
+            return None
+        return self.turn_ms + self.turn_timeout_ms
+
+    def timed_out(self, now_ms: int) -> tuple[int, ...]:
+        """The human seats whose time for the move they owe ran out by ``now_ms``."""
+        if not self.turn_timeout_ms or now_ms < self.turn_ms + self.turn_timeout_ms:
+            return ()
+        return self._owing_players()
+
+    def evolve(
+        self,
+        game: State | None,
+        sequence: int,
+        update_ms: int,
+        *,
+        started_from: TableRecord | None = None,
+    ) -> TableRecord:
         """A copy with another game, last event sequence and update time.
 
         What ``dataclasses.replace`` does for these three fields, several times faster: every
-        command makes such a copy.
+        command makes such a copy. ``started_from`` is the record the command began with when
+        this one already carries some of its changes (a game it started, say): the turn clock
+        compares the game with that one's.
         """
         return TableRecord(
             self.table_id,
@@ -136,7 +176,30 @@ class TableRecord:
             self.bot_seed,
             self.creator_epoch,
             game,
+            self.turn_timeout_ms,
+            (
+                self._turn_since((started_from or self).game, game, update_ms)
+                if self.turn_timeout_ms
+                else 0
+            ),
         )
+
+    def _turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
+        """``turn_ms`` after the game moves from ``old`` to ``game`` at ``update_ms``.
+
+        It starts again when new moves are owed: a deal (a new round, or the game's first), and
+        every card played. One seat's pass leaves it for the seats still to pass; a change of
+        seating leaves it too.
+        """
+        if game is None or game is old:
+            return self.turn_ms
+        if old is None or game.phase is not old.phase or game.round_index != old.round_index:
+            return update_ms
+        if game.phase is Phase.PLAYING and (
+            game.turn != old.turn or len(game.tricks) != len(old.tricks)
+        ):
+            return update_ms
+        return self.turn_ms
 
     def to_json(self) -> bytes:
         """The record as UTF-8 JSON."""
@@ -153,6 +216,7 @@ class TableRecord:
             self.deck_seed,
             self.bot_seed,
             self.creator_epoch,
+            self.turn_timeout_ms,
         )
         if encoded is None or encoded.fixed != fixed:
             encoded = _Encoded(fixed, *self._head_parts())
@@ -164,6 +228,15 @@ class TableRecord:
             # A finished game is written once more at most (a seat left): its encoding, up to
             # hundreds of KiB for a long game, is not kept for it.
             _ENCODED.pop(self.table_id, None)
+        if self.turn_timeout_ms:
+            return b'%s%d,"seq":%d,"turn_ms":%d%s,"game":%s}' % (
+                encoded.head,
+                self.update_ms,
+                self.sequence,
+                self.turn_ms,
+                encoded.tail,
+                game,
+            )
         return b'%s%d,"seq":%d%s,"game":%s}' % (
             encoded.head,
             self.update_ms,
@@ -196,6 +269,8 @@ class TableRecord:
             "bot_seed": self.bot_seed,
             "creator_epoch": self.creator_epoch,
         }
+        if self.turn_timeout_ms:  # absent otherwise: such records read as before it existed
+            data["turn_timeout_ms"] = self.turn_timeout_ms
         text = orjson.dumps(data)
         before, after = text[:-1].split(b',"update_ms":0,"seq":0', 1)
         return before + b',"update_ms":', after
@@ -232,6 +307,10 @@ class TableRecord:
                 raise TypeError(f"{key} is not a {kind.__name__}")
         if data["deck_seed"] is not None and type(data["deck_seed"]) is not int:
             raise TypeError("deck_seed is not an int")
+        turn_timeout_ms = data.get("turn_timeout_ms", 0)
+        turn_ms = data.get("turn_ms", data["update_ms"] if turn_timeout_ms else 0)
+        if type(turn_timeout_ms) is not int or type(turn_ms) is not int:
+            raise TypeError("turn_timeout_ms or turn_ms is not an int")
         seats = tuple(
             SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
             for occ, name, level, epoch in data["seats"]
@@ -259,6 +338,8 @@ class TableRecord:
                 if schema == RECORD_SCHEMA
                 else state_from_dict(game)
             ),
+            turn_timeout_ms=turn_timeout_ms,
+            turn_ms=turn_ms,
         )
 
 

@@ -82,6 +82,11 @@ class Metrics:
             "Monte Carlo bot decisions the heuristic made instead: the workers were saturated "
             "(or one failed); a steady rate asks for more --bot-workers or replicas",
         )
+        self.turn_timeouts = Counter(
+            "hearts_turn_timeouts",
+            "Moves the server made for players whose time ran out (Table.turn_timeout), "
+            "counted where they were made (sampled every 5 s)",
+        )
         self.pending_calls = Gauge(
             "hearts_pending_calls",
             "Calls that reached gRPC but that the process has not picked up yet, at the last "

@@ -399,11 +399,13 @@ class HeartsServer:
             log.info("the table store answers: serving hearts.v1")
 
     async def _sample_gauges(self) -> None:
-        fallbacks = 0
+        fallbacks = timeouts = 0
         while True:
             METRICS.bot_thinking.set(self.app.thinking)
             METRICS.bot_fallbacks.inc(self.app.bot_fallbacks - fallbacks)
             fallbacks = self.app.bot_fallbacks
+            METRICS.turn_timeouts.inc(self.app.timed_out_moves - timeouts)
+            timeouts = self.app.timed_out_moves
             try:
                 METRICS.active_tables.set(await self.store.table_count())
             except Exception:  # a metrics sample must never take the server down

@@ -97,6 +97,9 @@ _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _DRIVER_STANDSTILL = 3
+# Table.turn_timeout's range, as table.proto documents it (0: none).
+_MIN_TURN_TIMEOUT_MS = 1_000
+_MAX_TURN_TIMEOUT_MS = 86_400_000
 """Bot turns in a row whose commit did not move the table before a driver gives up."""
 _SECURE = secrets.SystemRandom()
 
@@ -317,12 +320,16 @@ class TableApp:
         self._watched: collections.Counter[str] = collections.Counter()
         self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
+        # Per table with a turn timeout whose deadline this process knows of: the deadline and
+        # the timer that starts the driver then (see _arm_turn_timer).
+        self._turn_timers: dict[str, tuple[int, asyncio.TimerHandle]] = {}
         self._draining = False  # see aclose
         # Monte Carlo decisions waiting for or in a worker, at most max_thinking (see _think),
         # and how many the heuristic made instead; the server samples both for its metrics.
         self.thinking = 0
         self._max_thinking = max_thinking
         self.bot_fallbacks = 0
+        self.timed_out_moves = 0  # moves made for players whose time ran out
         self._store_logged_at = -_STORE_LOG_EVERY
         self._unreadable_logged_at = -_STORE_LOG_EVERY
 
@@ -575,6 +582,7 @@ class TableApp:
                 decided.game if decision.game is None else decision.game,
                 record.sequence + len(stored),
                 decision.batch.now_ms,
+                started_from=record,
             )
             response = decision.respond(new_record, version + 1)
             try:
@@ -626,6 +634,7 @@ class TableApp:
             raise ServiceError(
                 "INVALID_REQUEST", f"display_name is at most {_MAX_TABLE_NAME} characters"
             )
+        turn_timeout_ms = _turn_timeout_ms(table)
         seats = [SeatRecord() for _ in range(4)]
         for seat in table.seats:
             if not 0 <= seat.seat <= 3:
@@ -654,6 +663,8 @@ class TableApp:
             sequence=0,
             deck_seed=table.deck_seed if table.HasField("deck_seed") else None,
             bot_seed=table.deck_seed if table.HasField("deck_seed") else secrets.randbits(62),
+            turn_timeout_ms=turn_timeout_ms,
+            turn_ms=now,
         )
         batch = _Batch(now)
         record = self._start_if_full(record, batch)
@@ -1048,14 +1059,75 @@ class TableApp:
         return None
 
     def _maybe_drive(self, record: TableRecord) -> None:
+        if record.turn_timeout_ms:
+            self._arm_turn_timer(record)
         if self._slow_bot_due(record) is None:
             return
-        task = self._drivers.get(record.table_id)
+        self._start_driver(record.table_id)
+
+    def _start_driver(self, table_id: str) -> None:
+        task = self._drivers.get(table_id)
         if task is not None and not task.done():
             return
-        self._drivers[record.table_id] = asyncio.get_running_loop().create_task(
-            self._drive(record.table_id), name=f"bot-driver-{record.table_id}"
+        self._drivers[table_id] = asyncio.get_running_loop().create_task(
+            self._drive(table_id), name=f"bot-driver-{table_id}"
         )
+
+    # ------------------------------------------------------------------ turn timers
+
+    def _arm_turn_timer(self, record: TableRecord) -> None:
+        """Have the driver run when the time for the players' owed moves runs out (at once if
+        it has), or forget the table's timer when no player owes a move.
+
+        Every process that commits a move of the table, reads it or has watchers of it keeps a
+        timer: whichever fires first makes the timed-out moves (a compare-and-set commit; the
+        others find the moves made, or lose the race and read them). So a replica that dies
+        with the timer only delays the moves until another one, or the next read, notices.
+        """
+        table_id = record.table_id
+        deadline = record.turn_deadline_ms
+        armed = self._turn_timers.get(table_id)
+        if armed is not None:
+            if armed[0] == deadline:
+                return
+            armed[1].cancel()
+            del self._turn_timers[table_id]
+        if deadline is None or self._draining:
+            return
+        self._set_turn_timer(table_id, deadline)
+
+    def _set_turn_timer(self, table_id: str, deadline_ms: int) -> None:
+        delay = max(0.0, (deadline_ms - self._now_ms()) / 1000)
+        handle = asyncio.get_running_loop().call_later(delay, self._turn_timer_fired, table_id)
+        self._turn_timers[table_id] = (deadline_ms, handle)
+
+    def _ensure_turn_timer(self, table_id: str, timeout_ms: int) -> None:
+        """For a watcher that saw the table move: a timer by the latest deadline that move can
+        have set, unless one is armed. Whichever fires reads the table and sets the real one."""
+        if table_id not in self._turn_timers and not self._draining:
+            self._set_turn_timer(table_id, self._now_ms() + timeout_ms)
+
+    def _turn_timer_fired(self, table_id: str) -> None:
+        self._turn_timers.pop(table_id, None)
+        if not self._draining:
+            # The driver reads the table, makes the moves whose time ran out (if they still
+            # are owed) and arms the timer for the next deadline when it stops.
+            self._start_driver(table_id)
+
+    async def _commit_timed_out_moves(
+        self, table_id: str, version: int, record: TableRecord, seats: Sequence[int]
+    ) -> None:
+        """Make the moves of ``seats``, whose time ran out, as a heuristic bot would."""
+        state = record.game
+        assert state is not None
+        batch = _Batch(self._now_after(record))
+        for seat in seats:
+            batch.add(None, convert.turn_timed_out_bytes(seat, batch.now_ms))
+            bot = self._bot(BotLevel.HEURISTIC, record.bot_seed + seat)
+            state, events = step(state, bot.decide(view(state, seat)))
+            batch.add_engine(events)
+        if await self._commit_advanced(table_id, version, record, state, batch):
+            self.timed_out_moves += len(seats)
 
     async def _drive(self, table_id: str) -> None:
         """Play slow bots' turns until a human owes a move; each move is a CAS commit.
@@ -1089,8 +1161,14 @@ class TableApp:
                     log.warning("bot driver for %s: the table does not move; stopping", table_id)
                     return
                 last_version = loaded.version
+                timed_out = record.timed_out(self._now_ms())
+                if timed_out:
+                    await self._commit_timed_out_moves(table_id, loaded.version, record, timed_out)
+                    continue
                 seat = self._slow_bot_due(record)
                 if seat is None or record.game is None:
+                    if record.turn_timeout_ms:
+                        self._arm_turn_timer(record)
                     return
                 level = record.seats[seat].bot_level
                 assert level is not None
@@ -1157,10 +1235,16 @@ class TableApp:
         if action is not None:
             state, events = step(state, action)
             batch.add_engine(events)
+        await self._commit_advanced(table_id, version, record, state, batch)
+
+    async def _commit_advanced(
+        self, table_id: str, version: int, record: TableRecord, state: State, batch: _Batch
+    ) -> bool:
+        """Let the inline bots act from ``state`` and commit it all on ``version``; whether it
+        applied. A lost race is fine: the driver reads again and decides from the new state."""
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
         new = record.evolve(state, record.sequence + len(stored), batch.now_ms)
-        # A lost race is fine: the loop re-reads and decides again from the new state.
         result = await self.store.commit(
             table_id,
             expected_version=version,
@@ -1168,10 +1252,14 @@ class TableApp:
             events=stored,
             finished=new.phase_over,
         )
-        if result.outcome == CommitOutcome.APPLIED:
-            self.records.put(table_id, version + 1, new)
+        if result.outcome != CommitOutcome.APPLIED:
+            return False
+        self.records.put(table_id, version + 1, new)
+        return True
 
     def _kick_overdue(self, record: TableRecord) -> None:
+        if record.turn_timeout_ms:
+            self._arm_turn_timer(record)  # the moves are made at once if their time ran out
         if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
             self._maybe_drive(record)
 
@@ -1253,6 +1341,9 @@ class TableApp:
         only stop after their current move.
         """
         self._draining = True
+        for _, handle in self._turn_timers.values():
+            handle.cancel()  # other replicas (or the next read) make those moves
+        self._turn_timers.clear()
         deadline = asyncio.get_running_loop().time() + grace
         while self._drivers:
             left = deadline - asyncio.get_running_loop().time()
@@ -1311,7 +1402,10 @@ class TableApp:
                     sequence=last,
                     snapshot=convert.view_to_pb(record, version, seat),
                 )
+            timeout_ms = record.turn_timeout_ms
             async for batch in subscription:
+                if timeout_ms:
+                    self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
                     if event.sequence <= last:
                         continue
@@ -1490,6 +1584,23 @@ def _parse(response_type: type[M], raw: bytes) -> M:
 def _check_request_id(request_id: str) -> None:
     if len(request_id) > _MAX_REQUEST_ID:
         raise ServiceError("INVALID_REQUEST", f"request_id is at most {_MAX_REQUEST_ID} characters")
+
+
+def _turn_timeout_ms(table: pb.Table) -> int:
+    """The table's turn timeout in milliseconds (0: none), checked against its documented range."""
+    if not table.HasField("turn_timeout"):
+        return 0
+    timeout = table.turn_timeout
+    if not 0 <= timeout.nanos < 1_000_000_000 or timeout.seconds < 0:
+        raise ServiceError("INVALID_REQUEST", "turn_timeout must be a positive duration")
+    milliseconds = timeout.seconds * 1000 + timeout.nanos // 1_000_000
+    if milliseconds == 0 and timeout.nanos == 0:
+        return 0
+    if not _MIN_TURN_TIMEOUT_MS <= milliseconds <= _MAX_TURN_TIMEOUT_MS:
+        raise ServiceError(
+            "INVALID_REQUEST", "turn_timeout must be from 1 second to 24 hours, or unset"
+        )
+    return milliseconds
 
 
 def _rules(table: pb.Table) -> Rules:

@@ -25,6 +25,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -820,7 +821,8 @@ func (x *GameResult) GetLosers() []int32 {
 // Table is the API resource: four seats, fixed rules and one game.
 //
 // On CreateTable a client sets display_name, rules, seats (only to make seats
-// start as bots), dealer and deck_seed; the server sets everything else.
+// start as bots), dealer, deck_seed and turn_timeout; the server sets
+// everything else.
 type Table struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource name of the table, `tables/{table}`.
@@ -865,7 +867,19 @@ type Table struct {
 	// system's secure randomness and no seed exists. In responses it is set
 	// only once the game is over, so that nobody can recompute the hands while
 	// playing.
-	DeckSeed      *int64 `protobuf:"varint,15,opt,name=deck_seed,json=deckSeed,proto3,oneof" json:"deck_seed,omitempty"`
+	DeckSeed *int64 `protobuf:"varint,15,opt,name=deck_seed,json=deckSeed,proto3,oneof" json:"deck_seed,omitempty"`
+	// How long a player has for each move: the three cards to pass, or a card
+	// on their turn. When it runs out, the server makes that move for them as a
+	// heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+	// stays theirs and they play on from the next move. The time counts from
+	// the event that asked for the move: TurnChangedEvent for a card,
+	// RoundStartedEvent for the passes (one seat's pass does not restart the
+	// others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+	TurnTimeout *durationpb.Duration `protobuf:"bytes,16,opt,name=turn_timeout,json=turnTimeout,proto3" json:"turn_timeout,omitempty"`
+	// When the time for the move the game waits for runs out: the card of the
+	// seat whose turn it is, or the passes not yet chosen. Unset without a
+	// turn_timeout, and while no player (only bots) owes a move.
+	TurnDeadline  *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=turn_deadline,json=turnDeadline,proto3" json:"turn_deadline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1003,6 +1017,20 @@ func (x *Table) GetDeckSeed() int64 {
 		return *x.DeckSeed
 	}
 	return 0
+}
+
+func (x *Table) GetTurnTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.TurnTimeout
+	}
+	return nil
+}
+
+func (x *Table) GetTurnDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TurnDeadline
+	}
+	return nil
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1627,7 +1655,7 @@ var File_hearts_v1_table_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x15hearts/v1/table.proto\x12\thearts.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"P\n" +
+	"\x15hearts/v1/table.proto\x12\thearts.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"P\n" +
 	"\x04Card\x12#\n" +
 	"\x04suit\x18\x01 \x01(\x0e2\x0f.hearts.v1.SuitR\x04suit\x12#\n" +
 	"\x04rank\x18\x02 \x01(\x0e2\x0f.hearts.v1.RankR\x04rank\"\xfd\x05\n" +
@@ -1663,7 +1691,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xb9\x05\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xc4\x06\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1682,7 +1710,9 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\tturn_seat\x18\f \x01(\x05B\x04\xe2A\x01\x03H\x00R\bturnSeat\x88\x01\x01\x12'\n" +
 	"\ftotal_scores\x18\r \x03(\x05B\x04\xe2A\x01\x03R\vtotalScores\x123\n" +
 	"\x06result\x18\x0e \x01(\v2\x15.hearts.v1.GameResultB\x04\xe2A\x01\x03R\x06result\x12&\n" +
-	"\tdeck_seed\x18\x0f \x01(\x03B\x04\xe2A\x01\x05H\x01R\bdeckSeed\x88\x01\x01B\f\n" +
+	"\tdeck_seed\x18\x0f \x01(\x03B\x04\xe2A\x01\x05H\x01R\bdeckSeed\x88\x01\x01\x12B\n" +
+	"\fturn_timeout\x18\x10 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\vturnTimeout\x12E\n" +
+	"\rturn_deadline\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x03R\fturnDeadlineB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +
@@ -1831,6 +1861,7 @@ var file_hearts_v1_table_proto_goTypes = []any{
 	(*RoundHistory)(nil),          // 17: hearts.v1.RoundHistory
 	(*TableView)(nil),             // 18: hearts.v1.TableView
 	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
 }
 var file_hearts_v1_table_proto_depIdxs = []int32{
 	0,  // 0: hearts.v1.Card.suit:type_name -> hearts.v1.Suit
@@ -1845,29 +1876,31 @@ var file_hearts_v1_table_proto_depIdxs = []int32{
 	19, // 9: hearts.v1.Table.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 10: hearts.v1.Table.pass_direction:type_name -> hearts.v1.PassDirection
 	10, // 11: hearts.v1.Table.result:type_name -> hearts.v1.GameResult
-	7,  // 12: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
-	12, // 13: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
-	7,  // 14: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
-	7,  // 15: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
-	3,  // 16: hearts.v1.RoundHistory.pass_direction:type_name -> hearts.v1.PassDirection
-	14, // 17: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
-	15, // 18: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
-	13, // 19: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
-	16, // 20: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
-	11, // 21: hearts.v1.TableView.table:type_name -> hearts.v1.Table
-	7,  // 22: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
-	7,  // 23: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
-	7,  // 24: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
-	13, // 25: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
-	13, // 26: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
-	16, // 27: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
-	7,  // 28: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
-	17, // 29: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	20, // 12: hearts.v1.Table.turn_timeout:type_name -> google.protobuf.Duration
+	19, // 13: hearts.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	7,  // 14: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
+	12, // 15: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
+	7,  // 16: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
+	7,  // 17: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
+	3,  // 18: hearts.v1.RoundHistory.pass_direction:type_name -> hearts.v1.PassDirection
+	14, // 19: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
+	15, // 20: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
+	13, // 21: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
+	16, // 22: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
+	11, // 23: hearts.v1.TableView.table:type_name -> hearts.v1.Table
+	7,  // 24: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
+	7,  // 25: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
+	7,  // 26: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
+	13, // 27: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
+	13, // 28: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
+	16, // 29: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
+	7,  // 30: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
+	17, // 31: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_proto_init() }

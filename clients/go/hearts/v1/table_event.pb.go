@@ -52,6 +52,7 @@ type TableEvent struct {
 	//	*TableEvent_GameOver
 	//	*TableEvent_TurnChanged
 	//	*TableEvent_TableDeleted
+	//	*TableEvent_TurnTimedOut
 	Event         isTableEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -227,6 +228,15 @@ func (x *TableEvent) GetTableDeleted() *TableDeletedEvent {
 	return nil
 }
 
+func (x *TableEvent) GetTurnTimedOut() *TurnTimedOutEvent {
+	if x != nil {
+		if x, ok := x.Event.(*TableEvent_TurnTimedOut); ok {
+			return x.TurnTimedOut
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Event interface {
 	isTableEvent_Event()
 }
@@ -301,6 +311,12 @@ type TableEvent_TableDeleted struct {
 	TableDeleted *TableDeletedEvent `protobuf:"bytes,15,opt,name=table_deleted,json=tableDeleted,proto3,oneof"`
 }
 
+type TableEvent_TurnTimedOut struct {
+	// A player's time for a move ran out (see Table.turn_timeout); the events
+	// that follow make the move for them.
+	TurnTimedOut *TurnTimedOutEvent `protobuf:"bytes,16,opt,name=turn_timed_out,json=turnTimedOut,proto3,oneof"`
+}
+
 func (*TableEvent_PlayerJoined) isTableEvent_Event() {}
 
 func (*TableEvent_PlayerLeft) isTableEvent_Event() {}
@@ -328,6 +344,8 @@ func (*TableEvent_GameOver) isTableEvent_Event() {}
 func (*TableEvent_TurnChanged) isTableEvent_Event() {}
 
 func (*TableEvent_TableDeleted) isTableEvent_Event() {}
+
+func (*TableEvent_TurnTimedOut) isTableEvent_Event() {}
 
 // PlayerJoinedEvent says that a player took a seat.
 type PlayerJoinedEvent struct {
@@ -1093,11 +1111,59 @@ func (*TableDeletedEvent) Descriptor() ([]byte, []int) {
 	return file_hearts_v1_table_event_proto_rawDescGZIP(), []int{14}
 }
 
+// TurnTimedOutEvent says that a seat's time for a move ran out. The server
+// makes the move for it in the events that follow (a SeatPassedEvent, or a
+// CardPlayedEvent); the seat stays the player's.
+type TurnTimedOutEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seat whose time ran out.
+	Seat          int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnTimedOutEvent) Reset() {
+	*x = TurnTimedOutEvent{}
+	mi := &file_hearts_v1_table_event_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnTimedOutEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnTimedOutEvent) ProtoMessage() {}
+
+func (x *TurnTimedOutEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_event_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnTimedOutEvent.ProtoReflect.Descriptor instead.
+func (*TurnTimedOutEvent) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_event_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TurnTimedOutEvent) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
 var File_hearts_v1_table_event_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xdd\a\n" +
+	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xa3\b\n" +
 	"\n" +
 	"TableEvent\x129\n" +
 	"\n" +
@@ -1120,7 +1186,8 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\fround_scored\x18\f \x01(\v2\x1b.hearts.v1.RoundScoredEventH\x00R\vroundScored\x127\n" +
 	"\tgame_over\x18\r \x01(\v2\x18.hearts.v1.GameOverEventH\x00R\bgameOver\x12@\n" +
 	"\fturn_changed\x18\x0e \x01(\v2\x1b.hearts.v1.TurnChangedEventH\x00R\vturnChanged\x12C\n" +
-	"\rtable_deleted\x18\x0f \x01(\v2\x1c.hearts.v1.TableDeletedEventH\x00R\ftableDeletedB\a\n" +
+	"\rtable_deleted\x18\x0f \x01(\v2\x1c.hearts.v1.TableDeletedEventH\x00R\ftableDeleted\x12D\n" +
+	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOutB\a\n" +
 	"\x05event\"W\n" +
 	"\x11PlayerJoinedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
@@ -1163,7 +1230,9 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x06result\x18\x02 \x01(\v2\x15.hearts.v1.GameResultR\x06result\"&\n" +
 	"\x10TurnChangedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\"\x13\n" +
-	"\x11TableDeletedEventB\x13B\x0fTableEventProtoP\x01b\x06proto3"
+	"\x11TableDeletedEvent\"'\n" +
+	"\x11TurnTimedOutEvent\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\x05R\x04seatB\x13B\x0fTableEventProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_event_proto_rawDescOnce sync.Once
@@ -1177,7 +1246,7 @@ func file_hearts_v1_table_event_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_event_proto_rawDescData
 }
 
-var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TableEvent)(nil),            // 0: hearts.v1.TableEvent
 	(*PlayerJoinedEvent)(nil),     // 1: hearts.v1.PlayerJoinedEvent
@@ -1194,16 +1263,17 @@ var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*GameOverEvent)(nil),         // 12: hearts.v1.GameOverEvent
 	(*TurnChangedEvent)(nil),      // 13: hearts.v1.TurnChangedEvent
 	(*TableDeletedEvent)(nil),     // 14: hearts.v1.TableDeletedEvent
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(BotLevel)(0),                 // 16: hearts.v1.BotLevel
-	(PassDirection)(0),            // 17: hearts.v1.PassDirection
-	(*Card)(nil),                  // 18: hearts.v1.Card
-	(*Trick)(nil),                 // 19: hearts.v1.Trick
-	(*RoundScore)(nil),            // 20: hearts.v1.RoundScore
-	(*GameResult)(nil),            // 21: hearts.v1.GameResult
+	(*TurnTimedOutEvent)(nil),     // 15: hearts.v1.TurnTimedOutEvent
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(BotLevel)(0),                 // 17: hearts.v1.BotLevel
+	(PassDirection)(0),            // 18: hearts.v1.PassDirection
+	(*Card)(nil),                  // 19: hearts.v1.Card
+	(*Trick)(nil),                 // 20: hearts.v1.Trick
+	(*RoundScore)(nil),            // 21: hearts.v1.RoundScore
+	(*GameResult)(nil),            // 22: hearts.v1.GameResult
 }
 var file_hearts_v1_table_event_proto_depIdxs = []int32{
-	15, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
+	16, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: hearts.v1.TableEvent.player_joined:type_name -> hearts.v1.PlayerJoinedEvent
 	2,  // 2: hearts.v1.TableEvent.player_left:type_name -> hearts.v1.PlayerLeftEvent
 	3,  // 3: hearts.v1.TableEvent.round_started:type_name -> hearts.v1.RoundStartedEvent
@@ -1218,21 +1288,22 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	12, // 12: hearts.v1.TableEvent.game_over:type_name -> hearts.v1.GameOverEvent
 	13, // 13: hearts.v1.TableEvent.turn_changed:type_name -> hearts.v1.TurnChangedEvent
 	14, // 14: hearts.v1.TableEvent.table_deleted:type_name -> hearts.v1.TableDeletedEvent
-	16, // 15: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
-	17, // 16: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
-	18, // 17: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
-	18, // 18: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
-	18, // 19: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
-	18, // 20: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
-	18, // 21: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
-	19, // 22: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
-	20, // 23: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
-	21, // 24: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	15, // 15: hearts.v1.TableEvent.turn_timed_out:type_name -> hearts.v1.TurnTimedOutEvent
+	17, // 16: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
+	18, // 17: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
+	19, // 18: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
+	19, // 19: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
+	19, // 20: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
+	19, // 21: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
+	19, // 22: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
+	20, // 23: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
+	21, // 24: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
+	22, // 25: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }
@@ -1256,6 +1327,7 @@ func file_hearts_v1_table_event_proto_init() {
 		(*TableEvent_GameOver)(nil),
 		(*TableEvent_TurnChanged)(nil),
 		(*TableEvent_TableDeleted)(nil),
+		(*TableEvent_TurnTimedOut)(nil),
 	}
 	file_hearts_v1_table_event_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
@@ -1264,7 +1336,7 @@ func file_hearts_v1_table_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_event_proto_rawDesc), len(file_hearts_v1_table_event_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -15,6 +15,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
@@ -52,6 +53,9 @@ _HELP = (
 # How long leaving (or deleting) the table may take when the command ends early.
 _GIVE_UP_SECONDS = 3.0
 
+# The refusals of a move the CLI asked for on the view's word: the game moved on meanwhile, which
+# only the server's move for us (our time ran out) does.
+_TOO_LATE = frozenset({"NOT_YOUR_TURN", "ALREADY_PASSED", "WRONG_PHASE"})
 EXIT_OK = 0
 EXIT_QUIT = 1
 EXIT_ERROR = 2
@@ -185,6 +189,26 @@ class _Game:
         elif kind == "player_left":
             left = event.player_left
             self.say(f"{left.player_display_name} ({self.who(left.seat)}) left the table.")
+        elif kind == "turn_timed_out":
+            seat = event.turn_timed_out.seat
+            if seat == self.seat:
+                self.say("  Your time ran out: the server moves for you.")
+            else:
+                self.say(f"  {self.who(seat)} ran out of time: the server moves for them.")
+
+    def time_left(self, view: pb.TableView) -> str:
+        """`` (N s left)`` when the table times moves, else nothing."""
+        if not view.table.HasField("turn_deadline"):
+            return ""
+        left = view.table.turn_deadline.ToMilliseconds() / 1000 - time.time()
+        return f" ({max(0, round(left))} s left)"
+
+    def too_late(self, error: IllegalMoveError) -> bool:
+        """Whether a refused move came after the server made it for us (our time ran out)."""
+        if error.reason not in _TOO_LATE:
+            return False
+        self.say("  Too late: the move was made for you.")
+        return True
 
     # ------------------------------------------------------------------ asking
 
@@ -230,7 +254,9 @@ class _Game:
                 # Pass the three highest cards: simple, and rarely a bad idea.
                 chosen = sorted(view.hand, key=lambda c: (c.rank, c.suit))[-3:]
             else:
-                text = await self.ask(f"Cards to pass ({view.cards_to_pass}, like 'QS KS AH'): ")
+                text = await self.ask(
+                    f"Cards to pass ({view.cards_to_pass}, like 'QS KS AH'){self.time_left(view)}: "
+                )
                 if text.lower() == "auto":
                     self.auto = True
                     continue
@@ -243,6 +269,8 @@ class _Game:
                 await self.client.pass_cards(self.name, chosen)
                 return
             except IllegalMoveError as error:
+                if self.too_late(error):
+                    return
                 self.say(f"  Not allowed: {error}")
                 if self.auto:
                     raise
@@ -256,7 +284,7 @@ class _Game:
             if self.auto:
                 chosen: pb.Card | str = view.legal_cards[0]
             else:
-                text = await self.ask("Your card: ")
+                text = await self.ask(f"Your card{self.time_left(view)}: ")
                 if text.lower() == "auto":
                     self.auto = True
                     continue
@@ -267,6 +295,8 @@ class _Game:
             except InvalidCardError as error:
                 self.say(f"  {error}")
             except IllegalMoveError as error:
+                if self.too_late(error):
+                    return
                 self.say(f"  Not allowed: {error}")
                 if error.legal_cards:
                     self.say(f"  Legal: {self.labels(sort_cards(error.legal_cards))}")
@@ -378,6 +408,7 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
                 rules=rules,
                 bots={1: level, 2: level, 3: level},
                 deck_seed=args.seed,
+                turn_timeout=args.turn_timeout,
             )
             name = created.name
             try:
@@ -545,6 +576,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="end the game at this total (default 100)",
     )
     play.add_argument("--no-passing", action="store_true", help="play without passing cards")
+    play.add_argument(
+        "--turn-timeout",
+        type=_int_between(1, 86_400),
+        metavar="SECONDS",
+        help="your time for each move; when it runs out, the server moves for you",
+    )
     play.add_argument(
         "--rule",
         type=_rule,

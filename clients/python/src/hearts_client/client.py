@@ -12,6 +12,7 @@ only calls that carry a request_id, or read, are retried.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import random
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
@@ -365,14 +366,22 @@ class HeartsClient:
         bots: Mapping[int, BotLevelLike] | None = None,
         deck_seed: int | None = None,
         dealer: int = 0,
+        turn_timeout: float | datetime.timedelta | None = None,
         request_id: str | None = None,
     ) -> CreatedTable:
         """Create a table; the seats in ``bots`` (``{1: "heuristic"}``) start as bots.
 
         Unset rules take the server's defaults. With ``deck_seed`` every deal of the game is
-        reproducible. The creator token is kept for :meth:`delete_table`.
+        reproducible. With ``turn_timeout`` (seconds, 1 to 86,400) a player who takes longer
+        for a move has it made for them (``Table.turn_timeout``). The creator token is kept for
+        :meth:`delete_table`.
         """
         table = pb.Table(display_name=display_name, dealer=dealer)
+        if turn_timeout is not None:
+            if isinstance(turn_timeout, datetime.timedelta):
+                table.turn_timeout.FromTimedelta(turn_timeout)
+            else:
+                table.turn_timeout.FromMilliseconds(round(turn_timeout * 1000))
         if rules is not None:
             table.rules.CopyFrom(make_rules(rules))
         for seat, level in sorted((bots or {}).items()):

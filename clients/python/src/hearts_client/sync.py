@@ -8,6 +8,7 @@ used from inside a running event loop (use :class:`HeartsClient` there).
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import AsyncIterator, Awaitable, Generator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -123,6 +124,7 @@ class SyncHeartsClient:
         bots: Mapping[int, BotLevelLike] | None = None,
         deck_seed: int | None = None,
         dealer: int = 0,
+        turn_timeout: float | datetime.timedelta | None = None,
         request_id: str | None = None,
     ) -> CreatedTable:
         """See :meth:`HeartsClient.create_table`."""
@@ -133,6 +135,7 @@ class SyncHeartsClient:
                 bots=bots,
                 deck_seed=deck_seed,
                 dealer=dealer,
+                turn_timeout=turn_timeout,
                 request_id=request_id,
             )
         )

@@ -47,6 +47,7 @@ class TableEvent(_message.Message):
     GAME_OVER_FIELD_NUMBER: _builtins.int
     TURN_CHANGED_FIELD_NUMBER: _builtins.int
     TABLE_DELETED_FIELD_NUMBER: _builtins.int
+    TURN_TIMED_OUT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened."""
@@ -107,6 +108,12 @@ class TableEvent(_message.Message):
     def table_deleted(self) -> Global___TableDeletedEvent:
         """The table was deleted; the stream ends after this event."""
 
+    @_builtins.property
+    def turn_timed_out(self) -> Global___TurnTimedOutEvent:
+        """A player's time for a move ran out (see Table.turn_timeout); the events
+        that follow make the move for them.
+        """
+
     def __init__(
         self,
         *,
@@ -125,12 +132,13 @@ class TableEvent(_message.Message):
         game_over: Global___GameOverEvent | None = ...,
         turn_changed: Global___TurnChangedEvent | None = ...,
         table_deleted: Global___TableDeletedEvent | None = ...,
+        turn_timed_out: Global___TurnTimedOutEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
@@ -520,3 +528,28 @@ class TableDeletedEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableDeletedEvent: _TypeAlias = TableDeletedEvent  # noqa: Y015
+
+@_typing.final
+class TurnTimedOutEvent(_message.Message):
+    """TurnTimedOutEvent says that a seat's time for a move ran out. The server
+    makes the move for it in the events that follow (a SeatPassedEvent, or a
+    CardPlayedEvent); the seat stays the player's.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat whose time ran out."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TurnTimedOutEvent: _TypeAlias = TurnTimedOutEvent  # noqa: Y015

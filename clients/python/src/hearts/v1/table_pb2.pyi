@@ -19,6 +19,7 @@ Design decisions, recorded once here:
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -493,7 +494,8 @@ class Table(_message.Message):
     """Table is the API resource: four seats, fixed rules and one game.
 
     On CreateTable a client sets display_name, rules, seats (only to make seats
-    start as bots), dealer and deck_seed; the server sets everything else.
+    start as bots), dealer, deck_seed and turn_timeout; the server sets
+    everything else.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -513,6 +515,8 @@ class Table(_message.Message):
     TOTAL_SCORES_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     DECK_SEED_FIELD_NUMBER: _builtins.int
+    TURN_TIMEOUT_FIELD_NUMBER: _builtins.int
+    TURN_DEADLINE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -575,6 +579,24 @@ class Table(_message.Message):
     def result(self) -> Global___GameResult:
         """The outcome of the game; set only in PHASE_GAME_OVER."""
 
+    @_builtins.property
+    def turn_timeout(self) -> _duration_pb2.Duration:
+        """How long a player has for each move: the three cards to pass, or a card
+        on their turn. When it runs out, the server makes that move for them as a
+        heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+        stays theirs and they play on from the next move. The time counts from
+        the event that asked for the move: TurnChangedEvent for a card,
+        RoundStartedEvent for the passes (one seat's pass does not restart the
+        others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+        """
+
+    @_builtins.property
+    def turn_deadline(self) -> _timestamp_pb2.Timestamp:
+        """When the time for the move the game waits for runs out: the card of the
+        seat whose turn it is, or the passes not yet chosen. Unset without a
+        turn_timeout, and while no player (only bots) owes a move.
+        """
+
     def __init__(
         self,
         *,
@@ -593,10 +615,12 @@ class Table(_message.Message):
         total_scores: _abc.Iterable[_builtins.int] | None = ...,
         result: Global___GameResult | None = ...,
         deck_seed: _builtins.int | None = ...,
+        turn_timeout: _duration_pb2.Duration | None = ...,
+        turn_deadline: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_seat", b"turn_seat", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_seat", b"turn_seat", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

@@ -159,8 +159,9 @@ class CreateTableRequest(_message.Message):
     @_builtins.property
     def table(self) -> _table_pb2.Table:
         """The table to create: display_name, rules (unset fields take the German
-        defaults), seats that start as bots, the first dealer (`dealer`) and an
-        optional deck_seed for a reproducible game. Other fields are ignored.
+        defaults), seats that start as bots, the first dealer (`dealer`), an
+        optional deck_seed for a reproducible game and an optional turn_timeout.
+        Other fields are ignored.
         """
 
     def __init__(

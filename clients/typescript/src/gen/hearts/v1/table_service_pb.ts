@@ -152,8 +152,9 @@ export const ListTablesResponseSchema: GenMessage<ListTablesResponse> = /*@__PUR
 export type CreateTableRequest = Message<"hearts.v1.CreateTableRequest"> & {
   /**
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    *
    * @generated from field: hearts.v1.Table table = 1;
    */

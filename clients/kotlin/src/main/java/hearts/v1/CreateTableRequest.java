@@ -59,8 +59,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -73,8 +74,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -87,8 +89,9 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -498,8 +501,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -511,8 +515,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -528,8 +533,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -550,8 +556,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -570,8 +577,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -597,8 +605,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -616,8 +625,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -630,8 +640,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -647,8 +658,9 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

@@ -13,8 +13,9 @@ public interface CreateTableRequestOrBuilder extends
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -24,8 +25,9 @@ public interface CreateTableRequestOrBuilder extends
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -35,8 +37,9 @@ public interface CreateTableRequestOrBuilder extends
   /**
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
-   * defaults), seats that start as bots, the first dealer (`dealer`) and an
-   * optional deck_seed for a reproducible game. Other fields are ignored.
+   * defaults), seats that start as bots, the first dealer (`dealer`), an
+   * optional deck_seed for a reproducible game and an optional turn_timeout.
+   * Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

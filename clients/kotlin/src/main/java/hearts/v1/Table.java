@@ -10,7 +10,8 @@ package hearts.v1;
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer and deck_seed; the server sets everything else.
+ * start as bots), dealer, deck_seed and turn_timeout; the server sets
+ * everything else.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.Table}
@@ -625,6 +626,106 @@ private static final long serialVersionUID = 0L;
     return deckSeed_;
   }
 
+  public static final int TURN_TIMEOUT_FIELD_NUMBER = 16;
+  private com.google.protobuf.Duration turnTimeout_;
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return Whether the turnTimeout field is set.
+   */
+  @java.lang.Override
+  public boolean hasTurnTimeout() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The turnTimeout.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getTurnTimeout() {
+    return turnTimeout_ == null ? com.google.protobuf.Duration.getDefaultInstance() : turnTimeout_;
+  }
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getTurnTimeoutOrBuilder() {
+    return turnTimeout_ == null ? com.google.protobuf.Duration.getDefaultInstance() : turnTimeout_;
+  }
+
+  public static final int TURN_DEADLINE_FIELD_NUMBER = 17;
+  private com.google.protobuf.Timestamp turnDeadline_;
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return Whether the turnDeadline field is set.
+   */
+  @java.lang.Override
+  public boolean hasTurnDeadline() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The turnDeadline.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getTurnDeadline() {
+    return turnDeadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : turnDeadline_;
+  }
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getTurnDeadlineOrBuilder() {
+    return turnDeadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : turnDeadline_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -688,6 +789,12 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000020) != 0)) {
       output.writeInt64(15, deckSeed_);
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(16, getTurnTimeout());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeMessage(17, getTurnDeadline());
     }
     getUnknownFields().writeTo(output);
   }
@@ -765,6 +872,14 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(15, deckSeed_);
     }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(16, getTurnTimeout());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, getTurnDeadline());
+    }
     return size;
   }
   @java.lang.Override
@@ -835,6 +950,16 @@ private static final long serialVersionUID = 0L;
       if (getDeckSeed()
           != other.getDeckSeed()) return false;
     }
+    if (hasTurnTimeout() != other.hasTurnTimeout()) return false;
+    if (hasTurnTimeout()) {
+      if (!getTurnTimeout()
+          .equals(other.getTurnTimeout())) return false;
+    }
+    if (hasTurnDeadline() != other.hasTurnDeadline()) return false;
+    if (hasTurnDeadline()) {
+      if (!getTurnDeadline()
+          .equals(other.getTurnDeadline())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -892,6 +1017,14 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + DECK_SEED_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           getDeckSeed());
+    }
+    if (hasTurnTimeout()) {
+      hash = (37 * hash) + TURN_TIMEOUT_FIELD_NUMBER;
+      hash = (53 * hash) + getTurnTimeout().hashCode();
+    }
+    if (hasTurnDeadline()) {
+      hash = (37 * hash) + TURN_DEADLINE_FIELD_NUMBER;
+      hash = (53 * hash) + getTurnDeadline().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -995,7 +1128,8 @@ private static final long serialVersionUID = 0L;
    * Table is the API resource: four seats, fixed rules and one game.
    *
    * On CreateTable a client sets display_name, rules, seats (only to make seats
-   * start as bots), dealer and deck_seed; the server sets everything else.
+   * start as bots), dealer, deck_seed and turn_timeout; the server sets
+   * everything else.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.Table}
@@ -1035,6 +1169,8 @@ private static final long serialVersionUID = 0L;
         internalGetCreateTimeFieldBuilder();
         internalGetUpdateTimeFieldBuilder();
         internalGetResultFieldBuilder();
+        internalGetTurnTimeoutFieldBuilder();
+        internalGetTurnDeadlineFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1078,6 +1214,16 @@ private static final long serialVersionUID = 0L;
         resultBuilder_ = null;
       }
       deckSeed_ = 0L;
+      turnTimeout_ = null;
+      if (turnTimeoutBuilder_ != null) {
+        turnTimeoutBuilder_.dispose();
+        turnTimeoutBuilder_ = null;
+      }
+      turnDeadline_ = null;
+      if (turnDeadlineBuilder_ != null) {
+        turnDeadlineBuilder_.dispose();
+        turnDeadlineBuilder_ = null;
+      }
       return this;
     }
 
@@ -1182,6 +1328,18 @@ private static final long serialVersionUID = 0L;
         result.deckSeed_ = deckSeed_;
         to_bitField0_ |= 0x00000020;
       }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.turnTimeout_ = turnTimeoutBuilder_ == null
+            ? turnTimeout_
+            : turnTimeoutBuilder_.build();
+        to_bitField0_ |= 0x00000040;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.turnDeadline_ = turnDeadlineBuilder_ == null
+            ? turnDeadline_
+            : turnDeadlineBuilder_.build();
+        to_bitField0_ |= 0x00000080;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1278,6 +1436,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasDeckSeed()) {
         setDeckSeed(other.getDeckSeed());
+      }
+      if (other.hasTurnTimeout()) {
+        mergeTurnTimeout(other.getTurnTimeout());
+      }
+      if (other.hasTurnDeadline()) {
+        mergeTurnDeadline(other.getTurnDeadline());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1407,6 +1571,20 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00004000;
               break;
             } // case 120
+            case 130: {
+              input.readMessage(
+                  internalGetTurnTimeoutFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 130
+            case 138: {
+              input.readMessage(
+                  internalGetTurnDeadlineFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3175,6 +3353,392 @@ private static final long serialVersionUID = 0L;
       deckSeed_ = 0L;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Duration turnTimeout_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> turnTimeoutBuilder_;
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return Whether the turnTimeout field is set.
+     */
+    public boolean hasTurnTimeout() {
+      return ((bitField0_ & 0x00008000) != 0);
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return The turnTimeout.
+     */
+    public com.google.protobuf.Duration getTurnTimeout() {
+      if (turnTimeoutBuilder_ == null) {
+        return turnTimeout_ == null ? com.google.protobuf.Duration.getDefaultInstance() : turnTimeout_;
+      } else {
+        return turnTimeoutBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder setTurnTimeout(com.google.protobuf.Duration value) {
+      if (turnTimeoutBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        turnTimeout_ = value;
+      } else {
+        turnTimeoutBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder setTurnTimeout(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (turnTimeoutBuilder_ == null) {
+        turnTimeout_ = builderForValue.build();
+      } else {
+        turnTimeoutBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder mergeTurnTimeout(com.google.protobuf.Duration value) {
+      if (turnTimeoutBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0) &&
+          turnTimeout_ != null &&
+          turnTimeout_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getTurnTimeoutBuilder().mergeFrom(value);
+        } else {
+          turnTimeout_ = value;
+        }
+      } else {
+        turnTimeoutBuilder_.mergeFrom(value);
+      }
+      if (turnTimeout_ != null) {
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder clearTurnTimeout() {
+      bitField0_ = (bitField0_ & ~0x00008000);
+      turnTimeout_ = null;
+      if (turnTimeoutBuilder_ != null) {
+        turnTimeoutBuilder_.dispose();
+        turnTimeoutBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public com.google.protobuf.Duration.Builder getTurnTimeoutBuilder() {
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return internalGetTurnTimeoutFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getTurnTimeoutOrBuilder() {
+      if (turnTimeoutBuilder_ != null) {
+        return turnTimeoutBuilder_.getMessageOrBuilder();
+      } else {
+        return turnTimeout_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : turnTimeout_;
+      }
+    }
+    /**
+     * <pre>
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetTurnTimeoutFieldBuilder() {
+      if (turnTimeoutBuilder_ == null) {
+        turnTimeoutBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getTurnTimeout(),
+                getParentForChildren(),
+                isClean());
+        turnTimeout_ = null;
+      }
+      return turnTimeoutBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp turnDeadline_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> turnDeadlineBuilder_;
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return Whether the turnDeadline field is set.
+     */
+    public boolean hasTurnDeadline() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The turnDeadline.
+     */
+    public com.google.protobuf.Timestamp getTurnDeadline() {
+      if (turnDeadlineBuilder_ == null) {
+        return turnDeadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : turnDeadline_;
+      } else {
+        return turnDeadlineBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public Builder setTurnDeadline(com.google.protobuf.Timestamp value) {
+      if (turnDeadlineBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        turnDeadline_ = value;
+      } else {
+        turnDeadlineBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public Builder setTurnDeadline(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (turnDeadlineBuilder_ == null) {
+        turnDeadline_ = builderForValue.build();
+      } else {
+        turnDeadlineBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public Builder mergeTurnDeadline(com.google.protobuf.Timestamp value) {
+      if (turnDeadlineBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          turnDeadline_ != null &&
+          turnDeadline_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getTurnDeadlineBuilder().mergeFrom(value);
+        } else {
+          turnDeadline_ = value;
+        }
+      } else {
+        turnDeadlineBuilder_.mergeFrom(value);
+      }
+      if (turnDeadline_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public Builder clearTurnDeadline() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      turnDeadline_ = null;
+      if (turnDeadlineBuilder_ != null) {
+        turnDeadlineBuilder_.dispose();
+        turnDeadlineBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getTurnDeadlineBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetTurnDeadlineFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getTurnDeadlineOrBuilder() {
+      if (turnDeadlineBuilder_ != null) {
+        return turnDeadlineBuilder_.getMessageOrBuilder();
+      } else {
+        return turnDeadline_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : turnDeadline_;
+      }
+    }
+    /**
+     * <pre>
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetTurnDeadlineFieldBuilder() {
+      if (turnDeadlineBuilder_ == null) {
+        turnDeadlineBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getTurnDeadline(),
+                getParentForChildren(),
+                isClean());
+        turnDeadline_ = null;
+      }
+      return turnDeadlineBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.Table)

@@ -73,6 +73,7 @@ private static final long serialVersionUID = 0L;
     GAME_OVER(13),
     TURN_CHANGED(14),
     TABLE_DELETED(15),
+    TURN_TIMED_OUT(16),
     EVENT_NOT_SET(0);
     private final int value;
     private EventCase(int value) {
@@ -104,6 +105,7 @@ private static final long serialVersionUID = 0L;
         case 13: return GAME_OVER;
         case 14: return TURN_CHANGED;
         case 15: return TABLE_DELETED;
+        case 16: return TURN_TIMED_OUT;
         case 0: return EVENT_NOT_SET;
         default: return null;
       }
@@ -759,6 +761,52 @@ private static final long serialVersionUID = 0L;
     return hearts.v1.TableDeletedEvent.getDefaultInstance();
   }
 
+  public static final int TURN_TIMED_OUT_FIELD_NUMBER = 16;
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   * @return Whether the turnTimedOut field is set.
+   */
+  @java.lang.Override
+  public boolean hasTurnTimedOut() {
+    return eventCase_ == 16;
+  }
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   * @return The turnTimedOut.
+   */
+  @java.lang.Override
+  public hearts.v1.TurnTimedOutEvent getTurnTimedOut() {
+    if (eventCase_ == 16) {
+       return (hearts.v1.TurnTimedOutEvent) event_;
+    }
+    return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   */
+  @java.lang.Override
+  public hearts.v1.TurnTimedOutEventOrBuilder getTurnTimedOutOrBuilder() {
+    if (eventCase_ == 16) {
+       return (hearts.v1.TurnTimedOutEvent) event_;
+    }
+    return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -817,6 +865,9 @@ private static final long serialVersionUID = 0L;
     }
     if (eventCase_ == 15) {
       output.writeMessage(15, (hearts.v1.TableDeletedEvent) event_);
+    }
+    if (eventCase_ == 16) {
+      output.writeMessage(16, (hearts.v1.TurnTimedOutEvent) event_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -881,6 +932,10 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 15) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(15, (hearts.v1.TableDeletedEvent) event_);
+    }
+    if (eventCase_ == 16) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(16, (hearts.v1.TurnTimedOutEvent) event_);
     }
     return size;
   }
@@ -969,6 +1024,10 @@ private static final long serialVersionUID = 0L;
         if (!getTableDeleted()
             .equals(other.getTableDeleted())) return false;
         break;
+      case 16:
+        if (!getTurnTimedOut()
+            .equals(other.getTurnTimedOut())) return false;
+        break;
       case 0:
       default:
     }
@@ -1043,6 +1102,10 @@ private static final long serialVersionUID = 0L;
       case 15:
         hash = (37 * hash) + TABLE_DELETED_FIELD_NUMBER;
         hash = (53 * hash) + getTableDeleted().hashCode();
+        break;
+      case 16:
+        hash = (37 * hash) + TURN_TIMED_OUT_FIELD_NUMBER;
+        hash = (53 * hash) + getTurnTimedOut().hashCode();
         break;
       case 0:
       default:
@@ -1235,6 +1298,9 @@ private static final long serialVersionUID = 0L;
       if (tableDeletedBuilder_ != null) {
         tableDeletedBuilder_.clear();
       }
+      if (turnTimedOutBuilder_ != null) {
+        turnTimedOutBuilder_.clear();
+      }
       eventCase_ = 0;
       event_ = null;
       return this;
@@ -1340,6 +1406,10 @@ private static final long serialVersionUID = 0L;
           tableDeletedBuilder_ != null) {
         result.event_ = tableDeletedBuilder_.build();
       }
+      if (eventCase_ == 16 &&
+          turnTimedOutBuilder_ != null) {
+        result.event_ = turnTimedOutBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -1412,6 +1482,10 @@ private static final long serialVersionUID = 0L;
         }
         case TABLE_DELETED: {
           mergeTableDeleted(other.getTableDeleted());
+          break;
+        }
+        case TURN_TIMED_OUT: {
+          mergeTurnTimedOut(other.getTurnTimedOut());
           break;
         }
         case EVENT_NOT_SET: {
@@ -1549,6 +1623,13 @@ private static final long serialVersionUID = 0L;
               eventCase_ = 15;
               break;
             } // case 122
+            case 130: {
+              input.readMessage(
+                  internalGetTurnTimedOutFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              eventCase_ = 16;
+              break;
+            } // case 130
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4228,6 +4309,193 @@ private static final long serialVersionUID = 0L;
       eventCase_ = 15;
       onChanged();
       return tableDeletedBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.TurnTimedOutEvent, hearts.v1.TurnTimedOutEvent.Builder, hearts.v1.TurnTimedOutEventOrBuilder> turnTimedOutBuilder_;
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     * @return Whether the turnTimedOut field is set.
+     */
+    @java.lang.Override
+    public boolean hasTurnTimedOut() {
+      return eventCase_ == 16;
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     * @return The turnTimedOut.
+     */
+    @java.lang.Override
+    public hearts.v1.TurnTimedOutEvent getTurnTimedOut() {
+      if (turnTimedOutBuilder_ == null) {
+        if (eventCase_ == 16) {
+          return (hearts.v1.TurnTimedOutEvent) event_;
+        }
+        return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+      } else {
+        if (eventCase_ == 16) {
+          return turnTimedOutBuilder_.getMessage();
+        }
+        return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    public Builder setTurnTimedOut(hearts.v1.TurnTimedOutEvent value) {
+      if (turnTimedOutBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        event_ = value;
+        onChanged();
+      } else {
+        turnTimedOutBuilder_.setMessage(value);
+      }
+      eventCase_ = 16;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    public Builder setTurnTimedOut(
+        hearts.v1.TurnTimedOutEvent.Builder builderForValue) {
+      if (turnTimedOutBuilder_ == null) {
+        event_ = builderForValue.build();
+        onChanged();
+      } else {
+        turnTimedOutBuilder_.setMessage(builderForValue.build());
+      }
+      eventCase_ = 16;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    public Builder mergeTurnTimedOut(hearts.v1.TurnTimedOutEvent value) {
+      if (turnTimedOutBuilder_ == null) {
+        if (eventCase_ == 16 &&
+            event_ != hearts.v1.TurnTimedOutEvent.getDefaultInstance()) {
+          event_ = hearts.v1.TurnTimedOutEvent.newBuilder((hearts.v1.TurnTimedOutEvent) event_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          event_ = value;
+        }
+        onChanged();
+      } else {
+        if (eventCase_ == 16) {
+          turnTimedOutBuilder_.mergeFrom(value);
+        } else {
+          turnTimedOutBuilder_.setMessage(value);
+        }
+      }
+      eventCase_ = 16;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    public Builder clearTurnTimedOut() {
+      if (turnTimedOutBuilder_ == null) {
+        if (eventCase_ == 16) {
+          eventCase_ = 0;
+          event_ = null;
+          onChanged();
+        }
+      } else {
+        if (eventCase_ == 16) {
+          eventCase_ = 0;
+          event_ = null;
+        }
+        turnTimedOutBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    public hearts.v1.TurnTimedOutEvent.Builder getTurnTimedOutBuilder() {
+      return internalGetTurnTimedOutFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    @java.lang.Override
+    public hearts.v1.TurnTimedOutEventOrBuilder getTurnTimedOutOrBuilder() {
+      if ((eventCase_ == 16) && (turnTimedOutBuilder_ != null)) {
+        return turnTimedOutBuilder_.getMessageOrBuilder();
+      } else {
+        if (eventCase_ == 16) {
+          return (hearts.v1.TurnTimedOutEvent) event_;
+        }
+        return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * </pre>
+     *
+     * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.TurnTimedOutEvent, hearts.v1.TurnTimedOutEvent.Builder, hearts.v1.TurnTimedOutEventOrBuilder> 
+        internalGetTurnTimedOutFieldBuilder() {
+      if (turnTimedOutBuilder_ == null) {
+        if (!(eventCase_ == 16)) {
+          event_ = hearts.v1.TurnTimedOutEvent.getDefaultInstance();
+        }
+        turnTimedOutBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            hearts.v1.TurnTimedOutEvent, hearts.v1.TurnTimedOutEvent.Builder, hearts.v1.TurnTimedOutEventOrBuilder>(
+                (hearts.v1.TurnTimedOutEvent) event_,
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      eventCase_ = 16;
+      onChanged();
+      return turnTimedOutBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.TableEvent)

@@ -415,5 +415,35 @@ public interface TableEventOrBuilder extends
    */
   hearts.v1.TableDeletedEventOrBuilder getTableDeletedOrBuilder();
 
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   * @return Whether the turnTimedOut field is set.
+   */
+  boolean hasTurnTimedOut();
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   * @return The turnTimedOut.
+   */
+  hearts.v1.TurnTimedOutEvent getTurnTimedOut();
+  /**
+   * <pre>
+   * A player's time for a move ran out (see Table.turn_timeout); the events
+   * that follow make the move for them.
+   * </pre>
+   *
+   * <code>.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;</code>
+   */
+  hearts.v1.TurnTimedOutEventOrBuilder getTurnTimedOutOrBuilder();
+
   hearts.v1.TableEvent.EventCase getEventCase();
 }

@@ -376,4 +376,82 @@ public interface TableOrBuilder extends
    * @return The deckSeed.
    */
   long getDeckSeed();
+
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return Whether the turnTimeout field is set.
+   */
+  boolean hasTurnTimeout();
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The turnTimeout.
+   */
+  com.google.protobuf.Duration getTurnTimeout();
+  /**
+   * <pre>
+   * How long a player has for each move: the three cards to pass, or a card
+   * on their turn. When it runs out, the server makes that move for them as a
+   * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+   * stays theirs and they play on from the next move. The time counts from
+   * the event that asked for the move: TurnChangedEvent for a card,
+   * RoundStartedEvent for the passes (one seat's pass does not restart the
+   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getTurnTimeoutOrBuilder();
+
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return Whether the turnDeadline field is set.
+   */
+  boolean hasTurnDeadline();
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The turnDeadline.
+   */
+  com.google.protobuf.Timestamp getTurnDeadline();
+  /**
+   * <pre>
+   * When the time for the move the game waits for runs out: the card of the
+   * seat whose turn it is, or the passes not yet chosen. Unset without a
+   * turn_timeout, and while no player (only bots) owes a move.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getTurnDeadlineOrBuilder();
 }

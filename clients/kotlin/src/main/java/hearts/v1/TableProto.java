@@ -96,103 +96,108 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
   static {
     java.lang.String[] descriptorData = {
       "\n\025hearts/v1/table.proto\022\thearts.v1\032\037goog" +
-      "le/api/field_behavior.proto\032\037google/prot" +
-      "obuf/timestamp.proto\"D\n\004Card\022\035\n\004suit\030\001 \001" +
-      "(\0162\017.hearts.v1.Suit\022\035\n\004rank\030\002 \001(\0162\017.hear" +
-      "ts.v1.Rank\"\307\004\n\005Rules\022\027\n\npass_cards\030\001 \001(\010" +
-      "H\000\210\001\001\022%\n\030no_points_on_first_trick\030\002 \001(\010H" +
-      "\001\210\001\001\022\036\n\021can_lead_any_club\030\003 \001(\010H\002\210\001\001\022\036\n\021" +
-      "must_break_hearts\030\004 \001(\010H\003\210\001\001\022 \n\023queen_br" +
-      "eaks_hearts\030\005 \001(\010H\004\210\001\001\022-\n can_lead_heart" +
-      "s_instead_of_queen\030\006 \001(\010H\005\210\001\001\022#\n\026jack_of" +
-      "_diamonds_bonus\030\007 \001(\010H\006\210\001\001\022#\n\026avoid_all_" +
-      "tricks_bonus\030\010 \001(\010H\007\210\001\001\022\031\n\014target_score\030" +
-      "\t \001(\005H\010\210\001\001\022,\n\014moon_scoring\030\n \001(\0162\026.heart" +
-      "s.v1.MoonScoringB\r\n\013_pass_cardsB\033\n\031_no_p" +
-      "oints_on_first_trickB\024\n\022_can_lead_any_cl" +
-      "ubB\024\n\022_must_break_heartsB\026\n\024_queen_break" +
-      "s_heartsB#\n!_can_lead_hearts_instead_of_" +
-      "queenB\031\n\027_jack_of_diamonds_bonusB\031\n\027_avo" +
-      "id_all_tricks_bonusB\017\n\r_target_score\"\236\001\n" +
-      "\004Seat\022\014\n\004seat\030\001 \001(\005\022)\n\010occupant\030\002 \001(\0162\027." +
-      "hearts.v1.SeatOccupant\022\033\n\023player_display" +
-      "_name\030\003 \001(\t\022&\n\tbot_level\030\004 \001(\0162\023.hearts." +
-      "v1.BotLevel\022\030\n\nhas_passed\030\005 \001(\010B\004\342A\001\003\"-\n" +
-      "\nGameResult\022\017\n\007winners\030\001 \003(\005\022\016\n\006losers\030\002" +
-      " \003(\005\"\246\004\n\005Table\022\022\n\004name\030\001 \001(\tB\004\342A\001\010\022\024\n\014di" +
-      "splay_name\030\002 \001(\t\022%\n\005rules\030\003 \001(\0132\020.hearts" +
-      ".v1.RulesB\004\342A\001\005\022\036\n\005seats\030\004 \003(\0132\017.hearts." +
-      "v1.Seat\022%\n\005phase\030\005 \001(\0162\020.hearts.v1.Phase" +
-      "B\004\342A\001\003\0225\n\013create_time\030\006 \001(\0132\032.google.pro" +
-      "tobuf.TimestampB\004\342A\001\003\0225\n\013update_time\030\007 \001" +
-      "(\0132\032.google.protobuf.TimestampB\004\342A\001\003\022\022\n\004" +
-      "etag\030\010 \001(\tB\004\342A\001\003\022\032\n\014round_number\030\t \001(\005B\004" +
-      "\342A\001\003\022\016\n\006dealer\030\n \001(\005\0226\n\016pass_direction\030\013" +
-      " \001(\0162\030.hearts.v1.PassDirectionB\004\342A\001\003\022\034\n\t" +
-      "turn_seat\030\014 \001(\005B\004\342A\001\003H\000\210\001\001\022\032\n\014total_scor" +
-      "es\030\r \003(\005B\004\342A\001\003\022+\n\006result\030\016 \001(\0132\025.hearts." +
-      "v1.GameResultB\004\342A\001\003\022\034\n\tdeck_seed\030\017 \001(\003B\004" +
-      "\342A\001\005H\001\210\001\001B\014\n\n_turn_seatB\014\n\n_deck_seed\"9\n" +
-      "\nPlayedCard\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132" +
-      "\017.hearts.v1.Card\"}\n\005Trick\022\016\n\006number\030\001 \001(" +
-      "\005\022\016\n\006leader\030\002 \001(\005\022$\n\005cards\030\003 \003(\0132\025.heart" +
-      "s.v1.PlayedCard\022\023\n\006winner\030\004 \001(\005H\000\210\001\001\022\016\n\006" +
-      "points\030\005 \001(\005B\t\n\007_winner\"9\n\tSeatCards\022\014\n\004" +
-      "seat\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1.Ca" +
-      "rd\"N\n\010CardPass\022\021\n\tfrom_seat\030\001 \001(\005\022\017\n\007to_" +
-      "seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Ca" +
-      "rd\"t\n\nRoundScore\022\024\n\014round_number\030\001 \001(\005\022\016" +
-      "\n\006points\030\002 \003(\005\022\024\n\014total_scores\030\003 \003(\005\022\031\n\014" +
-      "moon_shooter\030\004 \001(\005H\000\210\001\001B\017\n\r_moon_shooter" +
-      "\"\370\001\n\014RoundHistory\022\024\n\014round_number\030\001 \001(\005\022" +
-      "\016\n\006dealer\030\002 \001(\005\0220\n\016pass_direction\030\003 \001(\0162" +
-      "\030.hearts.v1.PassDirection\022#\n\005deals\030\004 \003(\013" +
-      "2\024.hearts.v1.SeatCards\022#\n\006passes\030\005 \003(\0132\023" +
-      ".hearts.v1.CardPass\022 \n\006tricks\030\006 \003(\0132\020.he" +
-      "arts.v1.Trick\022$\n\005score\030\007 \001(\0132\025.hearts.v1" +
-      ".RoundScore\"\207\004\n\tTableView\022\037\n\005table\030\001 \001(\013" +
-      "2\020.hearts.v1.Table\022\030\n\013viewer_seat\030\002 \001(\005H" +
-      "\000\210\001\001\022\035\n\004hand\030\003 \003(\0132\017.hearts.v1.Card\022%\n\014p" +
-      "assed_cards\030\004 \003(\0132\017.hearts.v1.Card\022\'\n\016re" +
-      "ceived_cards\030\005 \003(\0132\017.hearts.v1.Card\022\'\n\rc" +
-      "urrent_trick\030\006 \001(\0132\020.hearts.v1.Trick\022*\n\020" +
-      "completed_tricks\030\007 \003(\0132\020.hearts.v1.Trick" +
-      "\022\025\n\rhearts_broken\030\010 \001(\010\022\024\n\014round_points\030" +
-      "\t \003(\005\022\022\n\ntricks_won\030\n \003(\005\022,\n\rscore_histo" +
-      "ry\030\013 \003(\0132\025.hearts.v1.RoundScore\022$\n\013legal" +
-      "_cards\030\014 \003(\0132\017.hearts.v1.Card\022\025\n\rcards_t" +
-      "o_pass\030\r \001(\005\022-\n\014game_history\030\016 \003(\0132\027.hea" +
-      "rts.v1.RoundHistory\022\020\n\010sequence\030\017 \001(\003B\016\n" +
-      "\014_viewer_seat*a\n\004Suit\022\024\n\020SUIT_UNSPECIFIE" +
-      "D\020\000\022\016\n\nSUIT_CLUBS\020\001\022\021\n\rSUIT_DIAMONDS\020\002\022\017" +
-      "\n\013SUIT_HEARTS\020\003\022\017\n\013SUIT_SPADES\020\004*\337\001\n\004Ran" +
-      "k\022\024\n\020RANK_UNSPECIFIED\020\000\022\014\n\010RANK_TWO\020\002\022\016\n" +
-      "\nRANK_THREE\020\003\022\r\n\tRANK_FOUR\020\004\022\r\n\tRANK_FIV" +
-      "E\020\005\022\014\n\010RANK_SIX\020\006\022\016\n\nRANK_SEVEN\020\007\022\016\n\nRAN" +
-      "K_EIGHT\020\010\022\r\n\tRANK_NINE\020\t\022\014\n\010RANK_TEN\020\n\022\r" +
-      "\n\tRANK_JACK\020\013\022\016\n\nRANK_QUEEN\020\014\022\r\n\tRANK_KI" +
-      "NG\020\r\022\014\n\010RANK_ACE\020\016*x\n\005Phase\022\025\n\021PHASE_UNS" +
-      "PECIFIED\020\000\022\035\n\031PHASE_WAITING_FOR_PLAYERS\020" +
-      "\001\022\021\n\rPHASE_PASSING\020\002\022\021\n\rPHASE_PLAYING\020\003\022" +
-      "\023\n\017PHASE_GAME_OVER\020\004*\226\001\n\rPassDirection\022\036" +
-      "\n\032PASS_DIRECTION_UNSPECIFIED\020\000\022\027\n\023PASS_D" +
-      "IRECTION_LEFT\020\001\022\031\n\025PASS_DIRECTION_ACROSS" +
-      "\020\002\022\030\n\024PASS_DIRECTION_RIGHT\020\003\022\027\n\023PASS_DIR" +
-      "ECTION_HOLD\020\004*o\n\010BotLevel\022\031\n\025BOT_LEVEL_U" +
-      "NSPECIFIED\020\000\022\024\n\020BOT_LEVEL_RANDOM\020\001\022\027\n\023BO" +
-      "T_LEVEL_HEURISTIC\020\002\022\031\n\025BOT_LEVEL_MONTE_C" +
-      "ARLO\020\003*s\n\013MoonScoring\022\034\n\030MOON_SCORING_UN" +
-      "SPECIFIED\020\000\022\036\n\032MOON_SCORING_ADD_TO_OTHER" +
-      "S\020\001\022&\n\"MOON_SCORING_SUBTRACT_FROM_SHOOTE" +
-      "R\020\002*v\n\014SeatOccupant\022\035\n\031SEAT_OCCUPANT_UNS" +
-      "PECIFIED\020\000\022\027\n\023SEAT_OCCUPANT_EMPTY\020\001\022\027\n\023S" +
-      "EAT_OCCUPANT_HUMAN\020\002\022\025\n\021SEAT_OCCUPANT_BO" +
-      "T\020\003B\016B\nTableProtoP\001b\006proto3"
+      "le/api/field_behavior.proto\032\036google/prot" +
+      "obuf/duration.proto\032\037google/protobuf/tim" +
+      "estamp.proto\"D\n\004Card\022\035\n\004suit\030\001 \001(\0162\017.hea" +
+      "rts.v1.Suit\022\035\n\004rank\030\002 \001(\0162\017.hearts.v1.Ra" +
+      "nk\"\307\004\n\005Rules\022\027\n\npass_cards\030\001 \001(\010H\000\210\001\001\022%\n" +
+      "\030no_points_on_first_trick\030\002 \001(\010H\001\210\001\001\022\036\n\021" +
+      "can_lead_any_club\030\003 \001(\010H\002\210\001\001\022\036\n\021must_bre" +
+      "ak_hearts\030\004 \001(\010H\003\210\001\001\022 \n\023queen_breaks_hea" +
+      "rts\030\005 \001(\010H\004\210\001\001\022-\n can_lead_hearts_instea" +
+      "d_of_queen\030\006 \001(\010H\005\210\001\001\022#\n\026jack_of_diamond" +
+      "s_bonus\030\007 \001(\010H\006\210\001\001\022#\n\026avoid_all_tricks_b" +
+      "onus\030\010 \001(\010H\007\210\001\001\022\031\n\014target_score\030\t \001(\005H\010\210" +
+      "\001\001\022,\n\014moon_scoring\030\n \001(\0162\026.hearts.v1.Moo" +
+      "nScoringB\r\n\013_pass_cardsB\033\n\031_no_points_on" +
+      "_first_trickB\024\n\022_can_lead_any_clubB\024\n\022_m" +
+      "ust_break_heartsB\026\n\024_queen_breaks_hearts" +
+      "B#\n!_can_lead_hearts_instead_of_queenB\031\n" +
+      "\027_jack_of_diamonds_bonusB\031\n\027_avoid_all_t" +
+      "ricks_bonusB\017\n\r_target_score\"\236\001\n\004Seat\022\014\n" +
+      "\004seat\030\001 \001(\005\022)\n\010occupant\030\002 \001(\0162\027.hearts.v" +
+      "1.SeatOccupant\022\033\n\023player_display_name\030\003 " +
+      "\001(\t\022&\n\tbot_level\030\004 \001(\0162\023.hearts.v1.BotLe" +
+      "vel\022\030\n\nhas_passed\030\005 \001(\010B\004\342A\001\003\"-\n\nGameRes" +
+      "ult\022\017\n\007winners\030\001 \003(\005\022\016\n\006losers\030\002 \003(\005\"\226\005\n" +
+      "\005Table\022\022\n\004name\030\001 \001(\tB\004\342A\001\010\022\024\n\014display_na" +
+      "me\030\002 \001(\t\022%\n\005rules\030\003 \001(\0132\020.hearts.v1.Rule" +
+      "sB\004\342A\001\005\022\036\n\005seats\030\004 \003(\0132\017.hearts.v1.Seat\022" +
+      "%\n\005phase\030\005 \001(\0162\020.hearts.v1.PhaseB\004\342A\001\003\0225" +
+      "\n\013create_time\030\006 \001(\0132\032.google.protobuf.Ti" +
+      "mestampB\004\342A\001\003\0225\n\013update_time\030\007 \001(\0132\032.goo" +
+      "gle.protobuf.TimestampB\004\342A\001\003\022\022\n\004etag\030\010 \001" +
+      "(\tB\004\342A\001\003\022\032\n\014round_number\030\t \001(\005B\004\342A\001\003\022\016\n\006" +
+      "dealer\030\n \001(\005\0226\n\016pass_direction\030\013 \001(\0162\030.h" +
+      "earts.v1.PassDirectionB\004\342A\001\003\022\034\n\tturn_sea" +
+      "t\030\014 \001(\005B\004\342A\001\003H\000\210\001\001\022\032\n\014total_scores\030\r \003(\005" +
+      "B\004\342A\001\003\022+\n\006result\030\016 \001(\0132\025.hearts.v1.GameR" +
+      "esultB\004\342A\001\003\022\034\n\tdeck_seed\030\017 \001(\003B\004\342A\001\005H\001\210\001" +
+      "\001\0225\n\014turn_timeout\030\020 \001(\0132\031.google.protobu" +
+      "f.DurationB\004\342A\001\005\0227\n\rturn_deadline\030\021 \001(\0132" +
+      "\032.google.protobuf.TimestampB\004\342A\001\003B\014\n\n_tu" +
+      "rn_seatB\014\n\n_deck_seed\"9\n\nPlayedCard\022\014\n\004s" +
+      "eat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card" +
+      "\"}\n\005Trick\022\016\n\006number\030\001 \001(\005\022\016\n\006leader\030\002 \001(" +
+      "\005\022$\n\005cards\030\003 \003(\0132\025.hearts.v1.PlayedCard\022" +
+      "\023\n\006winner\030\004 \001(\005H\000\210\001\001\022\016\n\006points\030\005 \001(\005B\t\n\007" +
+      "_winner\"9\n\tSeatCards\022\014\n\004seat\030\001 \001(\005\022\036\n\005ca" +
+      "rds\030\002 \003(\0132\017.hearts.v1.Card\"N\n\010CardPass\022\021" +
+      "\n\tfrom_seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001(\005\022\036\n\005ca" +
+      "rds\030\003 \003(\0132\017.hearts.v1.Card\"t\n\nRoundScore" +
+      "\022\024\n\014round_number\030\001 \001(\005\022\016\n\006points\030\002 \003(\005\022\024" +
+      "\n\014total_scores\030\003 \003(\005\022\031\n\014moon_shooter\030\004 \001" +
+      "(\005H\000\210\001\001B\017\n\r_moon_shooter\"\370\001\n\014RoundHistor" +
+      "y\022\024\n\014round_number\030\001 \001(\005\022\016\n\006dealer\030\002 \001(\005\022" +
+      "0\n\016pass_direction\030\003 \001(\0162\030.hearts.v1.Pass" +
+      "Direction\022#\n\005deals\030\004 \003(\0132\024.hearts.v1.Sea" +
+      "tCards\022#\n\006passes\030\005 \003(\0132\023.hearts.v1.CardP" +
+      "ass\022 \n\006tricks\030\006 \003(\0132\020.hearts.v1.Trick\022$\n" +
+      "\005score\030\007 \001(\0132\025.hearts.v1.RoundScore\"\207\004\n\t" +
+      "TableView\022\037\n\005table\030\001 \001(\0132\020.hearts.v1.Tab" +
+      "le\022\030\n\013viewer_seat\030\002 \001(\005H\000\210\001\001\022\035\n\004hand\030\003 \003" +
+      "(\0132\017.hearts.v1.Card\022%\n\014passed_cards\030\004 \003(" +
+      "\0132\017.hearts.v1.Card\022\'\n\016received_cards\030\005 \003" +
+      "(\0132\017.hearts.v1.Card\022\'\n\rcurrent_trick\030\006 \001" +
+      "(\0132\020.hearts.v1.Trick\022*\n\020completed_tricks" +
+      "\030\007 \003(\0132\020.hearts.v1.Trick\022\025\n\rhearts_broke" +
+      "n\030\010 \001(\010\022\024\n\014round_points\030\t \003(\005\022\022\n\ntricks_" +
+      "won\030\n \003(\005\022,\n\rscore_history\030\013 \003(\0132\025.heart" +
+      "s.v1.RoundScore\022$\n\013legal_cards\030\014 \003(\0132\017.h" +
+      "earts.v1.Card\022\025\n\rcards_to_pass\030\r \001(\005\022-\n\014" +
+      "game_history\030\016 \003(\0132\027.hearts.v1.RoundHist" +
+      "ory\022\020\n\010sequence\030\017 \001(\003B\016\n\014_viewer_seat*a\n" +
+      "\004Suit\022\024\n\020SUIT_UNSPECIFIED\020\000\022\016\n\nSUIT_CLUB" +
+      "S\020\001\022\021\n\rSUIT_DIAMONDS\020\002\022\017\n\013SUIT_HEARTS\020\003\022" +
+      "\017\n\013SUIT_SPADES\020\004*\337\001\n\004Rank\022\024\n\020RANK_UNSPEC" +
+      "IFIED\020\000\022\014\n\010RANK_TWO\020\002\022\016\n\nRANK_THREE\020\003\022\r\n" +
+      "\tRANK_FOUR\020\004\022\r\n\tRANK_FIVE\020\005\022\014\n\010RANK_SIX\020" +
+      "\006\022\016\n\nRANK_SEVEN\020\007\022\016\n\nRANK_EIGHT\020\010\022\r\n\tRAN" +
+      "K_NINE\020\t\022\014\n\010RANK_TEN\020\n\022\r\n\tRANK_JACK\020\013\022\016\n" +
+      "\nRANK_QUEEN\020\014\022\r\n\tRANK_KING\020\r\022\014\n\010RANK_ACE" +
+      "\020\016*x\n\005Phase\022\025\n\021PHASE_UNSPECIFIED\020\000\022\035\n\031PH" +
+      "ASE_WAITING_FOR_PLAYERS\020\001\022\021\n\rPHASE_PASSI" +
+      "NG\020\002\022\021\n\rPHASE_PLAYING\020\003\022\023\n\017PHASE_GAME_OV" +
+      "ER\020\004*\226\001\n\rPassDirection\022\036\n\032PASS_DIRECTION" +
+      "_UNSPECIFIED\020\000\022\027\n\023PASS_DIRECTION_LEFT\020\001\022" +
+      "\031\n\025PASS_DIRECTION_ACROSS\020\002\022\030\n\024PASS_DIREC" +
+      "TION_RIGHT\020\003\022\027\n\023PASS_DIRECTION_HOLD\020\004*o\n" +
+      "\010BotLevel\022\031\n\025BOT_LEVEL_UNSPECIFIED\020\000\022\024\n\020" +
+      "BOT_LEVEL_RANDOM\020\001\022\027\n\023BOT_LEVEL_HEURISTI" +
+      "C\020\002\022\031\n\025BOT_LEVEL_MONTE_CARLO\020\003*s\n\013MoonSc" +
+      "oring\022\034\n\030MOON_SCORING_UNSPECIFIED\020\000\022\036\n\032M" +
+      "OON_SCORING_ADD_TO_OTHERS\020\001\022&\n\"MOON_SCOR" +
+      "ING_SUBTRACT_FROM_SHOOTER\020\002*v\n\014SeatOccup" +
+      "ant\022\035\n\031SEAT_OCCUPANT_UNSPECIFIED\020\000\022\027\n\023SE" +
+      "AT_OCCUPANT_EMPTY\020\001\022\027\n\023SEAT_OCCUPANT_HUM" +
+      "AN\020\002\022\025\n\021SEAT_OCCUPANT_BOT\020\003B\016B\nTableProt" +
+      "oP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
         new com.google.protobuf.Descriptors.FileDescriptor[] {
           com.google.api.FieldBehaviorProto.getDescriptor(),
+          com.google.protobuf.DurationProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
         });
     internal_static_hearts_v1_Card_descriptor =
@@ -224,7 +229,7 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_Table_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_Table_descriptor,
-        new java.lang.String[] { "Name", "DisplayName", "Rules", "Seats", "Phase", "CreateTime", "UpdateTime", "Etag", "RoundNumber", "Dealer", "PassDirection", "TurnSeat", "TotalScores", "Result", "DeckSeed", });
+        new java.lang.String[] { "Name", "DisplayName", "Rules", "Seats", "Phase", "CreateTime", "UpdateTime", "Etag", "RoundNumber", "Dealer", "PassDirection", "TurnSeat", "TotalScores", "Result", "DeckSeed", "TurnTimeout", "TurnDeadline", });
     internal_static_hearts_v1_PlayedCard_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_hearts_v1_PlayedCard_fieldAccessorTable = new
@@ -269,6 +274,7 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
         new java.lang.String[] { "Table", "ViewerSeat", "Hand", "PassedCards", "ReceivedCards", "CurrentTrick", "CompletedTricks", "HeartsBroken", "RoundPoints", "TricksWon", "ScoreHistory", "LegalCards", "CardsToPass", "GameHistory", "Sequence", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.api.FieldBehaviorProto.getDescriptor();
+    com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
     com.google.protobuf.ExtensionRegistry registry =
         com.google.protobuf.ExtensionRegistry.newInstance();

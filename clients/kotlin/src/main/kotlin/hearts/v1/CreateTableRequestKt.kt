@@ -36,8 +36,9 @@ public object CreateTableRequestKt {
     /**
      * ```
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -52,8 +53,9 @@ public object CreateTableRequestKt {
     /**
      * ```
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -64,8 +66,9 @@ public object CreateTableRequestKt {
     /**
      * ```
      * The table to create: display_name, rules (unset fields take the German
-     * defaults), seats that start as bots, the first dealer (`dealer`) and an
-     * optional deck_seed for a reproducible game. Other fields are ignored.
+     * defaults), seats that start as bots, the first dealer (`dealer`), an
+     * optional deck_seed for a reproducible game and an optional turn_timeout.
+     * Other fields are ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`

@@ -575,6 +575,45 @@ public object TableEventKt {
     public fun hasTableDeleted(): kotlin.Boolean {
       return _builder.hasTableDeleted()
     }
+
+    /**
+     * ```
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * ```
+     *
+     * `.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;`
+     */
+    public var turnTimedOut: hearts.v1.TurnTimedOutEvent
+      @kotlin.jvm.JvmName("getTurnTimedOut")
+        get() = _builder.turnTimedOut
+      @kotlin.jvm.JvmName("setTurnTimedOut")
+        set(value) {
+        _builder.turnTimedOut = value
+      }
+    /**
+     * ```
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * ```
+     *
+     * `.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;`
+     */
+    public fun clearTurnTimedOut() {
+      _builder.clearTurnTimedOut()
+    }
+    /**
+     * ```
+     * A player's time for a move ran out (see Table.turn_timeout); the events
+     * that follow make the move for them.
+     * ```
+     *
+     * `.hearts.v1.TurnTimedOutEvent turn_timed_out = 16;`
+     * @return Whether the turnTimedOut field is set.
+     */
+    public fun hasTurnTimedOut(): kotlin.Boolean {
+      return _builder.hasTurnTimedOut()
+    }
     public val eventCase: hearts.v1.TableEvent.EventCase
     @kotlin.jvm.JvmName("getEventCase")
       get() = _builder.getEventCase()
@@ -632,4 +671,7 @@ public val hearts.v1.TableEventOrBuilder.turnChangedOrNull: hearts.v1.TurnChange
 
 public val hearts.v1.TableEventOrBuilder.tableDeletedOrNull: hearts.v1.TableDeletedEvent?
   get() = if (hasTableDeleted()) getTableDeleted() else null
+
+public val hearts.v1.TableEventOrBuilder.turnTimedOutOrNull: hearts.v1.TurnTimedOutEvent?
+  get() = if (hasTurnTimedOut()) getTurnTimedOut() else null
 

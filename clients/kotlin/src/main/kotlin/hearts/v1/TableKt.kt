@@ -15,7 +15,8 @@ public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer and deck_seed; the server sets everything else.
+ * start as bots), dealer, deck_seed and turn_timeout; the server sets
+ * everything else.
  * ```
  *
  * Protobuf type `hearts.v1.Table`
@@ -686,6 +687,108 @@ public object TableKt {
     public fun hasDeckSeed(): kotlin.Boolean {
       return _builder.hasDeckSeed()
     }
+
+    /**
+     * ```
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * ```
+     *
+     * `.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public var turnTimeout: com.google.protobuf.Duration
+      @kotlin.jvm.JvmName("getTurnTimeout")
+        get() = _builder.turnTimeout
+      @kotlin.jvm.JvmName("setTurnTimeout")
+        set(value) {
+        _builder.turnTimeout = value
+      }
+    /**
+     * ```
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * ```
+     *
+     * `.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public fun clearTurnTimeout() {
+      _builder.clearTurnTimeout()
+    }
+    /**
+     * ```
+     * How long a player has for each move: the three cards to pass, or a card
+     * on their turn. When it runs out, the server makes that move for them as a
+     * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
+     * stays theirs and they play on from the next move. The time counts from
+     * the event that asked for the move: TurnChangedEvent for a card,
+     * RoundStartedEvent for the passes (one seat's pass does not restart the
+     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * ```
+     *
+     * `.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];`
+     * @return Whether the turnTimeout field is set.
+     */
+    public fun hasTurnTimeout(): kotlin.Boolean {
+      return _builder.hasTurnTimeout()
+    }
+
+    public val TableKt.Dsl.turnTimeoutOrNull: com.google.protobuf.Duration?
+      get() = _builder.turnTimeoutOrNull
+
+    /**
+     * ```
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * ```
+     *
+     * `.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var turnDeadline: com.google.protobuf.Timestamp
+      @kotlin.jvm.JvmName("getTurnDeadline")
+        get() = _builder.turnDeadline
+      @kotlin.jvm.JvmName("setTurnDeadline")
+        set(value) {
+        _builder.turnDeadline = value
+      }
+    /**
+     * ```
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * ```
+     *
+     * `.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearTurnDeadline() {
+      _builder.clearTurnDeadline()
+    }
+    /**
+     * ```
+     * When the time for the move the game waits for runs out: the card of the
+     * seat whose turn it is, or the passes not yet chosen. Unset without a
+     * turn_timeout, and while no player (only bots) owes a move.
+     * ```
+     *
+     * `.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     * @return Whether the turnDeadline field is set.
+     */
+    public fun hasTurnDeadline(): kotlin.Boolean {
+      return _builder.hasTurnDeadline()
+    }
+
+    public val TableKt.Dsl.turnDeadlineOrNull: com.google.protobuf.Timestamp?
+      get() = _builder.turnDeadlineOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
@@ -703,4 +806,10 @@ public val hearts.v1.TableOrBuilder.updateTimeOrNull: com.google.protobuf.Timest
 
 public val hearts.v1.TableOrBuilder.resultOrNull: hearts.v1.GameResult?
   get() = if (hasResult()) getResult() else null
+
+public val hearts.v1.TableOrBuilder.turnTimeoutOrNull: com.google.protobuf.Duration?
+  get() = if (hasTurnTimeout()) getTurnTimeout() else null
+
+public val hearts.v1.TableOrBuilder.turnDeadlineOrNull: com.google.protobuf.Timestamp?
+  get() = if (hasTurnDeadline()) getTurnDeadline() else null
 

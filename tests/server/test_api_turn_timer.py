@@ -1,0 +1,166 @@
+"""Turn timers: a player whose time for a move runs out has it made for them, and plays on.
+
+``Table.turn_timeout`` gives each move a time limit. When it passes, whichever server process
+notices first (the one that asked for the move, one with watchers of the table, or one that
+reads it) makes the move as a heuristic bot would, after a public ``TurnTimedOutEvent``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+
+from hearts.v1 import table_pb2 as pb
+
+from .conftest import event_kind, failure, names, read_until
+
+pytestmark = pytest.mark.timeout(60)
+
+HEURISTIC = pb.BOT_LEVEL_HEURISTIC
+BOTS = {1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}
+
+
+def _ms(message) -> int:
+    return int(message.ToMilliseconds())
+
+
+async def test_a_player_out_of_time_has_the_move_made_and_plays_on(hearts) -> None:
+    seated = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
+    name, token = seated.name, seated.tokens[0]
+    watch = hearts.watch(name, token)
+    [first] = await read_until(watch, lambda m: True)
+    view = first.snapshot
+    assert view.table.phase == pb.PHASE_PASSING
+    assert _ms(view.table.turn_timeout) == 1000
+    # The passes were asked for by the deal, in the join that filled the table.
+    deadline = _ms(view.table.turn_deadline)
+    assert deadline == _ms(view.table.update_time) + 1000
+    hand = names(view.hand)
+
+    # Seat 0 does not pass: its time runs out and the server passes for it.
+    messages = await read_until(watch, lambda m: event_kind(m) == "cards_passed", seconds=10)
+    kinds = [event_kind(m) for m in messages]
+    timed_out = messages[kinds.index("turn_timed_out")]
+    assert timed_out.event.turn_timed_out.seat == 0
+    assert _ms(timed_out.event.event_time) >= deadline
+    after = messages[kinds.index("turn_timed_out") :]
+    assert [m.event.seat_passed.seat for m in after if event_kind(m) == "seat_passed"] == [0]
+    passed = names(messages[-1].event.cards_passed.cards)
+    assert len(passed) == 3
+    assert set(passed) <= set(hand)
+
+    # The seat is still the player's: on its turn it plays in time, and nothing times out.
+    messages = await read_until(
+        watch,
+        lambda m: event_kind(m) == "turn_changed" and m.event.turn_changed.seat == 0,
+        seconds=10,
+    )
+    asked = messages[-1].event.event_time
+    view = await hearts.view(name, token)
+    assert _ms(view.table.turn_deadline) == _ms(asked) + 1000
+    chosen = view.legal_cards[0]
+    await hearts.play(name, token, chosen)
+    messages = await read_until(
+        watch,
+        lambda m: event_kind(m) == "card_played" and m.event.card_played.seat == 0,
+        seconds=10,
+    )
+    assert "turn_timed_out" not in [event_kind(m) for m in messages]
+    assert names([messages[-1].event.card_played.card]) == names([chosen])
+
+    # Its next turn runs out: the server plays a card the player could have played.
+    messages = await read_until(
+        watch,
+        lambda m: event_kind(m) == "turn_changed" and m.event.turn_changed.seat == 0,
+        seconds=10,
+    )
+    legal = names((await hearts.view(name, token)).legal_cards)
+    messages = await read_until(
+        watch,
+        lambda m: event_kind(m) == "card_played" and m.event.card_played.seat == 0,
+        seconds=10,
+    )
+    watch.cancel()
+    kinds = [event_kind(m) for m in messages]
+    assert kinds[0] == "turn_timed_out"
+    assert messages[0].event.turn_timed_out.seat == 0
+    assert names([messages[-1].event.card_played.card])[0] in legal
+    view = await hearts.view(name, token)
+    assert len(view.hand) == 11  # two cards played, one by the player and one for them
+
+
+async def test_without_a_turn_timeout_nobody_is_timed(hearts) -> None:
+    seated = await hearts.seated([0], bots=BOTS, deck_seed=5)
+    view = await hearts.view(seated.name, seated.tokens[0])
+    assert view.table.phase == pb.PHASE_PASSING
+    assert not view.table.HasField("turn_timeout")
+    assert not view.table.HasField("turn_deadline")
+    zero = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=0)
+    view = await hearts.view(zero.name, zero.tokens[0])
+    assert not view.table.HasField("turn_deadline")
+
+
+@pytest.mark.parametrize("milliseconds", [1, 999, 86_400_001, -1_000])
+async def test_a_turn_timeout_out_of_range_is_refused(hearts, milliseconds: int) -> None:
+    refusal = await failure(hearts.create(bots=BOTS, turn_timeout_ms=milliseconds))
+    assert refusal.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert refusal.reason == "INVALID_REQUEST"
+    assert "turn_timeout" in refusal.message
+
+
+async def test_the_deadline_follows_the_move_the_game_waits_for(hearts) -> None:
+    seated = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=60_000)
+    name, token = seated.name, seated.tokens[0]
+    view = await hearts.view(name, token)
+    asked = _ms(view.table.turn_deadline)
+    table = (await hearts.pass_cards(name, token, view.legal_cards[:3])).view.table
+    # The bots passed with the deal; the player's pass made the exchange, and the bots played
+    # inline up to the player's turn: a new move asked for, with a new deadline.
+    assert table.phase == pb.PHASE_PLAYING
+    assert table.turn_seat == 0
+    assert _ms(table.turn_deadline) == _ms(table.update_time) + 60_000
+    assert _ms(table.turn_deadline) > asked
+    table = (
+        await hearts.play(name, token, (await hearts.view(name, token)).legal_cards[0])
+    ).view.table
+    # The bots played on up to the player again (a round is 13 tricks).
+    assert table.turn_seat == 0
+    assert _ms(table.turn_deadline) == _ms(table.update_time) + 60_000
+
+
+@pytest.mark.redis
+async def test_a_replica_with_a_watcher_makes_the_move_after_the_first_one_stopped(
+    make_server, connect
+) -> None:
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    a, b = connect(first), connect(second)
+    seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=1500)
+    watch = b.watch(seated.name)  # a spectator, through the second replica
+    await read_until(watch, lambda m: True)
+    await first.stop(0)  # its timer goes with it
+    messages = await read_until(watch, lambda m: event_kind(m) == "seat_passed", seconds=10)
+    watch.cancel()
+    kinds = [event_kind(m) for m in messages]
+    assert "turn_timed_out" in kinds
+    assert messages[-1].event.seat_passed.seat == 0
+
+
+@pytest.mark.redis
+async def test_a_read_after_the_deadline_makes_the_move_nobody_made(make_server, connect) -> None:
+    first = await make_server(store="redis")
+    second = await make_server(store="redis")
+    a, b = connect(first), connect(second)
+    seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=1000)
+    await first.stop(0)  # nobody else holds a timer for the table
+    await asyncio.sleep(1.3)
+    seat = (await b.view(seated.name)).table.seats[0]
+    assert not seat.has_passed  # the read finds the time run out: the move comes right after
+    for _ in range(100):  # 5 s at most
+        table = (await b.view(seated.name)).table
+        if table.seats[0].has_passed or table.phase != pb.PHASE_PASSING:
+            break
+        await asyncio.sleep(0.05)
+    assert table.seats[0].has_passed or table.phase != pb.PHASE_PASSING
