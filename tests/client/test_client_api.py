@@ -274,3 +274,14 @@ async def test_create_table_sets_a_turn_timeout_in_seconds_or_as_a_timedelta(
     with pytest.raises(InvalidRequestError) as refused:
         await client.create_table("timed", turn_timeout=0.5)
     assert refused.value.reason == "INVALID_REQUEST"
+
+
+async def test_an_unlisted_table_is_left_out_of_list_tables(client: HeartsClient) -> None:
+    hidden = await client.create_table("friends only", unlisted=True)
+    shown = await client.create_table("anyone")
+    page = await client.list_tables(page_size=100)
+    names = [table.name for table in page.tables]
+    assert shown.name in names
+    assert hidden.name not in names
+    joined = await client.join_table(hidden.name, "Friend")
+    assert joined.view.table.unlisted

@@ -187,6 +187,7 @@ class Hearts:
         dealer: int = 0,
         request_id: str = "",
         turn_timeout_ms: int | None = None,
+        unlisted: bool = False,
         **rules: Any,
     ) -> api.CreateTableResponse:
         """Create a table; ``bots`` maps seat to ``pb.BOT_LEVEL_*``, ``rules`` are Rules fields."""
@@ -197,6 +198,7 @@ class Hearts:
             table.deck_seed = deck_seed
         if turn_timeout_ms is not None:
             table.turn_timeout.FromMilliseconds(turn_timeout_ms)
+        table.unlisted = unlisted
         return await self.stub.CreateTable(
             api.CreateTableRequest(table=table, request_id=request_id)
         )

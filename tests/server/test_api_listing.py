@@ -45,6 +45,31 @@ async def test_tables_are_listed_newest_first_page_by_page(hearts) -> None:
     assert [name for page in open_pages for name in page] == [created[3], created[1]]
 
 
+async def test_an_unlisted_table_is_found_by_its_name_only(hearts) -> None:
+    listed = (await hearts.create()).view.table.name
+    created = await hearts.create(unlisted=True, bots={1: pb.BOT_LEVEL_RANDOM})
+    name = created.view.table.name
+    assert created.view.table.unlisted
+
+    async def names() -> set[str]:
+        return {n for page in await list_all(hearts, page_size=10) for n in page} | {
+            n for page in await list_all(hearts, page_size=10, has_free_seat=True) for n in page
+        }
+
+    assert await names() == {listed}
+    # Anyone with the name (an invite) joins and plays; the table stays out of every listing
+    # through its seating changes.
+    first = await hearts.join(name, 0, player="host")
+    assert first.view.table.unlisted
+    await hearts.join(name, 2, player="friend")
+    assert await names() == {listed}
+    await hearts.leave(name, first.seat_token)
+    assert await names() == {listed}
+    view = await hearts.view(name)
+    assert view.table.unlisted
+    assert view.table.seats[2].player_display_name == "friend"
+
+
 async def test_a_bad_page_token_is_invalid_argument(hearts) -> None:
     # Not base64; "1:nota" for the other query; "0:é" and "0:" (no table id); "2:abc".
     tokens = ["not base64 !", "MTpub3Rh"]

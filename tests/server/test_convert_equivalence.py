@@ -116,6 +116,7 @@ def reference_table(
     )
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
+    table.unlisted = record.unlisted
     for index, seat in enumerate(record.seats):
         table.seats.append(
             pb.Seat(
@@ -308,6 +309,7 @@ def _record(
         game=game,
         turn_timeout_ms=(0, 30_000, 1_000, 86_400_000)[index % 4],
         turn_ms=1_700_000_000_000 + index * 131,
+        unlisted=index % 3 == 1,
     )
 
 

@@ -149,3 +149,11 @@ def test_a_turn_timeout_and_its_clock_round_trip_and_restart_with_each_new_move(
     plain = _record(record.game)
     assert b"turn" not in plain.to_json()
     assert plain.evolve(record.game, 45, 700).turn_ms == 0
+
+
+def test_an_unlisted_tables_record_round_trips_and_others_do_not_mention_it() -> None:
+    game = _random_game(4, 30)
+    unlisted = dataclasses.replace(_record(game), unlisted=True)
+    assert TableRecord.from_json(unlisted.to_json()) == unlisted
+    assert unlisted.evolve(game, 50, 9).unlisted
+    assert b"unlisted" not in _record(game).to_json()

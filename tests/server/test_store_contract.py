@@ -540,6 +540,20 @@ async def test_listing_open_only_follows_the_last_commit(store: Store) -> None:
     assert ([i for i, _, _ in page], more) == (["0190-t1"], False)
 
 
+async def test_an_unlisted_table_is_never_listed_and_otherwise_a_table(store: Store) -> None:
+    await _create_five(store)
+    created = await store.create("0190-t6", b"hidden", [], open_seats=True, listed=False)
+    assert created.created
+    # Its commits pass no open_seats (the service's rule): nothing lists it later either.
+    await store.commit("0190-t6", expected_version=1, data=b"still hidden", events=[])
+    for open_only in (False, True):
+        page, _ = await store.list_tables(open_only=open_only, before_id=None, limit=10)
+        assert "0190-t6" not in [table_id for table_id, _, _ in page]
+    loaded = await store.load("0190-t6")
+    assert (loaded.version, loaded.data) == (2, b"still hidden")
+    assert await store.table_count() == 6  # counted all the same
+
+
 async def test_listing_gives_each_tables_current_version(store: Store) -> None:
     await _create_five(store)
     await store.commit("0190-t4", expected_version=1, data=b"v2", events=[])

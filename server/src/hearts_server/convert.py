@@ -369,6 +369,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         record.display_name,
         record.create_ms,
         record.turn_timeout_ms,
+        record.unlisted,
         id(seats),
         id(rules),
         has_passed,
@@ -396,6 +397,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
     )
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
+    table.unlisted = record.unlisted
     head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
     _TABLE_HEADS.put(key, (seats, rules, head))
     return head

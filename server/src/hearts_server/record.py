@@ -111,6 +111,7 @@ class TableRecord:
     # for: the last card played or deal (a pass leaves it). See turn_deadline_ms.
     turn_timeout_ms: int = 0
     turn_ms: int = 0
+    unlisted: bool = False  # left out of ListTables (see Table.unlisted)
 
     @property
     def phase_over(self) -> bool:
@@ -182,6 +183,7 @@ class TableRecord:
                 if self.turn_timeout_ms
                 else 0
             ),
+            self.unlisted,
         )
 
     def _turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
@@ -217,6 +219,7 @@ class TableRecord:
             self.bot_seed,
             self.creator_epoch,
             self.turn_timeout_ms,
+            self.unlisted,
         )
         if encoded is None or encoded.fixed != fixed:
             encoded = _Encoded(fixed, *self._head_parts())
@@ -269,8 +272,11 @@ class TableRecord:
             "bot_seed": self.bot_seed,
             "creator_epoch": self.creator_epoch,
         }
-        if self.turn_timeout_ms:  # absent otherwise: such records read as before it existed
+        # The settings below are left out when off: such records read as before they existed.
+        if self.turn_timeout_ms:
             data["turn_timeout_ms"] = self.turn_timeout_ms
+        if self.unlisted:
+            data["unlisted"] = True
         text = orjson.dumps(data)
         before, after = text[:-1].split(b',"update_ms":0,"seq":0', 1)
         return before + b',"update_ms":', after
@@ -311,6 +317,9 @@ class TableRecord:
         turn_ms = data.get("turn_ms", data["update_ms"] if turn_timeout_ms else 0)
         if type(turn_timeout_ms) is not int or type(turn_ms) is not int:
             raise TypeError("turn_timeout_ms or turn_ms is not an int")
+        unlisted = data.get("unlisted", False)
+        if type(unlisted) is not bool:
+            raise TypeError("unlisted is not a bool")
         seats = tuple(
             SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
             for occ, name, level, epoch in data["seats"]
@@ -340,6 +349,7 @@ class TableRecord:
             ),
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=turn_ms,
+            unlisted=unlisted,
         )
 
 

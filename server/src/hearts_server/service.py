@@ -598,7 +598,8 @@ class TableApp:
                         if request_id
                         else None
                     ),
-                    open_seats=decision.open_seats,
+                    # An unlisted table is in no listing index to keep up to date.
+                    open_seats=None if decided.unlisted else decision.open_seats,
                     finished=new_record.phase_over,
                 )
             except StoreUnavailableError as error:
@@ -665,6 +666,7 @@ class TableApp:
             bot_seed=table.deck_seed if table.HasField("deck_seed") else secrets.randbits(62),
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=now,
+            unlisted=table.unlisted,
         )
         batch = _Batch(now)
         record = self._start_if_full(record, batch)
@@ -681,6 +683,7 @@ class TableApp:
                 record.to_json(),
                 stored,
                 open_seats=record.has_free_seat,
+                listed=not record.unlisted,
                 finished=record.phase_over,
                 request_id=request_id or None,
                 response=_remembered(fingerprint, response.SerializeToString())

@@ -821,8 +821,8 @@ func (x *GameResult) GetLosers() []int32 {
 // Table is the API resource: four seats, fixed rules and one game.
 //
 // On CreateTable a client sets display_name, rules, seats (only to make seats
-// start as bots), dealer, deck_seed and turn_timeout; the server sets
-// everything else.
+// start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
+// sets everything else.
 type Table struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource name of the table, `tables/{table}`.
@@ -879,7 +879,11 @@ type Table struct {
 	// When the time for the move the game waits for runs out: the card of the
 	// seat whose turn it is, or the passes not yet chosen. Unset without a
 	// turn_timeout, and while no player (only bots) owes a move.
-	TurnDeadline  *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=turn_deadline,json=turnDeadline,proto3" json:"turn_deadline,omitempty"`
+	TurnDeadline *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=turn_deadline,json=turnDeadline,proto3" json:"turn_deadline,omitempty"`
+	// When true, ListTables never shows the table: only those given its name
+	// (an invite link, say) find it, and anyone who has the name may watch or
+	// join it, as with any table. For games among friends.
+	Unlisted      bool `protobuf:"varint,18,opt,name=unlisted,proto3" json:"unlisted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1031,6 +1035,13 @@ func (x *Table) GetTurnDeadline() *timestamppb.Timestamp {
 		return x.TurnDeadline
 	}
 	return nil
+}
+
+func (x *Table) GetUnlisted() bool {
+	if x != nil {
+		return x.Unlisted
+	}
+	return false
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1691,7 +1702,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xc4\x06\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xe6\x06\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1712,7 +1723,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\x06result\x18\x0e \x01(\v2\x15.hearts.v1.GameResultB\x04\xe2A\x01\x03R\x06result\x12&\n" +
 	"\tdeck_seed\x18\x0f \x01(\x03B\x04\xe2A\x01\x05H\x01R\bdeckSeed\x88\x01\x01\x12B\n" +
 	"\fturn_timeout\x18\x10 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\vturnTimeout\x12E\n" +
-	"\rturn_deadline\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x03R\fturnDeadlineB\f\n" +
+	"\rturn_deadline\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x03R\fturnDeadline\x12 \n" +
+	"\bunlisted\x18\x12 \x01(\bB\x04\xe2A\x01\x05R\bunlistedB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +

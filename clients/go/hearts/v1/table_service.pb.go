@@ -259,8 +259,8 @@ type CreateTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table to create: display_name, rules (unset fields take the German
 	// defaults), seats that start as bots, the first dealer (`dealer`), an
-	// optional deck_seed for a reproducible game and an optional turn_timeout.
-	// Other fields are ignored.
+	// optional deck_seed for a reproducible game, an optional turn_timeout and
+	// unlisted. Other fields are ignored.
 	Table *Table `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
 	// A unique id (a UUID) that makes retries safe (AIP-155).
 	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

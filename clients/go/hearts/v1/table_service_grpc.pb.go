@@ -57,7 +57,8 @@ const (
 type TableServiceClient interface {
 	// GetTable returns a table as the caller may see it.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
-	// ListTables lists tables, newest first, one page at a time (AIP-158).
+	// ListTables lists tables, newest first, one page at a time (AIP-158);
+	// unlisted tables are never in it.
 	ListTables(ctx context.Context, in *ListTablesRequest, opts ...grpc.CallOption) (*ListTablesResponse, error)
 	// CreateTable creates a table with its rules and bot seats, and returns the
 	// creator token that alone may delete it.
@@ -197,7 +198,8 @@ type TableService_WatchTableClient = grpc.ServerStreamingClient[WatchTableRespon
 type TableServiceServer interface {
 	// GetTable returns a table as the caller may see it.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
-	// ListTables lists tables, newest first, one page at a time (AIP-158).
+	// ListTables lists tables, newest first, one page at a time (AIP-158);
+	// unlisted tables are never in it.
 	ListTables(context.Context, *ListTablesRequest) (*ListTablesResponse, error)
 	// CreateTable creates a table with its rules and bot seats, and returns the
 	// creator token that alone may delete it.

@@ -367,16 +367,18 @@ class HeartsClient:
         deck_seed: int | None = None,
         dealer: int = 0,
         turn_timeout: float | datetime.timedelta | None = None,
+        unlisted: bool = False,
         request_id: str | None = None,
     ) -> CreatedTable:
         """Create a table; the seats in ``bots`` (``{1: "heuristic"}``) start as bots.
 
         Unset rules take the server's defaults. With ``deck_seed`` every deal of the game is
         reproducible. With ``turn_timeout`` (seconds, 1 to 86,400) a player who takes longer
-        for a move has it made for them (``Table.turn_timeout``). The creator token is kept for
-        :meth:`delete_table`.
+        for a move has it made for them (``Table.turn_timeout``). An ``unlisted`` table is left
+        out of :meth:`list_tables`: share its name with the players you invite. The creator
+        token is kept for :meth:`delete_table`.
         """
-        table = pb.Table(display_name=display_name, dealer=dealer)
+        table = pb.Table(display_name=display_name, dealer=dealer, unlisted=unlisted)
         if turn_timeout is not None:
             if isinstance(turn_timeout, datetime.timedelta):
                 table.turn_timeout.FromTimedelta(turn_timeout)

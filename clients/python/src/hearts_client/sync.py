@@ -125,6 +125,7 @@ class SyncHeartsClient:
         deck_seed: int | None = None,
         dealer: int = 0,
         turn_timeout: float | datetime.timedelta | None = None,
+        unlisted: bool = False,
         request_id: str | None = None,
     ) -> CreatedTable:
         """See :meth:`HeartsClient.create_table`."""
@@ -136,6 +137,7 @@ class SyncHeartsClient:
                 deck_seed=deck_seed,
                 dealer=dealer,
                 turn_timeout=turn_timeout,
+                unlisted=unlisted,
                 request_id=request_id,
             )
         )

@@ -171,8 +171,12 @@ class Store(Protocol):
         request_id: str | None = None,
         response: bytes | None = None,
         finished: bool = False,
+        listed: bool = True,
     ) -> CreateResult:
         """Create the table at version 1, unless ``request_id`` already created one.
+
+        ``listed`` false leaves the table out of :meth:`list_tables` for good (an unlisted
+        table); its commits then pass no ``open_seats``.
 
         ``finished``: the game is over already (four bots whose first round reaches the
         target), so the table gets the finished-table TTL, as a commit that ends a game gives it.

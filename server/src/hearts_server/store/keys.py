@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "INDEX_ALL",
     "INDEX_OPEN",
+    "INDEX_UNLISTED",
     "check_table_id",
     "create_request",
     "events",
@@ -22,7 +23,11 @@ __all__ = [
 _PREFIX = "hearts"
 
 INDEX_ALL = f"{_PREFIX}:index:all"
-"""Sorted set, score 0, member = table id: every table, ordered by id (newest last)."""
+"""Sorted set, score 0, member = table id: every listed table, ordered by id (newest last)."""
+
+INDEX_UNLISTED = f"{_PREFIX}:index:unlisted"
+"""Sorted set like :data:`INDEX_ALL`, of the unlisted tables: never listed, only counted and
+swept."""
 
 INDEX_OPEN = f"{_PREFIX}:index:open"
 """Sorted set like :data:`INDEX_ALL`, holding the tables whose last commit said a seat was free."""

@@ -38,6 +38,7 @@ class _Table:
     expires_at: float
     events: deque[StoredEvent]
     requests: dict[str, tuple[str, bytes]]
+    listed: bool = True
 
 
 class MemoryStore:
@@ -107,6 +108,7 @@ class MemoryStore:
         request_id: str | None = None,
         response: bytes | None = None,
         finished: bool = False,
+        listed: bool = True,
     ) -> CreateResult:
         if request_id:
             earlier = self._creates.get(request_id)
@@ -123,6 +125,7 @@ class MemoryStore:
             self._clock() + (self._finished_ttl if finished else self._idle_ttl),
             deque(events, maxlen=self._max_events),
             {},
+            listed,
         )
         if request_id and response is not None:
             now = self._clock()
@@ -202,6 +205,7 @@ class MemoryStore:
                 table_id
                 for table_id, table in self._tables.items()
                 if table.expires_at > now
+                and table.listed
                 and (not open_only or table.open_seats)
                 and (before_id is None or table_id < before_id)
             ),

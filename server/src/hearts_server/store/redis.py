@@ -250,7 +250,7 @@ class RedisStore:
         self.hub.on_idle = self._unwatched
         self._tasks: list[asyncio.Task[None]] = []
         self._chores: set[asyncio.Task[object]] = set()
-        self._sweep_cursor: str | None = None
+        self._sweep_cursors: dict[str, str | None] = {}
         # Per table, the newest (version, stamp) this process read or wrote: commits and loads
         # that name a version also name its stamp (see _stamp_of).
         self._stamps: collections.OrderedDict[str, tuple[int, bytes]] = collections.OrderedDict()
@@ -409,6 +409,7 @@ class RedisStore:
         request_id: str | None = None,
         response: bytes | None = None,
         finished: bool = False,
+        listed: bool = True,
     ) -> CreateResult:
         claim = keys.create_request(request_id) if request_id else None
         if claim is not None:
@@ -443,11 +444,15 @@ class RedisStore:
             *_event_args(events),
         )
         # The index entries go in the same round trip; harmless if the id was taken (listing
-        # re-checks each record).
-        listed = [("ZADD", keys.INDEX_ALL, 0, table_id)]
-        if open_seats:
-            listed.append(("ZADD", keys.INDEX_OPEN, 0, table_id))
-        created = (await self._run(script, *listed))[0] == 1
+        # re-checks each record). An unlisted table goes to an index only counted and swept.
+        index: list[_Command] = []
+        if listed:
+            index.append(("ZADD", keys.INDEX_ALL, 0, table_id))
+            if open_seats:
+                index.append(("ZADD", keys.INDEX_OPEN, 0, table_id))
+        else:
+            index.append(("ZADD", keys.INDEX_UNLISTED, 0, table_id))
+        created = (await self._run(script, *index))[0] == 1
         if created:
             self._saw(table_id, 1, stamp)
         if not created and claim is not None and response is not None:
@@ -637,27 +642,34 @@ class RedisStore:
         self.hub.close_all()
 
     async def table_count(self) -> int:
-        """Entries in the listing index (for metrics); expired tables count until swept."""
-        [count] = await self._run(("ZCARD", keys.INDEX_ALL))
-        return int(count)
+        """Entries in the indexes (for metrics); expired tables count until swept."""
+        listed, unlisted = await self._run(
+            ("ZCARD", keys.INDEX_ALL), ("ZCARD", keys.INDEX_UNLISTED)
+        )
+        return int(listed) + int(unlisted)
 
     async def sweep_index(self, *, batch: int = 200) -> int:
         """Unlist up to ``batch`` index entries whose table is gone; return how many.
 
         Listing drops the gone entries it meets, but old ones at the far end would stay forever;
-        this walks the whole index one slice per call, oldest first, and wraps around.
+        this walks the whole index one slice per call, oldest first, and wraps around. The
+        index of unlisted tables, which no listing reads, is walked the same way.
         """
-        lower = "-" if self._sweep_cursor is None else f"({self._sweep_cursor}"
-        [members] = await self._run(("ZRANGEBYLEX", keys.INDEX_ALL, lower, "+", "LIMIT", 0, batch))
-        ids = [m.decode() for m in members]
-        self._sweep_cursor = ids[-1] if len(ids) == batch else None
-        if not ids:
-            return 0
-        exists = await self._run(*(("EXISTS", keys.table(i)) for i in ids))
-        gone = [i for i, e in zip(ids, exists, strict=True) if not e]
-        if gone:
-            await self._run(*_unlist(gone))
-        return len(gone)
+        swept = 0
+        for index in (keys.INDEX_ALL, keys.INDEX_UNLISTED):
+            cursor = self._sweep_cursors.get(index)
+            lower = "-" if cursor is None else f"({cursor}"
+            [members] = await self._run(("ZRANGEBYLEX", index, lower, "+", "LIMIT", 0, batch))
+            ids = [m.decode() for m in members]
+            self._sweep_cursors[index] = ids[-1] if len(ids) == batch else None
+            if not ids:
+                continue
+            exists = await self._run(*(("EXISTS", keys.table(i)) for i in ids))
+            gone = [i for i, e in zip(ids, exists, strict=True) if not e]
+            if gone:
+                await self._run(*_unlist(gone))
+            swept += len(gone)
+        return swept
 
     # --- Background: the pub/sub listener and the index sweeper ---
 
@@ -828,7 +840,11 @@ def _open_hint(table_id: str, *, open: bool) -> _Command:
 
 
 def _unlist(table_ids: Sequence[str]) -> list[_Command]:
-    return [("ZREM", keys.INDEX_ALL, *table_ids), ("ZREM", keys.INDEX_OPEN, *table_ids)]
+    return [
+        ("ZREM", keys.INDEX_ALL, *table_ids),
+        ("ZREM", keys.INDEX_OPEN, *table_ids),
+        ("ZREM", keys.INDEX_UNLISTED, *table_ids),
+    ]
 
 
 def _sequence_of(entry_id: bytes) -> int:

@@ -494,8 +494,8 @@ class Table(_message.Message):
     """Table is the API resource: four seats, fixed rules and one game.
 
     On CreateTable a client sets display_name, rules, seats (only to make seats
-    start as bots), dealer, deck_seed and turn_timeout; the server sets
-    everything else.
+    start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
+    sets everything else.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -517,6 +517,7 @@ class Table(_message.Message):
     DECK_SEED_FIELD_NUMBER: _builtins.int
     TURN_TIMEOUT_FIELD_NUMBER: _builtins.int
     TURN_DEADLINE_FIELD_NUMBER: _builtins.int
+    UNLISTED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -551,6 +552,11 @@ class Table(_message.Message):
     system's secure randomness and no seed exists. In responses it is set
     only once the game is over, so that nobody can recompute the hands while
     playing.
+    """
+    unlisted: _builtins.bool
+    """When true, ListTables never shows the table: only those given its name
+    (an invite link, say) find it, and anyone who has the name may watch or
+    join it, as with any table. For games among friends.
     """
     @_builtins.property
     def rules(self) -> Global___Rules:
@@ -617,10 +623,11 @@ class Table(_message.Message):
         deck_seed: _builtins.int | None = ...,
         turn_timeout: _duration_pb2.Duration | None = ...,
         turn_deadline: _timestamp_pb2.Timestamp | None = ...,
+        unlisted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

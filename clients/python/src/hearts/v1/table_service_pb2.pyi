@@ -160,8 +160,8 @@ class CreateTableRequest(_message.Message):
     def table(self) -> _table_pb2.Table:
         """The table to create: display_name, rules (unset fields take the German
         defaults), seats that start as bots, the first dealer (`dealer`), an
-        optional deck_seed for a reproducible game and an optional turn_timeout.
-        Other fields are ignored.
+        optional deck_seed for a reproducible game, an optional turn_timeout and
+        unlisted. Other fields are ignored.
         """
 
     def __init__(

@@ -94,7 +94,8 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTables(self, request, context):
-        """ListTables lists tables, newest first, one page at a time (AIP-158).
+        """ListTables lists tables, newest first, one page at a time (AIP-158);
+        unlisted tables are never in it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

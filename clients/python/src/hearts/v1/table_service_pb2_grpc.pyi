@@ -54,7 +54,9 @@ class TableServiceStub:
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]
     """GetTable returns a table as the caller may see it."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ListTablesRequest, _table_service_pb2.ListTablesResponse]
-    """ListTables lists tables, newest first, one page at a time (AIP-158)."""
+    """ListTables lists tables, newest first, one page at a time (AIP-158);
+    unlisted tables are never in it.
+    """
     CreateTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.CreateTableRequest, _table_service_pb2.CreateTableResponse]
     """CreateTable creates a table with its rules and bot seats, and returns the
     creator token that alone may delete it.
@@ -89,7 +91,9 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]  # type: ignore[assignment]
     """GetTable returns a table as the caller may see it."""
     ListTables: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ListTablesRequest, _table_service_pb2.ListTablesResponse]  # type: ignore[assignment]
-    """ListTables lists tables, newest first, one page at a time (AIP-158)."""
+    """ListTables lists tables, newest first, one page at a time (AIP-158);
+    unlisted tables are never in it.
+    """
     CreateTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.CreateTableRequest, _table_service_pb2.CreateTableResponse]  # type: ignore[assignment]
     """CreateTable creates a table with its rules and bot seats, and returns the
     creator token that alone may delete it.
@@ -133,7 +137,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.ListTablesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.ListTablesResponse, _abc.Awaitable[_table_service_pb2.ListTablesResponse]]:
-        """ListTables lists tables, newest first, one page at a time (AIP-158)."""
+        """ListTables lists tables, newest first, one page at a time (AIP-158);
+        unlisted tables are never in it.
+        """
 
     @_abc_1.abstractmethod
     def CreateTable(

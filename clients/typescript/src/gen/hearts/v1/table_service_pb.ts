@@ -153,8 +153,8 @@ export type CreateTableRequest = Message<"hearts.v1.CreateTableRequest"> & {
   /**
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    *
    * @generated from field: hearts.v1.Table table = 1;
    */
@@ -657,7 +657,8 @@ export const TableService: GenService<{
     output: typeof GetTableResponseSchema;
   },
   /**
-   * ListTables lists tables, newest first, one page at a time (AIP-158).
+   * ListTables lists tables, newest first, one page at a time (AIP-158);
+   * unlisted tables are never in it.
    *
    * @generated from rpc hearts.v1.TableService.ListTables
    */

@@ -60,8 +60,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -75,8 +75,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -90,8 +90,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -502,8 +502,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -516,8 +516,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -534,8 +534,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -557,8 +557,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -578,8 +578,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -606,8 +606,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -626,8 +626,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -641,8 +641,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -659,8 +659,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game and an optional turn_timeout.
-     * Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout and
+     * unlisted. Other fields are ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

@@ -14,8 +14,8 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -26,8 +26,8 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -38,8 +38,8 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game and an optional turn_timeout.
-   * Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout and
+   * unlisted. Other fields are ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

@@ -10,8 +10,8 @@ package hearts.v1;
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed and turn_timeout; the server sets
- * everything else.
+ * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
+ * sets everything else.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.Table}
@@ -726,6 +726,23 @@ private static final long serialVersionUID = 0L;
     return turnDeadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : turnDeadline_;
   }
 
+  public static final int UNLISTED_FIELD_NUMBER = 18;
+  private boolean unlisted_ = false;
+  /**
+   * <pre>
+   * When true, ListTables never shows the table: only those given its name
+   * (an invite link, say) find it, and anyone who has the name may watch or
+   * join it, as with any table. For games among friends.
+   * </pre>
+   *
+   * <code>bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The unlisted.
+   */
+  @java.lang.Override
+  public boolean getUnlisted() {
+    return unlisted_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -795,6 +812,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000080) != 0)) {
       output.writeMessage(17, getTurnDeadline());
+    }
+    if (unlisted_ != false) {
+      output.writeBool(18, unlisted_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -880,6 +900,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, getTurnDeadline());
     }
+    if (unlisted_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(18, unlisted_);
+    }
     return size;
   }
   @java.lang.Override
@@ -960,6 +984,8 @@ private static final long serialVersionUID = 0L;
       if (!getTurnDeadline()
           .equals(other.getTurnDeadline())) return false;
     }
+    if (getUnlisted()
+        != other.getUnlisted()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1026,6 +1052,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + TURN_DEADLINE_FIELD_NUMBER;
       hash = (53 * hash) + getTurnDeadline().hashCode();
     }
+    hash = (37 * hash) + UNLISTED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getUnlisted());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1128,8 +1157,8 @@ private static final long serialVersionUID = 0L;
    * Table is the API resource: four seats, fixed rules and one game.
    *
    * On CreateTable a client sets display_name, rules, seats (only to make seats
-   * start as bots), dealer, deck_seed and turn_timeout; the server sets
-   * everything else.
+   * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
+   * sets everything else.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.Table}
@@ -1224,6 +1253,7 @@ private static final long serialVersionUID = 0L;
         turnDeadlineBuilder_.dispose();
         turnDeadlineBuilder_ = null;
       }
+      unlisted_ = false;
       return this;
     }
 
@@ -1340,6 +1370,9 @@ private static final long serialVersionUID = 0L;
             : turnDeadlineBuilder_.build();
         to_bitField0_ |= 0x00000080;
       }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.unlisted_ = unlisted_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1442,6 +1475,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasTurnDeadline()) {
         mergeTurnDeadline(other.getTurnDeadline());
+      }
+      if (other.getUnlisted() != false) {
+        setUnlisted(other.getUnlisted());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1585,6 +1621,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00010000;
               break;
             } // case 138
+            case 144: {
+              unlisted_ = input.readBool();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3739,6 +3780,56 @@ private static final long serialVersionUID = 0L;
         turnDeadline_ = null;
       }
       return turnDeadlineBuilder_;
+    }
+
+    private boolean unlisted_ ;
+    /**
+     * <pre>
+     * When true, ListTables never shows the table: only those given its name
+     * (an invite link, say) find it, and anyone who has the name may watch or
+     * join it, as with any table. For games among friends.
+     * </pre>
+     *
+     * <code>bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return The unlisted.
+     */
+    @java.lang.Override
+    public boolean getUnlisted() {
+      return unlisted_;
+    }
+    /**
+     * <pre>
+     * When true, ListTables never shows the table: only those given its name
+     * (an invite link, say) find it, and anyone who has the name may watch or
+     * join it, as with any table. For games among friends.
+     * </pre>
+     *
+     * <code>bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @param value The unlisted to set.
+     * @return This builder for chaining.
+     */
+    public Builder setUnlisted(boolean value) {
+
+      unlisted_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When true, ListTables never shows the table: only those given its name
+     * (an invite link, say) find it, and anyone who has the name may watch or
+     * join it, as with any table. For games among friends.
+     * </pre>
+     *
+     * <code>bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearUnlisted() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      unlisted_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.Table)

@@ -454,4 +454,16 @@ public interface TableOrBuilder extends
    * <code>.google.protobuf.Timestamp turn_deadline = 17 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
    */
   com.google.protobuf.TimestampOrBuilder getTurnDeadlineOrBuilder();
+
+  /**
+   * <pre>
+   * When true, ListTables never shows the table: only those given its name
+   * (an invite link, say) find it, and anyone who has the name may watch or
+   * join it, as with any table. For games among friends.
+   * </pre>
+   *
+   * <code>bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The unlisted.
+   */
+  boolean getUnlisted();
 }

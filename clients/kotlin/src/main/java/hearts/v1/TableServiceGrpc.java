@@ -372,7 +372,8 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
-     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * ListTables lists tables, newest first, one page at a time (AIP-158);
+     * unlisted tables are never in it.
      * </pre>
      */
     default void listTables(hearts.v1.ListTablesRequest request,
@@ -504,7 +505,8 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
-     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * ListTables lists tables, newest first, one page at a time (AIP-158);
+     * unlisted tables are never in it.
      * </pre>
      */
     public void listTables(hearts.v1.ListTablesRequest request,
@@ -629,7 +631,8 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
-     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * ListTables lists tables, newest first, one page at a time (AIP-158);
+     * unlisted tables are never in it.
      * </pre>
      */
     public hearts.v1.ListTablesResponse listTables(hearts.v1.ListTablesRequest request) throws io.grpc.StatusException {
@@ -748,7 +751,8 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
-     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * ListTables lists tables, newest first, one page at a time (AIP-158);
+     * unlisted tables are never in it.
      * </pre>
      */
     public hearts.v1.ListTablesResponse listTables(hearts.v1.ListTablesRequest request) {
@@ -867,7 +871,8 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
-     * ListTables lists tables, newest first, one page at a time (AIP-158).
+     * ListTables lists tables, newest first, one page at a time (AIP-158);
+     * unlisted tables are never in it.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<hearts.v1.ListTablesResponse> listTables(

@@ -15,8 +15,8 @@ public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed and turn_timeout; the server sets
- * everything else.
+ * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
+ * sets everything else.
  * ```
  *
  * Protobuf type `hearts.v1.Table`
@@ -789,6 +789,35 @@ public object TableKt {
 
     public val TableKt.Dsl.turnDeadlineOrNull: com.google.protobuf.Timestamp?
       get() = _builder.turnDeadlineOrNull
+
+    /**
+     * ```
+     * When true, ListTables never shows the table: only those given its name
+     * (an invite link, say) find it, and anyone who has the name may watch or
+     * join it, as with any table. For games among friends.
+     * ```
+     *
+     * `bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public var unlisted: kotlin.Boolean
+      @kotlin.jvm.JvmName("getUnlisted")
+        get() = _builder.unlisted
+      @kotlin.jvm.JvmName("setUnlisted")
+        set(value) {
+        _builder.unlisted = value
+      }
+    /**
+     * ```
+     * When true, ListTables never shows the table: only those given its name
+     * (an invite link, say) find it, and anyone who has the name may watch or
+     * join it, as with any table. For games among friends.
+     * ```
+     *
+     * `bool unlisted = 18 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public fun clearUnlisted() {
+      _builder.clearUnlisted()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic
