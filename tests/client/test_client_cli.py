@@ -22,7 +22,7 @@ from hearts_client.cli import main
 from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
 
-from .client_helpers import table_with_bots
+from .client_helpers import make_move, table_with_bots, waits_for_me
 
 
 async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:
@@ -238,6 +238,8 @@ async def test_rules_given_with_rule_make_the_table_and_are_shown(
         (["--rule", "target_score"], "not field=value"),
         (["--rule", "moon_scoring=sideways"], "not a rule"),
         (["--table", "tables/x", "--no-passing"], "--no-passing: only for a new table"),
+        (["--table", "tables/x", "--turn-timeout", "5"], "--turn-timeout: only for a new table"),
+        (["--seat", "2"], "--seat: only with --table"),
     ],
 )
 def test_a_bad_rule_or_one_for_someone_elses_table_is_refused_by_the_parser(
@@ -306,3 +308,52 @@ async def test_a_move_typed_after_the_turn_timeout_is_too_late_and_the_game_goes
     assert "Too late: the move was made for you." in text
     assert "Your time ran out: the server moves for you." in text
     assert "Final totals:" in text
+
+
+async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # Ann (this test) and Bob at a table with two bots; Bob leaves mid-game and comes back
+    # through the command, which plays his seat on (--auto) while Ann plays hers from here.
+    bots = {0: "random", 3: "random"}
+    created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
+    name = created.name
+    view = (await client.join_table(name, "Ann", seat=1)).view
+    async with HeartsClient(server.address) as bob:
+        await bob.join_table(name, "Bob", seat=2)
+        assert (await bob.leave_table(name)).table.seats[2].stand_in
+    argv = ["play", "--server", server.address, "--table", name, "--seat", "2", "--auto"]
+    argv += ["--name", "Bob", "--ascii"]
+    command = asyncio.create_task(_run(argv))
+    for _ in range(1500):  # 30 s at most
+        if view.table.phase == pb.PHASE_GAME_OVER or command.done():
+            break
+        if waits_for_me(view) and view.table.seats[2].occupant == pb.SEAT_OCCUPANT_HUMAN:
+            view = await make_move(client, name, view)
+        else:
+            await asyncio.sleep(0.02)
+            view = await client.get_table(name)
+    code, out = await command
+    assert code == 0, out
+    assert f"Table {name}: you (Bob) sit in seat 2." in out
+    assert "Final totals:" in out
+    assert view.table.seats[2].player_display_name == "Bob"
+
+
+async def test_a_card_typed_after_the_server_played_for_us_is_never_played_later(
+    server: HeartsServer,
+) -> None:
+    # Seed 7 without passing: in trick 1 we may play 5C or KC. The server plays KC for us at
+    # the deadline, we take the trick and lead the next, where 5C would be legal: the card
+    # typed for trick 1 must not land there.
+    argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
+    argv += ["--turn-timeout", "1"]
+    out = io.StringIO()
+    typed = _LateInput("5C\nquit\n", 1.5)
+    code = await asyncio.to_thread(main, argv, stdin=typed, stdout=out)
+    text = out.getvalue()
+    assert code == 1, text  # quit
+    assert "Legal: 5C KC" in text
+    assert "Too late: the move was made for you." in text
+    assert "  You play KC" in text
+    assert "  You play 5C" not in text

@@ -15,7 +15,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server.rpc import Backlog
 
-from .conftest import event_kind, failure, owing, read_until, rejected
+from .conftest import event_kind, failure, names, owing, read_until, rejected
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -182,6 +182,49 @@ async def test_a_seat_left_mid_game_is_played_on_by_a_bot(hearts) -> None:
         if event_kind(m) == "card_played" and m.event.card_played.seat == 2
     ]
     assert len(bot_plays) >= 10
+
+
+async def test_a_player_takes_over_a_seat_a_bot_plays_for_someone_who_left(hearts) -> None:
+    seated = await hearts.seated(deck_seed=21, target_score=30)
+    name, tokens = seated.name, dict(seated.tokens)
+    await hearts.play_until(
+        name, tokens, lambda table: table.phase == pb.PHASE_PLAYING and owing(table) != [2]
+    )
+    before = await hearts.view(name, tokens[2])
+    left = await hearts.leave(name, tokens.pop(2))
+    assert left.view.table.seats[2].stand_in
+    # Only a join that names the seat takes it over: "any empty seat" finds none.
+    assert (await failure(hearts.join(name))).reason == "TABLE_FULL"
+    joined = await hearts.join(name, 2, player="Back again")
+    assert joined.seat == 2
+    seat = joined.view.table.seats[2]
+    assert (seat.occupant, seat.player_display_name, seat.stand_in) == (
+        pb.SEAT_OCCUPANT_HUMAN,
+        "Back again",
+        False,
+    )
+    # The seat's cards and points are the player's now; cards the bot played are gone.
+    assert set(names(joined.view.hand)) <= set(names(before.hand))
+    assert joined.view.round_points[2] >= before.round_points[2]
+    tokens[2] = joined.seat_token
+    table = await hearts.play_out(name, tokens, rng=random.Random(21))
+    assert table.phase == pb.PHASE_GAME_OVER
+    # A seat whose bot was chosen at the start, or any seat once the game is over, stays taken.
+    bots = await hearts.seated([0], bots=dict.fromkeys((1, 2, 3), pb.BOT_LEVEL_RANDOM))
+    assert not (await hearts.view(bots.name)).table.seats[1].stand_in
+    assert (await failure(hearts.join(bots.name, 1))).reason == "SEAT_TAKEN"
+    assert table.seats[2].occupant == pb.SEAT_OCCUPANT_HUMAN
+
+
+async def test_a_stand_in_seat_is_not_taken_over_once_the_game_is_over(hearts) -> None:
+    seated = await hearts.seated(deck_seed=22, target_score=1)
+    name, tokens = seated.name, dict(seated.tokens)
+    await hearts.play_until(name, tokens, lambda table: table.phase == pb.PHASE_PLAYING)
+    await hearts.leave(name, tokens.pop(3))
+    table = await hearts.play_out(name, tokens, rng=random.Random(22))
+    assert table.phase == pb.PHASE_GAME_OVER
+    assert table.seats[3].stand_in
+    assert (await failure(hearts.join(name, 3))).reason == "SEAT_TAKEN"
 
 
 async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server, connect) -> None:

@@ -8,11 +8,13 @@ reads it) makes the move as a heuristic bot would, after a public ``TurnTimedOut
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
+from hearts_server.store.base import StoreUnavailableError
 
 from .conftest import event_kind, failure, names, read_until
 
@@ -24,6 +26,13 @@ BOTS = {1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}
 
 def _ms(message) -> int:
     return int(message.ToMilliseconds())
+
+
+@pytest.fixture
+async def replicas(make_server, connect):
+    """Two servers on one Redis, each with a client: ((server, client), (server, client))."""
+    servers = [await make_server(store="redis") for _ in range(2)]
+    return tuple((server, connect(server)) for server in servers)
 
 
 async def test_a_player_out_of_time_has_the_move_made_and_plays_on(hearts) -> None:
@@ -132,11 +141,9 @@ async def test_the_deadline_follows_the_move_the_game_waits_for(hearts) -> None:
 
 @pytest.mark.redis
 async def test_a_replica_with_a_watcher_makes_the_move_after_the_first_one_stopped(
-    make_server, connect
+    replicas,
 ) -> None:
-    first = await make_server(store="redis")
-    second = await make_server(store="redis")
-    a, b = connect(first), connect(second)
+    (first, a), (_, b) = replicas
     seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=1500)
     watch = b.watch(seated.name)  # a spectator, through the second replica
     await read_until(watch, lambda m: True)
@@ -149,10 +156,8 @@ async def test_a_replica_with_a_watcher_makes_the_move_after_the_first_one_stopp
 
 
 @pytest.mark.redis
-async def test_a_read_after_the_deadline_makes_the_move_nobody_made(make_server, connect) -> None:
-    first = await make_server(store="redis")
-    second = await make_server(store="redis")
-    a, b = connect(first), connect(second)
+async def test_a_read_after_the_deadline_makes_the_move_nobody_made(replicas) -> None:
+    (first, a), (_, b) = replicas
     seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=1000)
     await first.stop(0)  # nobody else holds a timer for the table
     await asyncio.sleep(1.3)
@@ -164,3 +169,112 @@ async def test_a_read_after_the_deadline_makes_the_move_nobody_made(make_server,
             break
         await asyncio.sleep(0.05)
     assert table.seats[0].has_passed or table.phase != pb.PHASE_PASSING
+
+
+async def test_a_store_failure_at_the_deadline_only_delays_the_move(make_server, connect) -> None:
+    server = await make_server()
+    hearts = connect(server)
+    seated = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
+    watch = hearts.watch(seated.name)  # a spectator waiting on the table
+    await read_until(watch, lambda m: True)
+    store = server.app.store
+    commit, failures = store.commit, []
+
+    async def fails_once(*args, **kwargs):
+        if not failures:
+            failures.append(args)
+            raise StoreUnavailableError("one Redis timeout")
+        return await commit(*args, **kwargs)
+
+    store.commit = fails_once
+    messages = await read_until(watch, lambda m: event_kind(m) == "turn_timed_out", seconds=10)
+    watch.cancel()
+    assert len(failures) == 1  # the first try failed; the timer was set again and the next won
+    assert messages[-1].event.turn_timed_out.seat == 0
+
+
+async def test_a_turn_timeout_must_run_out_before_an_idle_table_expires(
+    make_server, connect
+) -> None:
+    hearts = connect(await make_server(table_ttl_seconds=300))
+    refusal = await failure(hearts.create(bots=BOTS, turn_timeout_ms=240_001))
+    assert refusal.reason == "INVALID_REQUEST"
+    assert "from 1 to 240 seconds on this server" in refusal.message
+    created = await hearts.create(bots=BOTS, turn_timeout_ms=240_000)
+    assert _ms(created.view.table.turn_timeout) == 240_000
+
+
+async def test_turn_changed_carries_the_deadline_even_when_sent_again_in_one_turn(hearts) -> None:
+    seated = await hearts.seated(
+        [0, 1],
+        bots={2: HEURISTIC, 3: HEURISTIC},
+        deck_seed=5,
+        turn_timeout_ms=60_000,
+        pass_cards=False,
+    )
+    name, tokens = seated.name, seated.tokens
+    for _ in range(20):  # play until seat 0's turn
+        table = (await hearts.view(name)).table
+        if table.turn_seat == 0:
+            break
+        seat_view = await hearts.view(name, tokens[table.turn_seat])
+        await hearts.play(name, tokens[table.turn_seat], seat_view.legal_cards[0])
+    view = await hearts.view(name, tokens[0])
+    assert view.table.turn_seat == 0
+    deadline = _ms(view.table.turn_deadline)
+    watch = hearts.watch(name, tokens[0], after_sequence=view.sequence)
+    await asyncio.sleep(0.3)
+    await hearts.leave(name, tokens[1])  # seat 1 leaves: the turn stays seat 0's
+    messages = await read_until(watch, lambda m: event_kind(m) == "turn_changed", seconds=5)
+    watch.cancel()
+    changed = messages[-1].event
+    assert changed.turn_changed.seat == 0
+    assert _ms(changed.turn_changed.deadline) == deadline
+    assert _ms(changed.event_time) > deadline - 60_000  # sent later than the turn began
+    assert _ms((await hearts.view(name, tokens[0])).table.turn_deadline) == deadline
+
+
+async def test_a_deleted_table_leaves_no_timer(make_server, connect) -> None:
+    server = await make_server()
+    hearts = connect(server)
+    for _ in range(20):
+        seated = await hearts.seated([0], bots=BOTS, turn_timeout_ms=60_000)
+        assert seated.name.removeprefix("tables/") in server.app._turn_timers
+        await hearts.delete(seated.name, seated.creator_token)
+    assert not server.app._turn_timers
+
+
+@pytest.mark.redis
+async def test_a_stale_timer_does_not_drive_a_monte_carlo_bot_another_replica_drives(
+    replicas,
+) -> None:
+    (first, a), (second, b) = replicas
+    thinking: dict[str, list[int]] = {"first": [], "second": []}
+    for key, server in (("first", first), ("second", second)):
+        decide = server.app._decide_elsewhere
+
+        async def slowly(level, seed, seat_view, _decide=decide, _key=key):
+            thinking[_key].append(seat_view.seat)
+            await asyncio.sleep(1.5)  # a Monte Carlo decision that takes a while
+            return await _decide(level, seed, seat_view)
+
+        server.app._decide_elsewhere = slowly
+    mc = pb.BOT_LEVEL_MONTE_CARLO
+    seated = await a.seated(
+        [0], bots=dict.fromkeys((1, 2, 3), mc), deck_seed=7, turn_timeout_ms=2000, pass_cards=False
+    )
+    name, token = seated.name, seated.tokens[0]
+    for _ in range(200):  # 10 s at most: the bots before seat 0 think
+        view = await a.view(name, token)
+        if view.table.turn_seat == 0 and view.legal_cards:
+            break
+        await asyncio.sleep(0.05)
+    assert view.table.turn_seat == 0
+    await b.view(name)  # the second replica reads the table: it sets a timer for this deadline
+    left = _ms(view.table.turn_deadline) / 1000 - time.time()
+    await asyncio.sleep(max(0.0, left - 0.7))
+    thinking["first"].clear()
+    await a.play(name, token, view.legal_cards[0])  # in time; a bot thinks next, on the first
+    await asyncio.sleep(2.5)  # the second's timer fired meanwhile
+    assert thinking["first"]
+    assert not thinking["second"]

@@ -127,6 +127,7 @@ def reference_table(
                     _BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
                 ),
                 has_passed=bool(seat_view and seat_view.has_passed[index]),
+                stand_in=seat.stand_in,
             )
         )
     if seat_view is None:
@@ -271,7 +272,7 @@ _SEATINGS = (
     (
         SeatRecord(Occupant.HUMAN, "Ann", None, 2),
         SeatRecord(Occupant.BOT, "Bot Bo", BotLevel.RANDOM),
-        SeatRecord(Occupant.BOT, "Bot Cy", BotLevel.HEURISTIC),
+        SeatRecord(Occupant.BOT, "Ann (bot)", BotLevel.HEURISTIC, 3, stand_in=True),
         SeatRecord(Occupant.BOT, "Bot Di", BotLevel.MONTE_CARLO),
     ),
     tuple(SeatRecord(Occupant.HUMAN, name, None, 0) for name in ("Éva", "Ünal", "Zoë", "李")),

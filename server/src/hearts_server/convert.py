@@ -391,6 +391,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
                     BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
                 ),
                 has_passed=has_passed[index],
+                stand_in=seat.stand_in,
             )
             for index, seat in enumerate(record.seats)
         ],
@@ -627,9 +628,13 @@ def engine_event_bytes(event: Event, time_ms: int) -> bytes:
     return _event_time(time_ms) + body
 
 
-def turn_changed_bytes(seat: int, time_ms: int) -> bytes:
-    """A serialized TableEvent saying it is ``seat``'s turn (see :func:`engine_event_bytes`)."""
-    return _event_time(time_ms) + _TURN_BODIES[seat]
+def turn_changed_bytes(seat: int, time_ms: int, deadline_ms: int | None = None) -> bytes:
+    """A serialized TableEvent saying it is ``seat``'s turn (see :func:`engine_event_bytes`),
+    until ``deadline_ms`` at a table with a turn timeout."""
+    if deadline_ms is None:
+        return _event_time(time_ms) + _TURN_BODIES[seat]
+    changed = events_pb.TurnChangedEvent(seat=seat, deadline=timestamp(deadline_ms))
+    return _event_time(time_ms) + events_pb.TableEvent(turn_changed=changed).SerializeToString()
 
 
 def turn_timed_out_bytes(seat: int, time_ms: int) -> bytes:

@@ -83,12 +83,16 @@ class Occupant(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SeatRecord:
-    """One seat. ``epoch`` goes up whenever a human leaves it, revoking its old tokens."""
+    """One seat. ``epoch`` goes up whenever a human leaves it, revoking its old tokens.
+
+    ``stand_in``: the seat's bot plays for a player who left mid-game; a player may take over.
+    """
 
     occupant: Occupant = Occupant.EMPTY
     name: str = ""
     bot_level: BotLevel | None = None
     epoch: int = 0
+    stand_in: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -179,14 +183,14 @@ class TableRecord:
             game,
             self.turn_timeout_ms,
             (
-                self._turn_since((started_from or self).game, game, update_ms)
+                self.turn_since((started_from or self).game, game, update_ms)
                 if self.turn_timeout_ms
                 else 0
             ),
             self.unlisted,
         )
 
-    def _turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
+    def turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
         """``turn_ms`` after the game moves from ``old`` to ``game`` at ``update_ms``.
 
         It starts again when new moves are owed: a deal (a new round, or the game's first), and
@@ -277,6 +281,9 @@ class TableRecord:
             data["turn_timeout_ms"] = self.turn_timeout_ms
         if self.unlisted:
             data["unlisted"] = True
+        stand_ins = [index for index, seat in enumerate(self.seats) if seat.stand_in]
+        if stand_ins:  # beside "seats", whose entries older versions read as four values
+            data["stand_ins"] = stand_ins
         text = orjson.dumps(data)
         before, after = text[:-1].split(b',"update_ms":0,"seq":0', 1)
         return before + b',"update_ms":', after
@@ -328,6 +335,16 @@ class TableRecord:
             type(seat.name) is not str or type(seat.epoch) is not int for seat in seats
         ):
             raise TypeError("seats are not four (occupant, name, bot level, epoch)")
+        stand_ins = data.get("stand_ins", ())
+        if any(
+            type(index) is not int or seats[index].occupant != Occupant.BOT for index in stand_ins
+        ):
+            raise TypeError("stand_ins are not bot seats")
+        if stand_ins:
+            seats = tuple(
+                dataclasses.replace(seat, stand_in=True) if index in stand_ins else seat
+                for index, seat in enumerate(seats)
+            )
         return cls(
             table_id=data["id"],
             display_name=data["name"],

@@ -272,6 +272,9 @@ class HeartsServer:
             executor_factory=factory,
             record_cache_size=settings.record_cache_size,
             max_thinking=_THINKING_PER_WORKER * max(1, settings.bot_workers),
+            # A turn timeout must run out while the table still exists: an idle table expires
+            # (no commit refreshes it while a player is away), so leave a minute for the move.
+            max_turn_timeout_seconds=max(1.0, min(86_400.0, settings.table_ttl_seconds - 60)),
         )
         self.servicer = TableServicer(
             self.app,

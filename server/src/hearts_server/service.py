@@ -97,9 +97,11 @@ _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _DRIVER_STANDSTILL = 3
-# Table.turn_timeout's range, as table.proto documents it (0: none).
+# Table.turn_timeout's least value, as table.proto documents it (0: none); the greatest is the
+# server's (see TableApp). A driver a turn timer started that could not finish tries again after
+# _TIMER_RETRY_MS.
 _MIN_TURN_TIMEOUT_MS = 1_000
-_MAX_TURN_TIMEOUT_MS = 86_400_000
+_TIMER_RETRY_MS = 2_000
 """Bot turns in a row whose commit did not move the table before a driver gives up."""
 _SECURE = secrets.SystemRandom()
 
@@ -301,6 +303,7 @@ class TableApp:
         slow_bot_grace_seconds: float = 5.0,
         record_cache_size: int = 4096,
         max_thinking: int = 32,
+        max_turn_timeout_seconds: float = 86_400.0,
     ) -> None:
         self.store = store
         self.records = RecordCache(record_cache_size)
@@ -310,6 +313,7 @@ class TableApp:
         self._executor_factory = executor_factory
         self._clock = clock
         self._max_retries = max_retries
+        self._max_turn_timeout_ms = int(max_turn_timeout_seconds * 1000)
         self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
         self._drivers: dict[str, asyncio.Task[None]] = {}
         # Tables with a Monte Carlo bot that this process has watchers of, and how many; the
@@ -635,7 +639,7 @@ class TableApp:
             raise ServiceError(
                 "INVALID_REQUEST", f"display_name is at most {_MAX_TABLE_NAME} characters"
             )
-        turn_timeout_ms = _turn_timeout_ms(table)
+        turn_timeout_ms = _turn_timeout_ms(table, self._max_turn_timeout_ms)
         seats = [SeatRecord() for _ in range(4)]
         for seat in table.seats:
             if not 0 <= seat.seat <= 3:
@@ -735,10 +739,10 @@ class TableApp:
                 if not free:
                     raise ServiceError("TABLE_FULL", "every seat is taken")
                 chosen = free[0]
-            elif seat not in free:
+            elif seat not in free and not (record.seats[seat].stand_in and not record.phase_over):
                 raise ServiceError("SEAT_TAKEN", f"seat {seat} is taken")
             else:
-                chosen = seat
+                chosen = seat  # empty, or a bot standing in for a player who left
             batch = _Batch(self._now_after(record))
             seats = list(record.seats)
             old = seats[chosen]
@@ -820,7 +824,9 @@ class TableApp:
                 seats[seat] = SeatRecord(Occupant.EMPTY, "", None, old.epoch + 1)
             elif record.game.phase != Phase.GAME_OVER:
                 level = BotLevel.HEURISTIC
-                seats[seat] = SeatRecord(Occupant.BOT, f"{old.name} (bot)", level, old.epoch + 1)
+                seats[seat] = SeatRecord(
+                    Occupant.BOT, f"{old.name} (bot)", level, old.epoch + 1, stand_in=True
+                )
                 left.player_left.replacement_bot_level = convert.BOT_LEVELS[level]
             else:
                 # A finished game keeps its players' names; leaving only revokes the token, so
@@ -892,6 +898,7 @@ class TableApp:
                 raise self._store_unavailable(error) from None
             if done:
                 self.records.drop(table_id)
+                self._forget_turn_timer(table_id)
                 return api.DeleteTableResponse()
             # Lost the race: the next read answers an etag, or a table gone meanwhile.
         raise ServiceError("CONFLICT", "the table is too busy; try again")
@@ -1007,7 +1014,7 @@ class TableApp:
             # The common case, a human to play next, answered before the loop below.
             seat_record = record.seats[state.turn]
             if seat_record.occupant is not Occupant.BOT or seat_record.bot_level is None:
-                batch.add(None, convert.turn_changed_bytes(state.turn, batch.now_ms))
+                batch.add(None, self._turn_changed(record, state, batch))
                 return state
         # The deals this call may make before it stops at the next (None: no limit).
         rounds_left = None if _has_human(record) else 1 if state.phase is Phase.DEALING else 0
@@ -1036,8 +1043,18 @@ class TableApp:
                 break
         if state.phase == Phase.PLAYING:
             # Every decision that leaves the game in play ends by saying whose turn it is.
-            batch.add(None, convert.turn_changed_bytes(state.turn, batch.now_ms))
+            batch.add(None, self._turn_changed(record, state, batch))
         return state
+
+    @staticmethod
+    def _turn_changed(record: TableRecord, state: State, batch: _Batch) -> bytes:
+        """The TurnChanged event that ends a decision leaving ``state`` (playing) after
+        ``record``'s game, with the seat's deadline at a table with a turn timeout."""
+        seat = state.turn
+        if not record.turn_timeout_ms or record.seats[seat].occupant is not Occupant.HUMAN:
+            return convert.turn_changed_bytes(seat, batch.now_ms)
+        asked = record.turn_since(record.game, state, batch.now_ms)
+        return convert.turn_changed_bytes(seat, batch.now_ms, asked + record.turn_timeout_ms)
 
     # ------------------------------------------------------------------ slow bots
 
@@ -1068,12 +1085,12 @@ class TableApp:
             return
         self._start_driver(record.table_id)
 
-    def _start_driver(self, table_id: str) -> None:
+    def _start_driver(self, table_id: str, *, by_timer: bool = False) -> None:
         task = self._drivers.get(table_id)
         if task is not None and not task.done():
             return
         self._drivers[table_id] = asyncio.get_running_loop().create_task(
-            self._drive(table_id), name=f"bot-driver-{table_id}"
+            self._drive(table_id, by_timer=by_timer), name=f"bot-driver-{table_id}"
         )
 
     # ------------------------------------------------------------------ turn timers
@@ -1115,7 +1132,13 @@ class TableApp:
         if not self._draining:
             # The driver reads the table, makes the moves whose time ran out (if they still
             # are owed) and arms the timer for the next deadline when it stops.
-            self._start_driver(table_id)
+            self._start_driver(table_id, by_timer=True)
+
+    def _forget_turn_timer(self, table_id: str) -> None:
+        """Drop the table's timer (the table is gone)."""
+        armed = self._turn_timers.pop(table_id, None)
+        if armed is not None:
+            armed[1].cancel()
 
     async def _commit_timed_out_moves(
         self, table_id: str, version: int, record: TableRecord, seats: Sequence[int]
@@ -1132,8 +1155,14 @@ class TableApp:
         if await self._commit_advanced(table_id, version, record, state, batch):
             self.timed_out_moves += len(seats)
 
-    async def _drive(self, table_id: str) -> None:
+    async def _drive(self, table_id: str, *, by_timer: bool = False) -> None:
         """Play slow bots' turns until a human owes a move; each move is a CAS commit.
+
+        It also makes the moves of players whose time ran out (see :meth:`_arm_turn_timer`).
+        Started ``by_timer``, it makes a slow bot's move only once the bot is overdue, as a
+        request's kick would: the replica that gave the bot its turn is driving it. A driver
+        that stops short (the store failed, the table stood still) sets the timer of a timed
+        table again, so a deadline is never lost to one failure.
 
         The slow bots are Monte Carlo ones, and at a table of bots only every bot (their moves
         are not made inside a player's command, since there is none).
@@ -1142,6 +1171,9 @@ class TableApp:
         of them). It stops if the table stands still for a few turns in a row, which a commit
         that never lands would cause: a later request finds the bot overdue and starts it again.
         """
+        cached_record = self.records.get(table_id)
+        timed = by_timer or (cached_record is not None and cached_record.record.turn_timeout_ms > 0)
+        finished = False  # stopped where it should: nothing owed here, or the table is gone
         try:
             last_version, still = -1, 0
             while True:
@@ -1153,10 +1185,13 @@ class TableApp:
                 )
                 if not loaded.exists:
                     self.records.drop(table_id)
+                    self._forget_turn_timer(table_id)
+                    finished = True
                     return
                 record = self._record(table_id, loaded)
                 if record is None:
                     continue
+                timed = record.turn_timeout_ms > 0
                 if self._draining and not _has_human(record):
                     return  # nobody waits on it: another replica takes it over when overdue
                 still = still + 1 if loaded.version == last_version else 0
@@ -1169,10 +1204,16 @@ class TableApp:
                     await self._commit_timed_out_moves(table_id, loaded.version, record, timed_out)
                     continue
                 seat = self._slow_bot_due(record)
-                if seat is None or record.game is None:
-                    if record.turn_timeout_ms:
+                if (
+                    seat is None
+                    or record.game is None
+                    or (by_timer and record.update_ms + self._slow_bot_grace_ms >= self._now_ms())
+                ):
+                    if timed:
                         self._arm_turn_timer(record)
+                    finished = True
                     return
+                by_timer = False  # the bot was overdue: this driver is its driver now
                 level = record.seats[seat].bot_level
                 assert level is not None
                 if level in _INLINE_LEVELS:  # a table of bots only: a round of their moves
@@ -1188,6 +1229,12 @@ class TableApp:
             log.exception("bot driver for %s failed", table_id)
         finally:
             self._drivers.pop(table_id, None)
+            if timed and not finished and not self._draining:
+                # Stopped short: try the table's deadline again in a moment.
+                armed = self._turn_timers.pop(table_id, None)
+                if armed is not None:
+                    armed[1].cancel()
+                self._set_turn_timer(table_id, self._now_ms() + _TIMER_RETRY_MS)
 
     async def _think(self, level: BotLevel, seed: int, seat_view: SeatView) -> Action:
         """A slow bot's decision, off the event loop; the heuristic's if the worker fails.
@@ -1332,6 +1379,7 @@ class TableApp:
             except ServiceError as error:
                 if error.reason == "TABLE_NOT_FOUND":
                     self.store.end_watchers(table_id)
+                    self._forget_turn_timer(table_id)
             except Exception:  # the sweep must go on for the other tables
                 log.exception("checking whether %s still exists failed", table_id)
 
@@ -1589,8 +1637,8 @@ def _check_request_id(request_id: str) -> None:
         raise ServiceError("INVALID_REQUEST", f"request_id is at most {_MAX_REQUEST_ID} characters")
 
 
-def _turn_timeout_ms(table: pb.Table) -> int:
-    """The table's turn timeout in milliseconds (0: none), checked against its documented range."""
+def _turn_timeout_ms(table: pb.Table, most: int) -> int:
+    """The table's turn timeout in milliseconds (0: none), from 1 s to ``most`` ms."""
     if not table.HasField("turn_timeout"):
         return 0
     timeout = table.turn_timeout
@@ -1599,9 +1647,10 @@ def _turn_timeout_ms(table: pb.Table) -> int:
     milliseconds = timeout.seconds * 1000 + timeout.nanos // 1_000_000
     if milliseconds == 0 and timeout.nanos == 0:
         return 0
-    if not _MIN_TURN_TIMEOUT_MS <= milliseconds <= _MAX_TURN_TIMEOUT_MS:
+    if not _MIN_TURN_TIMEOUT_MS <= milliseconds <= most:
         raise ServiceError(
-            "INVALID_REQUEST", "turn_timeout must be from 1 second to 24 hours, or unset"
+            "INVALID_REQUEST",
+            f"turn_timeout must be from 1 to {most / 1000:g} seconds on this server, or unset",
         )
     return milliseconds
 

@@ -692,7 +692,11 @@ type Seat struct {
 	// The strength of the bot; set only when the occupant is a bot.
 	BotLevel BotLevel `protobuf:"varint,4,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel" json:"bot_level,omitempty"`
 	// Whether the seat has chosen its cards to pass this round (never which).
-	HasPassed     bool `protobuf:"varint,5,opt,name=has_passed,json=hasPassed,proto3" json:"has_passed,omitempty"`
+	HasPassed bool `protobuf:"varint,5,opt,name=has_passed,json=hasPassed,proto3" json:"has_passed,omitempty"`
+	// Whether the bot in this seat plays it for a player who left mid-game. A
+	// JoinTable that names this seat seats a player in the bot's place, who
+	// plays on with the seat's cards and points.
+	StandIn       bool `protobuf:"varint,6,opt,name=stand_in,json=standIn,proto3" json:"stand_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -758,6 +762,13 @@ func (x *Seat) GetBotLevel() BotLevel {
 func (x *Seat) GetHasPassed() bool {
 	if x != nil {
 		return x.HasPassed
+	}
+	return false
+}
+
+func (x *Seat) GetStandIn() bool {
+	if x != nil {
+		return x.StandIn
 	}
 	return false
 }
@@ -872,9 +883,11 @@ type Table struct {
 	// on their turn. When it runs out, the server makes that move for them as a
 	// heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
 	// stays theirs and they play on from the next move. The time counts from
-	// the event that asked for the move: TurnChangedEvent for a card,
-	// RoundStartedEvent for the passes (one seat's pass does not restart the
-	// others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+	// the event that asked for the move: TurnChangedEvent for a card (which
+	// carries the deadline), RoundStartedEvent for the passes (one seat's pass
+	// does not restart the others' time). Unset or zero: no limit. Otherwise at
+	// least 1 second, and at most the server's limit: its idle-table expiry
+	// less a minute (59 minutes by default), and never more than 24 hours.
 	TurnTimeout *durationpb.Duration `protobuf:"bytes,16,opt,name=turn_timeout,json=turnTimeout,proto3" json:"turn_timeout,omitempty"`
 	// When the time for the move the game waits for runs out: the card of the
 	// seat whose turn it is, or the passes not yet chosen. Unset without a
@@ -1691,14 +1704,15 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"!_can_lead_hearts_instead_of_queenB\x19\n" +
 	"\x17_jack_of_diamonds_bonusB\x19\n" +
 	"\x17_avoid_all_tricks_bonusB\x0f\n" +
-	"\r_target_score\"\xd6\x01\n" +
+	"\r_target_score\"\xf7\x01\n" +
 	"\x04Seat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x123\n" +
 	"\boccupant\x18\x02 \x01(\x0e2\x17.hearts.v1.SeatOccupantR\boccupant\x12.\n" +
 	"\x13player_display_name\x18\x03 \x01(\tR\x11playerDisplayName\x120\n" +
 	"\tbot_level\x18\x04 \x01(\x0e2\x13.hearts.v1.BotLevelR\bbotLevel\x12#\n" +
 	"\n" +
-	"has_passed\x18\x05 \x01(\bB\x04\xe2A\x01\x03R\thasPassed\">\n" +
+	"has_passed\x18\x05 \x01(\bB\x04\xe2A\x01\x03R\thasPassed\x12\x1f\n" +
+	"\bstand_in\x18\x06 \x01(\bB\x04\xe2A\x01\x03R\astandIn\">\n" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +

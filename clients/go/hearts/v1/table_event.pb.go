@@ -1032,7 +1032,12 @@ func (x *GameOverEvent) GetResult() *GameResult {
 type TurnChangedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat whose turn it is.
-	Seat          int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// When the seat's time for this card runs out (see Table.turn_timeout);
+	// unset without a turn timeout, or when a bot plays the seat. The event may
+	// repeat within one turn (another seat's player left, say) with the same
+	// deadline.
+	Deadline      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1072,6 +1077,13 @@ func (x *TurnChangedEvent) GetSeat() int32 {
 		return x.Seat
 	}
 	return 0
+}
+
+func (x *TurnChangedEvent) GetDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Deadline
+	}
+	return nil
 }
 
 // TableDeletedEvent says that the table's creator deleted the table.
@@ -1227,9 +1239,10 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x05score\x18\x01 \x01(\v2\x15.hearts.v1.RoundScoreR\x05score\"a\n" +
 	"\rGameOverEvent\x12!\n" +
 	"\ftotal_scores\x18\x01 \x03(\x05R\vtotalScores\x12-\n" +
-	"\x06result\x18\x02 \x01(\v2\x15.hearts.v1.GameResultR\x06result\"&\n" +
+	"\x06result\x18\x02 \x01(\v2\x15.hearts.v1.GameResultR\x06result\"^\n" +
 	"\x10TurnChangedEvent\x12\x12\n" +
-	"\x04seat\x18\x01 \x01(\x05R\x04seat\"\x13\n" +
+	"\x04seat\x18\x01 \x01(\x05R\x04seat\x126\n" +
+	"\bdeadline\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\x13\n" +
 	"\x11TableDeletedEvent\"'\n" +
 	"\x11TurnTimedOutEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seatB\x13B\x0fTableEventProtoP\x01b\x06proto3"
@@ -1299,11 +1312,12 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	20, // 23: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
 	21, // 24: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
 	22, // 25: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	16, // 26: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }

@@ -484,7 +484,8 @@ type JoinTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource name of the table, `tables/{table}`.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The seat to take, 0 to 3; unset means any empty seat.
+	// The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+	// player who left (Seat.stand_in). Unset means any empty seat.
 	Seat *int32 `protobuf:"varint,2,opt,name=seat,proto3,oneof" json:"seat,omitempty"`
 	// The name shown for the player, 1 to 40 characters.
 	PlayerDisplayName string `protobuf:"bytes,3,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`

@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
 from hearts.v1 import table_event_pb2 as events_pb
@@ -30,7 +31,7 @@ from hearts_client.cards import (
     sort_cards,
 )
 from hearts_client.client import HeartsClient, make_rules, table_name
-from hearts_client.errors import HeartsError, IllegalMoveError, UnavailableError
+from hearts_client.errors import ConflictError, HeartsError, IllegalMoveError, UnavailableError
 
 __all__ = ["build_parser", "main"]
 
@@ -56,6 +57,7 @@ _GIVE_UP_SECONDS = 3.0
 # The refusals of a move the CLI asked for on the view's word: the game moved on meanwhile, which
 # only the server's move for us (our time ran out) does.
 _TOO_LATE = frozenset({"NOT_YOUR_TURN", "ALREADY_PASSED", "WRONG_PHASE"})
+_RESENDS = 5  # a move resent on fresh etags while only other seats change the table
 EXIT_OK = 0
 EXIT_QUIT = 1
 EXIT_ERROR = 2
@@ -203,6 +205,32 @@ class _Game:
         left = view.table.turn_deadline.ToMilliseconds() / 1000 - time.time()
         return f" ({max(0, round(left))} s left)"
 
+    async def send(self, view: pb.TableView, move: Callable[..., Awaitable[object]]) -> bool:
+        """Send the move chosen on ``view``, pinned to its etag; False if it should be chosen
+        again on a fresh view.
+
+        The server refuses a move chosen on a view the table has moved on from (ETAG_MISMATCH),
+        so a card typed after the server played for us never lands in a later turn. When only
+        other seats changed the table (one left, another passed), the move still stands and goes
+        again on the fresh etag; when the game went past it (our time ran out), it is too late,
+        and the stream shows what the server did. Both end the move (True); a table that keeps
+        changing under it, past a few tries, has the player choose again.
+        """
+        etag = view.table.etag
+        for _ in range(_RESENDS):
+            try:
+                await move(etag=etag)
+                return True
+            except ConflictError as error:
+                if error.reason != "ETAG_MISMATCH":
+                    raise
+            fresh = await self.client.get_table(self.name)
+            if not _same_move(view, fresh):
+                self.say("  Too late: the move was made for you.")
+                return True
+            etag = fresh.table.etag
+        return False
+
     def too_late(self, error: IllegalMoveError) -> bool:
         """Whether a refused move came after the server made it for us (our time ran out)."""
         if error.reason not in _TOO_LATE:
@@ -266,8 +294,11 @@ class _Game:
                     self.say(f"  {error}")
                     continue
             try:
-                await self.client.pass_cards(self.name, chosen)
-                return
+                if await self.send(
+                    view, functools.partial(self.client.pass_cards, self.name, chosen)
+                ):
+                    return
+                view = await self.client.get_table(self.name)  # another pass moved the table
             except IllegalMoveError as error:
                 if self.too_late(error):
                     return
@@ -290,8 +321,11 @@ class _Game:
                     continue
                 chosen = text
             try:
-                await self.client.play_card(self.name, chosen)
-                return
+                if await self.send(
+                    view, functools.partial(self.client.play_card, self.name, chosen)
+                ):
+                    return
+                view = await self.client.get_table(self.name)  # still this turn: a seat changed
             except InvalidCardError as error:
                 self.say(f"  {error}")
             except IllegalMoveError as error:
@@ -345,6 +379,20 @@ class _Game:
         return EXIT_ERROR
 
 
+def _same_move(before: pb.TableView, now: pb.TableView) -> bool:
+    """Whether ``now`` still waits for the move the player chose on ``before``."""
+    if (now.table.phase, now.table.round_number) != (before.table.phase, before.table.round_number):
+        return False
+    if now.table.phase == pb.PHASE_PASSING:
+        return now.cards_to_pass > 0
+    return (
+        now.table.HasField("turn_seat")
+        and now.table.turn_seat == now.viewer_seat
+        and len(now.completed_tricks) == len(before.completed_tricks)
+        and len(now.current_trick.cards) == len(before.current_trick.cards)
+    )
+
+
 async def _read_line(inp: TextIO) -> str:
     """One line of ``inp``, read in a daemon thread.
 
@@ -395,7 +443,7 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     async with HeartsClient(args.server) as client:
         if args.table:  # someone else's table: take a free seat, and leave it when done
             name = table_name(args.table)
-            joined = await client.join_table(name, args.name)
+            joined = await client.join_table(name, args.name, seat=args.seat)
             intro = f"Table {name}: you ({args.name}) sit in seat {joined.seat}."
         else:
             rules: dict[str, object] = dict(args.rule)
@@ -596,6 +644,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="join this table (tables/ID or ID) in a free seat instead of making one",
     )
+    play.add_argument(
+        "--seat",
+        type=_int_between(0, 3),
+        help="with --table: this seat (an empty one, or one a bot plays for a player who left)",
+    )
     play.add_argument("--auto", action="store_true", help="play the first legal card for me")
     play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")
     play.set_defaults(run=_play)
@@ -628,10 +681,13 @@ def main(
             "--target-score": args.target_score is not None,
             "--no-passing": args.no_passing,
             "--seed": args.seed is not None,
+            "--turn-timeout": args.turn_timeout is not None,
         }
         given = [flag for flag, value in new_table_only.items() if value]
         if given:
             parser.error(f"{', '.join(given)}: only for a new table, not with --table")
+    if args.command == "play" and not args.table and args.seat is not None:
+        parser.error("--seat: only with --table (a new table seats you in seat 0)")
     inp = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     run: Callable[[argparse.Namespace, TextIO, TextIO], Coroutine[Any, Any, int]] = args.run

@@ -428,6 +428,7 @@ class Seat(_message.Message):
     PLAYER_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     BOT_LEVEL_FIELD_NUMBER: _builtins.int
     HAS_PASSED_FIELD_NUMBER: _builtins.int
+    STAND_IN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number, 0 to 3 clockwise."""
     occupant: Global___SeatOccupant.ValueType
@@ -440,6 +441,11 @@ class Seat(_message.Message):
     """The strength of the bot; set only when the occupant is a bot."""
     has_passed: _builtins.bool
     """Whether the seat has chosen its cards to pass this round (never which)."""
+    stand_in: _builtins.bool
+    """Whether the bot in this seat plays it for a player who left mid-game. A
+    JoinTable that names this seat seats a player in the bot's place, who
+    plays on with the seat's cards and points.
+    """
     def __init__(
         self,
         *,
@@ -448,10 +454,11 @@ class Seat(_message.Message):
         player_display_name: _builtins.str = ...,
         bot_level: Global___BotLevel.ValueType = ...,
         has_passed: _builtins.bool = ...,
+        stand_in: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "has_passed", b"has_passed", "occupant", b"occupant", "player_display_name", b"player_display_name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "has_passed", b"has_passed", "occupant", b"occupant", "player_display_name", b"player_display_name", "seat", b"seat", "stand_in", b"stand_in"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -591,9 +598,11 @@ class Table(_message.Message):
         on their turn. When it runs out, the server makes that move for them as a
         heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
         stays theirs and they play on from the next move. The time counts from
-        the event that asked for the move: TurnChangedEvent for a card,
-        RoundStartedEvent for the passes (one seat's pass does not restart the
-        others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+        the event that asked for the move: TurnChangedEvent for a card (which
+        carries the deadline), RoundStartedEvent for the passes (one seat's pass
+        does not restart the others' time). Unset or zero: no limit. Otherwise at
+        least 1 second, and at most the server's limit: its idle-table expiry
+        less a minute (59 minutes by default), and never more than 24 hours.
         """
 
     @_builtins.property

@@ -275,7 +275,9 @@ class JoinTableRequest(_message.Message):
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     seat: _builtins.int
-    """The seat to take, 0 to 3; unset means any empty seat."""
+    """The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+    player who left (Seat.stand_in). Unset means any empty seat.
+    """
     player_display_name: _builtins.str
     """The name shown for the player, 1 to 40 characters."""
     etag: _builtins.str

@@ -119,7 +119,9 @@ class TableServiceServicer:
 
     def JoinTable(self, request, context):
         """JoinTable seats the caller at a given or any empty seat and returns the
-        seat token for later moves. Called with one of the table's seat tokens as
+        seat token for later moves. A seat given by number may also be one whose
+        bot stands in for a player who left mid-game (Seat.stand_in): the caller
+        takes over from the bot. Called with one of the table's seat tokens as
         authorization (expired or not), it renews that token instead: a new token
         for the same seat while the seat is still the caller's, and nothing else
         changes.

@@ -67,7 +67,9 @@ class TableServiceStub:
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.JoinTableRequest, _table_service_pb2.JoinTableResponse]
     """JoinTable seats the caller at a given or any empty seat and returns the
-    seat token for later moves. Called with one of the table's seat tokens as
+    seat token for later moves. A seat given by number may also be one whose
+    bot stands in for a player who left mid-game (Seat.stand_in): the caller
+    takes over from the bot. Called with one of the table's seat tokens as
     authorization (expired or not), it renews that token instead: a new token
     for the same seat while the seat is still the caller's, and nothing else
     changes.
@@ -104,7 +106,9 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.JoinTableRequest, _table_service_pb2.JoinTableResponse]  # type: ignore[assignment]
     """JoinTable seats the caller at a given or any empty seat and returns the
-    seat token for later moves. Called with one of the table's seat tokens as
+    seat token for later moves. A seat given by number may also be one whose
+    bot stands in for a player who left mid-game (Seat.stand_in): the caller
+    takes over from the bot. Called with one of the table's seat tokens as
     authorization (expired or not), it renews that token instead: a new token
     for the same seat while the seat is still the caller's, and nothing else
     changes.
@@ -168,7 +172,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.JoinTableResponse, _abc.Awaitable[_table_service_pb2.JoinTableResponse]]:
         """JoinTable seats the caller at a given or any empty seat and returns the
-        seat token for later moves. Called with one of the table's seat tokens as
+        seat token for later moves. A seat given by number may also be one whose
+        bot stands in for a player who left mid-game (Seat.stand_in): the caller
+        takes over from the bot. Called with one of the table's seat tokens as
         authorization (expired or not), it renews that token instead: a new token
         for the same seat while the seat is still the caller's, and nothing else
         changes.

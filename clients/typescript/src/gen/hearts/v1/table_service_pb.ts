@@ -276,7 +276,8 @@ export type JoinTableRequest = Message<"hearts.v1.JoinTableRequest"> & {
   name: string;
 
   /**
-   * The seat to take, 0 to 3; unset means any empty seat.
+   * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+   * player who left (Seat.stand_in). Unset means any empty seat.
    *
    * @generated from field: optional int32 seat = 2;
    */
@@ -691,7 +692,9 @@ export const TableService: GenService<{
   },
   /**
    * JoinTable seats the caller at a given or any empty seat and returns the
-   * seat token for later moves. Called with one of the table's seat tokens as
+   * seat token for later moves. A seat given by number may also be one whose
+   * bot stands in for a player who left mid-game (Seat.stand_in): the caller
+   * takes over from the bot. Called with one of the table's seat tokens as
    * authorization (expired or not), it renews that token instead: a new token
    * for the same seat while the seat is still the caller's, and nothing else
    * changes.

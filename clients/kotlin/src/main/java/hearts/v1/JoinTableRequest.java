@@ -108,7 +108,8 @@ private static final long serialVersionUID = 0L;
   private int seat_ = 0;
   /**
    * <pre>
-   * The seat to take, 0 to 3; unset means any empty seat.
+   * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+   * player who left (Seat.stand_in). Unset means any empty seat.
    * </pre>
    *
    * <code>optional int32 seat = 2;</code>
@@ -120,7 +121,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The seat to take, 0 to 3; unset means any empty seat.
+   * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+   * player who left (Seat.stand_in). Unset means any empty seat.
    * </pre>
    *
    * <code>optional int32 seat = 2;</code>
@@ -772,7 +774,8 @@ private static final long serialVersionUID = 0L;
     private int seat_ ;
     /**
      * <pre>
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * </pre>
      *
      * <code>optional int32 seat = 2;</code>
@@ -784,7 +787,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * </pre>
      *
      * <code>optional int32 seat = 2;</code>
@@ -796,7 +800,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * </pre>
      *
      * <code>optional int32 seat = 2;</code>
@@ -812,7 +817,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * </pre>
      *
      * <code>optional int32 seat = 2;</code>

@@ -32,7 +32,8 @@ public interface JoinTableRequestOrBuilder extends
 
   /**
    * <pre>
-   * The seat to take, 0 to 3; unset means any empty seat.
+   * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+   * player who left (Seat.stand_in). Unset means any empty seat.
    * </pre>
    *
    * <code>optional int32 seat = 2;</code>
@@ -41,7 +42,8 @@ public interface JoinTableRequestOrBuilder extends
   boolean hasSeat();
   /**
    * <pre>
-   * The seat to take, 0 to 3; unset means any empty seat.
+   * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+   * player who left (Seat.stand_in). Unset means any empty seat.
    * </pre>
    *
    * <code>optional int32 seat = 2;</code>

@@ -186,6 +186,23 @@ private static final long serialVersionUID = 0L;
     return hasPassed_;
   }
 
+  public static final int STAND_IN_FIELD_NUMBER = 6;
+  private boolean standIn_ = false;
+  /**
+   * <pre>
+   * Whether the bot in this seat plays it for a player who left mid-game. A
+   * JoinTable that names this seat seats a player in the bot's place, who
+   * plays on with the seat's cards and points.
+   * </pre>
+   *
+   * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The standIn.
+   */
+  @java.lang.Override
+  public boolean getStandIn() {
+    return standIn_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -215,6 +232,9 @@ private static final long serialVersionUID = 0L;
     if (hasPassed_ != false) {
       output.writeBool(5, hasPassed_);
     }
+    if (standIn_ != false) {
+      output.writeBool(6, standIn_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -237,6 +257,10 @@ private static final long serialVersionUID = 0L;
     if (hasPassed_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(5, hasPassed_);
+    }
+    if (standIn_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(6, standIn_);
     }
     return size;
   }
@@ -270,6 +294,8 @@ private static final long serialVersionUID = 0L;
     if (botLevel_ != other.botLevel_) return false;
     if (getHasPassed()
         != other.getHasPassed()) return false;
+    if (getStandIn()
+        != other.getStandIn()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -292,6 +318,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + HAS_PASSED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getHasPassed());
+    hash = (37 * hash) + STAND_IN_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getStandIn());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -432,6 +461,7 @@ private static final long serialVersionUID = 0L;
       playerDisplayName_ = "";
       botLevel_ = 0;
       hasPassed_ = false;
+      standIn_ = false;
       return this;
     }
 
@@ -480,6 +510,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.hasPassed_ = hasPassed_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.standIn_ = standIn_;
+      }
     }
 
     @java.lang.Override
@@ -510,6 +543,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getHasPassed() != false) {
         setHasPassed(other.getHasPassed());
+      }
+      if (other.getStandIn() != false) {
+        setStandIn(other.getStandIn());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -562,6 +598,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 48: {
+              standIn_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -904,6 +945,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearHasPassed() {
       bitField0_ = (bitField0_ & ~0x00000010);
       hasPassed_ = false;
+      onChanged();
+      return this;
+    }
+
+    private boolean standIn_ ;
+    /**
+     * <pre>
+     * Whether the bot in this seat plays it for a player who left mid-game. A
+     * JoinTable that names this seat seats a player in the bot's place, who
+     * plays on with the seat's cards and points.
+     * </pre>
+     *
+     * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The standIn.
+     */
+    @java.lang.Override
+    public boolean getStandIn() {
+      return standIn_;
+    }
+    /**
+     * <pre>
+     * Whether the bot in this seat plays it for a player who left mid-game. A
+     * JoinTable that names this seat seats a player in the bot's place, who
+     * plays on with the seat's cards and points.
+     * </pre>
+     *
+     * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The standIn to set.
+     * @return This builder for chaining.
+     */
+    public Builder setStandIn(boolean value) {
+
+      standIn_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the bot in this seat plays it for a player who left mid-game. A
+     * JoinTable that names this seat seats a player in the bot's place, who
+     * plays on with the seat's cards and points.
+     * </pre>
+     *
+     * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearStandIn() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      standIn_ = false;
       onChanged();
       return this;
     }

@@ -89,4 +89,16 @@ public interface SeatOrBuilder extends
    * @return The hasPassed.
    */
   boolean getHasPassed();
+
+  /**
+   * <pre>
+   * Whether the bot in this seat plays it for a player who left mid-game. A
+   * JoinTable that names this seat seats a player in the bot's place, who
+   * plays on with the seat's cards and points.
+   * </pre>
+   *
+   * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The standIn.
+   */
+  boolean getStandIn();
 }

@@ -634,9 +634,11 @@ private static final long serialVersionUID = 0L;
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -652,9 +654,11 @@ private static final long serialVersionUID = 0L;
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -670,9 +674,11 @@ private static final long serialVersionUID = 0L;
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3405,9 +3411,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3422,9 +3430,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3443,9 +3453,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3469,9 +3481,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3493,9 +3507,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3524,9 +3540,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3547,9 +3565,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3565,9 +3585,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3586,9 +3608,11 @@ private static final long serialVersionUID = 0L;
      * on their turn. When it runs out, the server makes that move for them as a
      * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
      * stays theirs and they play on from the next move. The time counts from
-     * the event that asked for the move: TurnChangedEvent for a card,
-     * RoundStartedEvent for the passes (one seat's pass does not restart the
-     * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+     * the event that asked for the move: TurnChangedEvent for a card (which
+     * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+     * does not restart the others' time). Unset or zero: no limit. Otherwise at
+     * least 1 second, and at most the server's limit: its idle-table expiry
+     * less a minute (59 minutes by default), and never more than 24 hours.
      * </pre>
      *
      * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>

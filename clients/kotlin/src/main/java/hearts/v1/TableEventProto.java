@@ -162,9 +162,11 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       "vent\022$\n\005score\030\001 \001(\0132\025.hearts.v1.RoundSco" +
       "re\"L\n\rGameOverEvent\022\024\n\014total_scores\030\001 \003(" +
       "\005\022%\n\006result\030\002 \001(\0132\025.hearts.v1.GameResult" +
-      "\" \n\020TurnChangedEvent\022\014\n\004seat\030\001 \001(\005\"\023\n\021Ta" +
-      "bleDeletedEvent\"!\n\021TurnTimedOutEvent\022\014\n\004" +
-      "seat\030\001 \001(\005B\023B\017TableEventProtoP\001b\006proto3"
+      "\"N\n\020TurnChangedEvent\022\014\n\004seat\030\001 \001(\005\022,\n\010de" +
+      "adline\030\002 \001(\0132\032.google.protobuf.Timestamp" +
+      "\"\023\n\021TableDeletedEvent\"!\n\021TurnTimedOutEve" +
+      "nt\022\014\n\004seat\030\001 \001(\005B\023B\017TableEventProtoP\001b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -255,7 +257,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_TurnChangedEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_TurnChangedEvent_descriptor,
-        new java.lang.String[] { "Seat", });
+        new java.lang.String[] { "Seat", "Deadline", });
     internal_static_hearts_v1_TableDeletedEvent_descriptor =
       getDescriptor().getMessageType(14);
     internal_static_hearts_v1_TableDeletedEvent_fieldAccessorTable = new

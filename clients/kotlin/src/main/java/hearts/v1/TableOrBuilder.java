@@ -383,9 +383,11 @@ public interface TableOrBuilder extends
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -398,9 +400,11 @@ public interface TableOrBuilder extends
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -413,9 +417,11 @@ public interface TableOrBuilder extends
    * on their turn. When it runs out, the server makes that move for them as a
    * heuristic bot would, from their view, after a TurnTimedOutEvent; the seat
    * stays theirs and they play on from the next move. The time counts from
-   * the event that asked for the move: TurnChangedEvent for a card,
-   * RoundStartedEvent for the passes (one seat's pass does not restart the
-   * others' time). Unset or zero: no limit. Otherwise 1 second to 24 hours.
+   * the event that asked for the move: TurnChangedEvent for a card (which
+   * carries the deadline), RoundStartedEvent for the passes (one seat's pass
+   * does not restart the others' time). Unset or zero: no limit. Otherwise at
+   * least 1 second, and at most the server's limit: its idle-table expiry
+   * less a minute (59 minutes by default), and never more than 24 hours.
    * </pre>
    *
    * <code>.google.protobuf.Duration turn_timeout = 16 [(.google.api.field_behavior) = IMMUTABLE];</code>

@@ -52,6 +52,7 @@ private static final long serialVersionUID = 0L;
             hearts.v1.TurnChangedEvent.class, hearts.v1.TurnChangedEvent.Builder.class);
   }
 
+  private int bitField0_;
   public static final int SEAT_FIELD_NUMBER = 1;
   private int seat_ = 0;
   /**
@@ -65,6 +66,53 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public int getSeat() {
     return seat_;
+  }
+
+  public static final int DEADLINE_FIELD_NUMBER = 2;
+  private com.google.protobuf.Timestamp deadline_;
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   * @return Whether the deadline field is set.
+   */
+  @java.lang.Override
+  public boolean hasDeadline() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   * @return The deadline.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getDeadline() {
+    return deadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : deadline_;
+  }
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getDeadlineOrBuilder() {
+    return deadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : deadline_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -84,6 +132,9 @@ private static final long serialVersionUID = 0L;
     if (seat_ != 0) {
       output.writeInt32(1, seat_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(2, getDeadline());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -91,6 +142,10 @@ private static final long serialVersionUID = 0L;
     if (seat_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(1, seat_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(2, getDeadline());
     }
     return size;
   }
@@ -118,6 +173,11 @@ private static final long serialVersionUID = 0L;
 
     if (getSeat()
         != other.getSeat()) return false;
+    if (hasDeadline() != other.hasDeadline()) return false;
+    if (hasDeadline()) {
+      if (!getDeadline()
+          .equals(other.getDeadline())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -131,6 +191,10 @@ private static final long serialVersionUID = 0L;
     hash = (19 * hash) + getDescriptor().hashCode();
     hash = (37 * hash) + SEAT_FIELD_NUMBER;
     hash = (53 * hash) + getSeat();
+    if (hasDeadline()) {
+      hash = (37 * hash) + DEADLINE_FIELD_NUMBER;
+      hash = (53 * hash) + getDeadline().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -254,19 +318,30 @@ private static final long serialVersionUID = 0L;
 
     // Construct using hearts.v1.TurnChangedEvent.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetDeadlineFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
       super.clear();
       bitField0_ = 0;
       seat_ = 0;
+      deadline_ = null;
+      if (deadlineBuilder_ != null) {
+        deadlineBuilder_.dispose();
+        deadlineBuilder_ = null;
+      }
       return this;
     }
 
@@ -303,6 +378,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.seat_ = seat_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.deadline_ = deadlineBuilder_ == null
+            ? deadline_
+            : deadlineBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -319,6 +402,9 @@ private static final long serialVersionUID = 0L;
       if (other == hearts.v1.TurnChangedEvent.getDefaultInstance()) return this;
       if (other.getSeat() != 0) {
         setSeat(other.getSeat());
+      }
+      if (other.hasDeadline()) {
+        mergeDeadline(other.getDeadline());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -351,6 +437,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 8
+            case 18: {
+              input.readMessage(
+                  internalGetDeadlineFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 18
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -410,6 +503,190 @@ private static final long serialVersionUID = 0L;
       seat_ = 0;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Timestamp deadline_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> deadlineBuilder_;
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     * @return Whether the deadline field is set.
+     */
+    public boolean hasDeadline() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     * @return The deadline.
+     */
+    public com.google.protobuf.Timestamp getDeadline() {
+      if (deadlineBuilder_ == null) {
+        return deadline_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : deadline_;
+      } else {
+        return deadlineBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public Builder setDeadline(com.google.protobuf.Timestamp value) {
+      if (deadlineBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        deadline_ = value;
+      } else {
+        deadlineBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public Builder setDeadline(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (deadlineBuilder_ == null) {
+        deadline_ = builderForValue.build();
+      } else {
+        deadlineBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public Builder mergeDeadline(com.google.protobuf.Timestamp value) {
+      if (deadlineBuilder_ == null) {
+        if (((bitField0_ & 0x00000002) != 0) &&
+          deadline_ != null &&
+          deadline_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getDeadlineBuilder().mergeFrom(value);
+        } else {
+          deadline_ = value;
+        }
+      } else {
+        deadlineBuilder_.mergeFrom(value);
+      }
+      if (deadline_ != null) {
+        bitField0_ |= 0x00000002;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public Builder clearDeadline() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      deadline_ = null;
+      if (deadlineBuilder_ != null) {
+        deadlineBuilder_.dispose();
+        deadlineBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getDeadlineBuilder() {
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return internalGetDeadlineFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getDeadlineOrBuilder() {
+      if (deadlineBuilder_ != null) {
+        return deadlineBuilder_.getMessageOrBuilder();
+      } else {
+        return deadline_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : deadline_;
+      }
+    }
+    /**
+     * <pre>
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp deadline = 2;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetDeadlineFieldBuilder() {
+      if (deadlineBuilder_ == null) {
+        deadlineBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getDeadline(),
+                getParentForChildren(),
+                isClean());
+        deadline_ = null;
+      }
+      return deadlineBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.TurnChangedEvent)

@@ -19,4 +19,40 @@ public interface TurnChangedEventOrBuilder extends
    * @return The seat.
    */
   int getSeat();
+
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   * @return Whether the deadline field is set.
+   */
+  boolean hasDeadline();
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   * @return The deadline.
+   */
+  com.google.protobuf.Timestamp getDeadline();
+  /**
+   * <pre>
+   * When the seat's time for this card runs out (see Table.turn_timeout);
+   * unset without a turn timeout, or when a bot plays the seat. The event may
+   * repeat within one turn (another seat's player left, say) with the same
+   * deadline.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp deadline = 2;</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getDeadlineOrBuilder();
 }

@@ -60,7 +60,8 @@ public object JoinTableRequestKt {
 
     /**
      * ```
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * ```
      *
      * `optional int32 seat = 2;`
@@ -74,7 +75,8 @@ public object JoinTableRequestKt {
       }
     /**
      * ```
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * ```
      *
      * `optional int32 seat = 2;`
@@ -84,7 +86,8 @@ public object JoinTableRequestKt {
     }
     /**
      * ```
-     * The seat to take, 0 to 3; unset means any empty seat.
+     * The seat to take, 0 to 3: an empty one, or one whose bot stands in for a
+     * player who left (Seat.stand_in). Unset means any empty seat.
      * ```
      *
      * `optional int32 seat = 2;`

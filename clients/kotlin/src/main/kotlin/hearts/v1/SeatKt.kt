@@ -173,6 +173,35 @@ public object SeatKt {
     public fun clearHasPassed() {
       _builder.clearHasPassed()
     }
+
+    /**
+     * ```
+     * Whether the bot in this seat plays it for a player who left mid-game. A
+     * JoinTable that names this seat seats a player in the bot's place, who
+     * plays on with the seat's cards and points.
+     * ```
+     *
+     * `bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var standIn: kotlin.Boolean
+      @kotlin.jvm.JvmName("getStandIn")
+        get() = _builder.standIn
+      @kotlin.jvm.JvmName("setStandIn")
+        set(value) {
+        _builder.standIn = value
+      }
+    /**
+     * ```
+     * Whether the bot in this seat plays it for a player who left mid-game. A
+     * JoinTable that names this seat seats a player in the bot's place, who
+     * plays on with the seat's cards and points.
+     * ```
+     *
+     * `bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearStandIn() {
+      _builder.clearStandIn()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic

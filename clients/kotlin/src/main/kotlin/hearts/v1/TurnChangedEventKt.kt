@@ -57,9 +57,60 @@ public object TurnChangedEventKt {
     public fun clearSeat() {
       _builder.clearSeat()
     }
+
+    /**
+     * ```
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * ```
+     *
+     * `.google.protobuf.Timestamp deadline = 2;`
+     */
+    public var deadline: com.google.protobuf.Timestamp
+      @kotlin.jvm.JvmName("getDeadline")
+        get() = _builder.deadline
+      @kotlin.jvm.JvmName("setDeadline")
+        set(value) {
+        _builder.deadline = value
+      }
+    /**
+     * ```
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * ```
+     *
+     * `.google.protobuf.Timestamp deadline = 2;`
+     */
+    public fun clearDeadline() {
+      _builder.clearDeadline()
+    }
+    /**
+     * ```
+     * When the seat's time for this card runs out (see Table.turn_timeout);
+     * unset without a turn timeout, or when a bot plays the seat. The event may
+     * repeat within one turn (another seat's player left, say) with the same
+     * deadline.
+     * ```
+     *
+     * `.google.protobuf.Timestamp deadline = 2;`
+     * @return Whether the deadline field is set.
+     */
+    public fun hasDeadline(): kotlin.Boolean {
+      return _builder.hasDeadline()
+    }
+
+    public val TurnChangedEventKt.Dsl.deadlineOrNull: com.google.protobuf.Timestamp?
+      get() = _builder.deadlineOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
 public inline fun hearts.v1.TurnChangedEvent.copy(block: `hearts.v1`.TurnChangedEventKt.Dsl.() -> kotlin.Unit): hearts.v1.TurnChangedEvent =
   `hearts.v1`.TurnChangedEventKt.Dsl._create(this.toBuilder()).apply { block() }._build()
+
+public val hearts.v1.TurnChangedEventOrBuilder.deadlineOrNull: com.google.protobuf.Timestamp?
+  get() = if (hasDeadline()) getDeadline() else null
 
