@@ -97,12 +97,12 @@ _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _DRIVER_STANDSTILL = 3
+"""Bot turns in a row whose commit did not move the table before a driver gives up."""
 # Table.turn_timeout's least value, as table.proto documents it (0: none); the greatest is the
 # server's (see TableApp). A driver a turn timer started that could not finish tries again after
 # _TIMER_RETRY_MS.
 _MIN_TURN_TIMEOUT_MS = 1_000
 _TIMER_RETRY_MS = 2_000
-"""Bot turns in a row whose commit did not move the table before a driver gives up."""
 _SECURE = secrets.SystemRandom()
 
 
