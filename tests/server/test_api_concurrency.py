@@ -216,6 +216,26 @@ async def test_a_player_takes_over_a_seat_a_bot_plays_for_someone_who_left(heart
     assert table.seats[2].occupant == pb.SEAT_OCCUPANT_HUMAN
 
 
+@pytest.mark.parametrize("pass_cards", [False, True], ids=["playing", "passing"])
+async def test_a_takeover_at_a_table_of_stand_ins_only_goes_on(hearts, pass_cards: bool) -> None:
+    # Everyone leaves: four stand-ins play on, a round per commit of the bot driver, so the
+    # table rests at a round's start where bots owe the first moves (passes, or the first card).
+    seated = await hearts.seated(deck_seed=5, pass_cards=pass_cards, target_score=1000)
+    name, tokens = seated.name, dict(seated.tokens)
+    await hearts.play_until(name, tokens, lambda table: table.phase == pb.PHASE_PLAYING)
+    for seat in (0, 1, 2, 3):
+        await hearts.leave(name, tokens[seat])
+    table = (await hearts.view(name)).table
+    seat = next(s for s in range(4) if not table.HasField("turn_seat") or s != table.turn_seat)
+    joined = await hearts.join(name, seat, player="back")
+    # The bots make the moves they owe within the join: the game waits for the player, or has
+    # gone past the round's start without them.
+    table = joined.view.table
+    assert owing(table) == [seat] or table.phase == pb.PHASE_GAME_OVER, table
+    moved = await hearts.play_out(name, {seat: joined.seat_token}, rng=random.Random(5))
+    assert moved.phase == pb.PHASE_GAME_OVER
+
+
 async def test_a_stand_in_seat_is_not_taken_over_once_the_game_is_over(hearts) -> None:
     seated = await hearts.seated(deck_seed=22, target_score=1)
     name, tokens = seated.name, dict(seated.tokens)

@@ -6,6 +6,8 @@ import dataclasses
 import json
 import random
 
+import pytest
+
 from hearts_engine import (
     Deal,
     PassCards,
@@ -21,8 +23,9 @@ from hearts_engine import (
     seeded_deck,
     state_to_dict,
 )
+from hearts_engine.bots import BotLevel
 from hearts_server import record as record_module
-from hearts_server.record import Occupant, SeatRecord, TableRecord
+from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
 
 
 def _random_game(seed: int, moves: int) -> State:
@@ -157,3 +160,17 @@ def test_an_unlisted_tables_record_round_trips_and_others_do_not_mention_it() ->
     assert TableRecord.from_json(unlisted.to_json()) == unlisted
     assert unlisted.evolve(game, 50, 9).unlisted
     assert b"unlisted" not in _record(game).to_json()
+
+
+def test_stand_ins_that_name_no_bot_seat_make_a_damaged_record() -> None:
+    bots = (SeatRecord(Occupant.HUMAN, "Ann", None, 2),) + (
+        SeatRecord(Occupant.BOT, "Bo (bot)", BotLevel.HEURISTIC, 1, stand_in=True),
+    ) * 3
+    record = dataclasses.replace(_record(_random_game(4, 30)), seats=bots)
+    assert TableRecord.from_json(record.to_json()) == record
+    data = json.loads(record.to_json())
+    assert data["stand_ins"] == [1, 2, 3]
+    for damaged in ([-1], [0], [4], [True], "1", [1.0]):
+        data["stand_ins"] = damaged
+        with pytest.raises(UnreadableRecordError):
+            TableRecord.from_json(json.dumps(data).encode())

@@ -33,6 +33,20 @@ async def test_tables_created_in_one_millisecond_list_newest_first() -> None:
     assert {t.create_time.ToMilliseconds() for t in created} == {1_800_000_000_000}
 
 
+async def test_an_unlisted_tables_id_does_not_follow_from_its_neighbours() -> None:
+    # Listed ids made in one millisecond count up from a random start, so a listed id's
+    # neighbours are guessable; an unlisted table's name is all that keeps strangers out.
+    app = _app(MemoryStore(), lambda: 1_800_000_000.0)  # the clock stands still
+    ids = []
+    for unlisted in (False, True, False, True, False):
+        created = await app.create_table(pb.Table(unlisted=unlisted), "")
+        ids.append(int(created.view.table.name.removeprefix("tables/")[12:], 16))
+    listed, unlisted_ids = ids[0::2], ids[1::2]
+    assert listed == [listed[0], listed[0] + 1, listed[0] + 2]  # the listed ones count up
+    for hidden in unlisted_ids:
+        assert all(abs(hidden - other) > 1_000 for other in ids if other != hidden)
+
+
 def test_an_id_made_in_the_same_millisecond_or_after_a_clock_step_back_sorts_later() -> None:
     first = new_table_id(1000)
     same = new_table_id(1000, first)

@@ -337,7 +337,8 @@ class TableRecord:
             raise TypeError("seats are not four (occupant, name, bot level, epoch)")
         stand_ins = data.get("stand_ins", ())
         if any(
-            type(index) is not int or seats[index].occupant != Occupant.BOT for index in stand_ins
+            type(index) is not int or not 0 <= index <= 3 or seats[index].occupant != Occupant.BOT
+            for index in stand_ins
         ):
             raise TypeError("stand_ins are not bot seats")
         if stand_ins:

@@ -656,7 +656,12 @@ class TableApp:
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
         # Ids sort by creation time (the listing is newest first), also within a millisecond.
         now = self._now_ms()
-        table_id = self._last_table_id = new_table_id(now, self._last_table_id)
+        if table.unlisted:
+            # Its name is what keeps strangers out: random from the clock on, never the listed
+            # ids' increment within a millisecond (which a neighbour's id would give away).
+            table_id = new_table_id(now)
+        else:
+            table_id = self._last_table_id = new_table_id(now, self._last_table_id)
         record = TableRecord(
             table_id=table_id,
             display_name=table.display_name or "Hearts table",
@@ -752,6 +757,10 @@ class TableApp:
             joined.player_joined.player_display_name = display_name
             batch.add(None, joined)
             new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
+            if new.game is not None and record.game is not None and not _has_human(record):
+                # A player takes over at a table the bot driver was playing round by round: the
+                # stand-in bots owe their moves now, inline, as at any table with a player.
+                new = dataclasses.replace(new, game=self._advance(new, new.game, batch))
             token = self.tokens.issue(table_id, chosen, old.epoch)
 
             def respond(final: TableRecord, new_version: int) -> Message:
