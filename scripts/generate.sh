@@ -5,10 +5,11 @@
 # Usage: uv run scripts/generate.sh [--out-root DIR] [--lang LANG]...
 #   --out-root DIR  write the tree under DIR instead of the repository (the tests use this);
 #                   files land at the same relative paths, e.g. DIR/clients/python/src/hearts/v1.
-#   --lang LANG     only this language (python, typescript, go, kotlin); repeatable. Default: all.
+#   --lang LANG     only this language (python, typescript, go, kotlin, rust); repeatable.
+#                   Default: all.
 #
 # Python is generated here; each other language has its own script (scripts/generate-LANG.sh,
-# with the same --out-root option), because each needs its own toolchain (npm, Go, Maven).
+# with the same --out-root option), because each needs its own toolchain (npm, Go, Maven, Cargo).
 set -euo pipefail
 
 # shellcheck source=scripts/_proto_env.sh
@@ -20,11 +21,11 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --out-root) OUT_ROOT="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
         --lang) LANGS+=("$2"); shift 2 ;;
-        *) echo "usage: $0 [--out-root DIR] [--lang python|typescript|go|kotlin]..." >&2; exit 2 ;;
+        *) echo "usage: $0 [--out-root DIR] [--lang python|typescript|go|kotlin|rust]..." >&2; exit 2 ;;
     esac
 done
 if [[ ${#LANGS[@]} -eq 0 ]]; then
-    LANGS=(python typescript go kotlin)
+    LANGS=(python typescript go kotlin rust)
 fi
 
 WORK_DIR="$(mktemp -d)"
@@ -79,7 +80,7 @@ for lang in "${LANGS[@]}"; do
             generate_python
             echo "generated: clients/python/src/hearts/v1 (under ${OUT_ROOT})"
             ;;
-        typescript|go|kotlin)
+        typescript|go|kotlin|rust)
             bash "${REPO_ROOT}/scripts/generate-${lang}.sh" --out-root "${OUT_ROOT}"
             ;;
         *) echo "unknown language: ${lang}" >&2; exit 2 ;;

@@ -1,0 +1,63 @@
+//! Rust client for the Hearts `hearts.v1.TableService`.
+//!
+//! - [`v1`]: the Protobuf messages (prost) and the gRPC client [`TableServiceClient`] (tonic),
+//!   generated from `proto/hearts/v1/*.proto` by `scripts/generate-rust.sh` into `src/gen`; do
+//!   not edit them.
+//! - [`connect`] and [`endpoint`]: a client for `host:port` or a URI.
+//! - [`BearerToken`]: the `authorization` metadata that carries a seat or creator token.
+//! - Card notation: [`v1::Card`] parses from and prints as `"QS"`, `"TD"`, `"2C"`.
+//! - [`StatusDetails`]: the stable reason (`google.rpc.ErrorInfo`) and the
+//!   [`MoveRejection`](v1::MoveRejection) of a refused call.
+//!
+//! `README.md` has an example; `docs/api.md` in the repository describes the API.
+
+/// The generated `hearts.v1` messages and the `TableService` client.
+// `WatchTableResponse.kind` holds a whole TableView or an event, unboxed, as prost generates it.
+#[allow(clippy::large_enum_variant)]
+pub mod v1 {
+    include!("gen/hearts.v1.rs");
+}
+
+mod auth;
+mod cards;
+mod details;
+
+pub use auth::BearerToken;
+pub use cards::ParseCardError;
+pub use details::StatusDetails;
+/// The generated client; [`connect`] makes one.
+pub use v1::table_service_client::TableServiceClient;
+
+/// `google.rpc.ErrorInfo`, as [`StatusDetails::error_info`] returns it.
+pub use tonic_types::ErrorInfo;
+/// The crates of the generated code's types, at the versions this crate uses.
+pub use {prost, prost_types, tonic};
+
+use tonic::transport::{Channel, Endpoint};
+
+/// The endpoint of a server at `address`: `host:port` (plain HTTP/2) or a URI
+/// (`http://host:port`). Set timeouts and the like on it, then `connect()` and hand the channel
+/// to [`TableServiceClient::new`].
+///
+/// An `https://` URI needs TLS, which this crate leaves out: enable tonic's `tls-ring` and
+/// `tls-native-roots` features in your own `Cargo.toml`, and such an endpoint uses TLS with the
+/// system's roots.
+pub fn endpoint(address: &str) -> Result<Endpoint, tonic::transport::Error> {
+    let uri =
+        if address.contains("://") { address.to_owned() } else { format!("http://{address}") };
+    // Endpoint::new, as the generated `TableServiceClient::connect` uses: with a TLS feature on,
+    // it configures TLS for https URIs.
+    Endpoint::new(uri)
+}
+
+/// Connects to the server at `address` (see [`endpoint`]).
+pub async fn connect(
+    address: &str,
+) -> Result<TableServiceClient<Channel>, tonic::transport::Error> {
+    Ok(TableServiceClient::new(endpoint(address)?.connect().await?))
+}
+
+// The README's example, compiled as a doc test (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

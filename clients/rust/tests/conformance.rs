@@ -1,0 +1,1195 @@
+//! Plays Hearts against a live hearts-server through this crate, exactly as a Rust program would:
+//! the generated tonic client, the seat token as `authorization` metadata, the error details read
+//! with `StatusDetails`. It checks what a client relies on: the watch stream tells the whole game
+//! in order and shows the seat no other seat's cards, a refused move says why (and which cards are
+//! legal), and a forged token is refused. Between them the tests meet every reason for refusing a
+//! move that docs/api.md lists, each at least once: the whole game those it can provoke at will,
+//! `every_other_rule_refusal_is_met` those that need a second player or a certain deal.
+//!
+//! The tests need a server at HEARTS_SERVER (host:port) and are skipped without one (they fail
+//! instead when HEARTS_CONFORMANCE_REQUIRED is set, as clients/rust/ci.sh does);
+//! scripts/with-server.sh starts a server and sets it. They never choose a card the caller's own
+//! view does not offer, except where a test means to break a rule.
+//!
+//! Every game is reproducible: HEARTS_CONFORMANCE_SEED (default: the clock) is the deck seed,
+//! which also seeds the server's bots, and the seed of the test's own card choices. Failures
+//! print it. Every call, every wait and each whole test is bounded by a timeout.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hearts_client::tonic::{Code, Response, Status, transport::Channel};
+use hearts_client::v1::{
+    BotLevel, Card, CardPlayedEvent, CreateTableRequest, DeleteTableRequest, GameOverEvent,
+    GetTableRequest, JoinTableRequest, PassCardsRequest, Phase, PlayCardRequest, PlayedCard, Rank,
+    RoundScore, Rules, Seat, SeatOccupant, Suit, Table, TableView, Trick, WatchTableRequest,
+    WatchTableResponse, table_event::Event, watch_table_response::Kind,
+};
+use hearts_client::{BearerToken, StatusDetails, TableServiceClient};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+type Client = TableServiceClient<Channel>;
+
+/// Keeps a game to a few rounds.
+const TARGET_SCORE: i32 = 20;
+/// The seat the tests join; the others are heuristic bots, but for one table with a second player.
+const HUMAN_SEAT: i32 = 0;
+/// Bounds each test; a whole game with inline bots takes well under a second.
+const TEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bounds each call, and each wait for the watch stream.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// The refusals (method/reason) the whole-game test must meet: each one is provoked on purpose.
+/// MUST_FOLLOW_SUIT needs the seat to follow a trick while holding the led suit and another,
+/// which every game brings about.
+const REQUIRED_REFUSALS: [&str; 14] = [
+    "PassCards/WRONG_PASS_COUNT",
+    "PassCards/DUPLICATE_CARD",
+    "PassCards/CARD_NOT_IN_HAND",
+    "PassCards/ETAG_MISMATCH",
+    "PassCards/NOT_A_PLAYER",
+    "PassCards/TOKEN_MISSING",
+    "PassCards/WRONG_PHASE",
+    "PassCards/GAME_OVER",
+    "PlayCard/WRONG_PHASE",
+    "PlayCard/CARD_NOT_IN_HAND",
+    "PlayCard/MUST_FOLLOW_SUIT",
+    "PlayCard/INVALID_CARD",
+    "PlayCard/ETAG_MISMATCH",
+    "PlayCard/GAME_OVER",
+];
+
+/// Refusals that depend on the deal (who holds the two of clubs, whether the seat leads before
+/// hearts are broken while holding hearts and more, whether it is void in clubs on the first
+/// trick) or on the rules (MUST_LEAD_CLUB needs can_lead_any_club): the whole-game test checks
+/// those its game offers, and `every_other_rule_refusal_is_met` plays one-round games until it
+/// has met each.
+const CHANCE_REFUSALS: [&str; 4] = [
+    "PlayCard/MUST_LEAD_TWO_OF_CLUBS",
+    "PlayCard/MUST_LEAD_CLUB",
+    "PlayCard/HEARTS_NOT_BROKEN",
+    "PlayCard/NO_POINTS_ON_FIRST_TRICK",
+];
+
+/// At most this many one-round games to meet every chance refusal; a few suffice in practice
+/// (each game steers its pass toward the situation still missing).
+const MAX_DEALS: i64 = 200;
+
+// ------------------------------------------------------------------------------------ the tests
+
+/// Plays one human seat against three heuristic bots to the end, choosing only cards its own view
+/// offers, and on the way provokes every kind of refused move. Checks that the watch stream
+/// delivered every trick and every round's score in order, with growing sequence numbers and
+/// none of another seat's cards, and that the final totals and result agree everywhere.
+#[tokio::test]
+async fn a_whole_game_in_order_with_every_refusal() {
+    let Some((client, address)) = connect().await else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the whole-game test", async move {
+        let seed = game_seed();
+        let mut game = Game::new(client, seed, "whole game", Rules::default(), &[]).await;
+        let after = game.joined.sequence;
+        let mut watch = Watcher::start(&address, &game, after).await;
+
+        let mut rng = Rng::new(seed as u64);
+        let mut refusals = BTreeSet::new();
+        let mut view = game.joined.clone();
+        let mut moves = 0;
+        while phase(&view) != Phase::GameOver {
+            check_view(&game, &view);
+            if view.cards_to_pass > 0 {
+                if !refusals.contains("PassCards/WRONG_PASS_COUNT") {
+                    refuse_passes(&mut game, &view, &mut refusals).await;
+                }
+            } else if !view.legal_cards.is_empty() {
+                refuse_plays(&mut game, &view, &mut refusals).await;
+            }
+            view = game.make_move(&view, &mut rng).await;
+            moves += 1;
+        }
+        check_view(&game, &view);
+        println!(
+            "seed {seed}: game over after {} rounds and {moves} moves of seat {HUMAN_SEAT}",
+            table(&view).round_number
+        );
+
+        // A finished game refuses every move, with GAME_OVER.
+        refuse_after_game_over(&mut game, &view, &mut refusals).await;
+
+        // The game_over event may still be in flight when the last move's response arrives.
+        watch.wait_for(|event| matches!(event, Event::GameOver(_))).await;
+        let final_view = game.view().await;
+        check_view(&game, &final_view);
+
+        // Deleting the table must end the stream, after a TableDeletedEvent.
+        game.delete().await;
+        let messages = watch.finish().await.unwrap_or_else(|status| {
+            panic!(
+                "seed {seed}: the watch stream ended with {}, want a clean end after table_deleted",
+                describe(&status)
+            )
+        });
+        check_stream(&game, after, &messages, &final_view);
+
+        let missing: Vec<_> =
+            REQUIRED_REFUSALS.iter().filter(|key| !refusals.contains(**key)).collect();
+        assert!(
+            missing.is_empty(),
+            "seed {seed}: the game ended before these refusals could be provoked: {missing:?}"
+        );
+        let met: Vec<_> = CHANCE_REFUSALS.iter().filter(|key| refusals.contains(**key)).collect();
+        println!(
+            "seed {seed}: {} refusals checked; of those that depend on the deal: {met:?}",
+            refusals.len()
+        );
+    })
+    .await;
+}
+
+/// Plays a legal card on the seat's turn with tokens the server never issued, and expects
+/// UNAUTHENTICATED / TOKEN_INVALID and an unchanged table.
+#[tokio::test]
+async fn a_forged_token_is_unauthenticated() {
+    let Some((client, _)) = connect().await else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the forged-token test", async move {
+        let seed = game_seed();
+        let mut game = Game::new(client, seed, "forged token", Rules::default(), &[]).await;
+        let mut rng = Rng::new(seed as u64 ^ 2);
+        let mut view = game.joined.clone();
+        while view.legal_cards.is_empty() || view.cards_to_pass > 0 {
+            view = game.make_move(&view, &mut rng).await;
+        }
+        let card = view.legal_cards[0];
+
+        let forgeries = [
+            ("the real claims with another signature", tamper_signature(&game.seat_token)),
+            ("not a token at all", "not-a-token".to_owned()),
+        ];
+        for (what, forged) in forgeries {
+            let token = BearerToken::new(&forged).expect("a forged token is ASCII");
+            let request = play_request(&game.name, card, "");
+            let result = game.client.play_card(token.request(request)).await;
+            let status = refused(&game, &format!("PlayCard {card} with {what}"), result);
+            check_refusal(&game, what, &status, Code::Unauthenticated, "TOKEN_INVALID");
+        }
+        assert_unchanged(&mut game, &view, "plays with forged tokens").await;
+        game.delete().await;
+    })
+    .await;
+}
+
+/// Meets the refusals of the rules that the whole-game test cannot provoke at will:
+/// ALREADY_PASSED and NOT_YOUR_TURN need a second human at the table (bots move at once), and the
+/// chance refusals a deal that puts the seat in their situation.
+#[tokio::test]
+async fn every_other_rule_refusal_is_met() {
+    let Some((client, _)) = connect().await else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the other-refusals test", async move {
+        let seed = game_seed();
+        let mut seen = BTreeSet::new();
+        second_player_refusals(client.clone(), seed, &mut seen).await;
+        let mut deals = 0;
+        while let Some(missing) = CHANCE_REFUSALS.iter().find(|key| !seen.contains(**key)) {
+            assert!(deals < MAX_DEALS, "seed {seed}: {missing} was not met in {deals} deals");
+            deals += 1;
+            deal_refusals(client.clone(), seed.wrapping_add(deals), &mut seen).await;
+        }
+        println!("seed {seed}: {} refusals checked, in {deals} one-round games", seen.len());
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------------------------ refusals
+
+/// While the seat owes its pass: a pass of two cards, one naming a card twice, one with a card the
+/// seat does not hold, a play, and a good pass with a stale etag, the creator's token or no token.
+async fn refuse_passes(game: &mut Game, view: &TableView, seen: &mut BTreeSet<String>) {
+    let legal = &view.legal_cards;
+    let (a, b, c) = (legal[0], legal[1], legal[2]);
+    let missing = not_in_hand(view);
+    let seat = game.seat.clone();
+    let creator = game.creator.clone();
+    let etag = etag(view);
+
+    // Passes the rules refuse.
+    let bad_passes = [
+        (vec![a, b], "WRONG_PASS_COUNT"),
+        (vec![a, a, b], "DUPLICATE_CARD"),
+        (vec![a, b, missing], "CARD_NOT_IN_HAND"),
+    ];
+    for (cards, reason) in bad_passes {
+        let what = format!("PassCards {} from {}", notations(&cards), notations(&view.hand));
+        let request = pass_request(&game.name, cards, &etag);
+        let result = game.client.pass_cards(seat.request(request)).await;
+        let status = refused(game, &what, result);
+        check_move_refusal(game, &what, &status, reason, view);
+        seen.insert(format!("PassCards/{reason}"));
+    }
+
+    // A good pass in a request the server refuses before the rules look at it.
+    let good = vec![a, b, c];
+    let bad_requests = [
+        ("a stale etag", Some(&seat), &game.stale_etag, Code::Aborted, "ETAG_MISMATCH"),
+        ("the creator token", Some(&creator), &etag, Code::PermissionDenied, "NOT_A_PLAYER"),
+        ("no token", None, &etag, Code::Unauthenticated, "TOKEN_MISSING"),
+    ];
+    for (what, token, etag, code, reason) in bad_requests {
+        let what = format!("PassCards {} with {what}", notations(&good));
+        let request = pass_request(&game.name, good.clone(), etag);
+        let result = game.client.pass_cards(authorize(token, request)).await;
+        let status = refused(game, &what, result);
+        check_refusal(game, &what, &status, code, reason);
+        seen.insert(format!("PassCards/{reason}"));
+    }
+
+    // A play while passing.
+    let what = format!("PlayCard {a} while passing");
+    let result = game.client.play_card(seat.request(play_request(&game.name, a, &etag))).await;
+    let status = refused(game, &what, result);
+    check_move_refusal(game, &what, &status, "WRONG_PHASE", view);
+    seen.insert("PlayCard/WRONG_PHASE".to_owned());
+
+    assert_unchanged(game, view, "refused passes").await;
+}
+
+/// On the seat's turn: each illegal card of its hand whose reason was not met yet (the reason is
+/// predicted from the view, as the rules name the first clause a card breaks), a card it does not
+/// hold, a card that names no card, a pass, and a legal card with a stale etag.
+async fn refuse_plays(game: &mut Game, view: &TableView, seen: &mut BTreeSet<String>) {
+    let seat = game.seat.clone();
+    let etag = etag(view);
+    let mut refused_any = false;
+
+    let mut tries: Vec<(Card, &str)> = view
+        .hand
+        .iter()
+        .filter(|card| !view.legal_cards.contains(card))
+        .map(|card| (*card, illegal_play_reason(view, *card)))
+        .collect();
+    tries.push((not_in_hand(view), "CARD_NOT_IN_HAND"));
+    for (card, reason) in tries {
+        let key = format!("PlayCard/{reason}");
+        if seen.contains(&key) {
+            continue;
+        }
+        let what = format!(
+            "PlayCard {card} holding {} with legal {}, trick so far {}",
+            notations(&view.hand),
+            notations(&view.legal_cards),
+            played_notations(current_trick_cards(view)),
+        );
+        let result =
+            game.client.play_card(seat.request(play_request(&game.name, card, &etag))).await;
+        let status = refused(game, &what, result);
+        check_move_refusal(game, &what, &status, reason, view);
+        seen.insert(key);
+        refused_any = true;
+    }
+
+    if !seen.contains("PlayCard/INVALID_CARD") {
+        let what = "PlayCard of a card with no suit and rank";
+        let result = game
+            .client
+            .play_card(seat.request(play_request(&game.name, Card::default(), &etag)))
+            .await;
+        let status = refused(game, what, result);
+        check_refusal(game, what, &status, Code::InvalidArgument, "INVALID_CARD");
+        seen.insert("PlayCard/INVALID_CARD".to_owned());
+        refused_any = true;
+    }
+    if !seen.contains("PassCards/WRONG_PHASE") && view.hand.len() >= 3 {
+        let cards = view.hand[..3].to_vec();
+        let what = format!("PassCards {} while playing", notations(&cards));
+        let request = pass_request(&game.name, cards, &etag);
+        let result = game.client.pass_cards(seat.request(request)).await;
+        let status = refused(game, &what, result);
+        check_move_refusal(game, &what, &status, "WRONG_PHASE", view);
+        seen.insert("PassCards/WRONG_PHASE".to_owned());
+        refused_any = true;
+    }
+    if !seen.contains("PlayCard/ETAG_MISMATCH") {
+        let card = view.legal_cards[0];
+        let what = format!("PlayCard {card} with a stale etag");
+        let request = play_request(&game.name, card, &game.stale_etag);
+        let result = game.client.play_card(seat.request(request)).await;
+        let status = refused(game, &what, result);
+        check_refusal(game, &what, &status, Code::Aborted, "ETAG_MISMATCH");
+        seen.insert("PlayCard/ETAG_MISMATCH".to_owned());
+        refused_any = true;
+    }
+    if refused_any {
+        assert_unchanged(game, view, "refused plays").await;
+    }
+}
+
+async fn refuse_after_game_over(game: &mut Game, view: &TableView, seen: &mut BTreeSet<String>) {
+    let seat = game.seat.clone();
+    let two_of_clubs = Card::new(Rank::Two, Suit::Clubs);
+    let what = format!("PlayCard {two_of_clubs} after the game");
+    let result =
+        game.client.play_card(seat.request(play_request(&game.name, two_of_clubs, ""))).await;
+    let status = refused(game, &what, result);
+    check_move_refusal(game, &what, &status, "GAME_OVER", view);
+    seen.insert("PlayCard/GAME_OVER".to_owned());
+
+    let cards: Vec<Card> = ["2C", "3C", "4C"].iter().map(|c| parse(c)).collect();
+    let what = format!("PassCards {} after the game", notations(&cards));
+    let request = pass_request(&game.name, cards, "");
+    let result = game.client.pass_cards(seat.request(request)).await;
+    let status = refused(game, &what, result);
+    check_move_refusal(game, &what, &status, "GAME_OVER", view);
+    seen.insert("PassCards/GAME_OVER".to_owned());
+}
+
+/// With a second human at the table (seat 1): a second pass of the seat while seat 1 still owes
+/// its own, and a play of the human whose turn it is not.
+async fn second_player_refusals(client: Client, seed: i64, seen: &mut BTreeSet<String>) {
+    let mut game = Game::new(client, seed, "two players", Rules::default(), &[1]).await;
+    let (seat, other) = (game.seat.clone(), game.others[0].clone());
+    let view = game.joined.clone();
+    assert_eq!(view.cards_to_pass, 3, "seed {seed}: the first round passes");
+    let passed = game.pass(&seat, &view, view.legal_cards[..3].to_vec()).await;
+    assert!(
+        phase(&passed) == Phase::Passing && passed.cards_to_pass == 0,
+        "seed {seed}: after its pass the seat waits for seat 1's"
+    );
+    let again = passed.hand[..3].to_vec();
+    let what = format!("PassCards {} after passing", notations(&again));
+    let request = pass_request(&game.name, again, &etag(&passed));
+    let result = game.client.pass_cards(seat.request(request)).await;
+    let status = refused(&game, &what, result);
+    check_move_refusal(&game, &what, &status, "ALREADY_PASSED", &passed);
+    seen.insert("PassCards/ALREADY_PASSED".to_owned());
+
+    // Seat 1 passes; the bots play until one of the two humans is to play.
+    let other_view = game.get_view(&other).await;
+    let playing = game.pass(&other, &other_view, other_view.legal_cards[..3].to_vec()).await;
+    let turn = table(&playing).turn_seat.expect("a seat's turn while playing");
+    let waiting = if turn == HUMAN_SEAT { other } else { seat };
+    let view = game.get_view(&waiting).await;
+    assert!(
+        phase(&view) == Phase::Playing && view.legal_cards.is_empty(),
+        "seed {seed}: seat {:?} owes no move while seat {turn} is to play",
+        view.viewer_seat
+    );
+    let card = view.hand[0];
+    let what =
+        format!("PlayCard {card} by seat {:?} while seat {turn} is to play", view.viewer_seat);
+    let request = play_request(&game.name, card, &etag(&view));
+    let result = game.client.play_card(waiting.request(request)).await;
+    let status = refused(&game, &what, result);
+    check_move_refusal(&game, &what, &status, "NOT_YOUR_TURN", &view);
+    seen.insert("PlayCard/NOT_YOUR_TURN".to_owned());
+    game.delete().await;
+}
+
+/// Plays a one-round game whose pass steers toward a chance refusal still missing, trying on
+/// each turn every illegal card whose reason is still missing.
+async fn deal_refusals(client: Client, seed: i64, seen: &mut BTreeSet<String>) {
+    // The first lead must be the two of clubs, or with can_lead_any_club a club: a table each.
+    let any_club = seen.contains("PlayCard/MUST_LEAD_TWO_OF_CLUBS");
+    let lead_reason =
+        if any_club { "PlayCard/MUST_LEAD_CLUB" } else { "PlayCard/MUST_LEAD_TWO_OF_CLUBS" };
+    let rules =
+        Rules { target_score: Some(1), can_lead_any_club: Some(any_club), ..Rules::default() };
+    let mut game = Game::new(client, seed, "one deal", rules, &[]).await;
+    let seat = game.seat.clone();
+    let mut rng = Rng::new(seed as u64);
+    let mut view = game.joined.clone();
+    while phase(&view) != Phase::GameOver {
+        check_view(&game, &view);
+        if view.cards_to_pass > 0 {
+            // Keep the two of clubs to lead the first trick with it; else pass clubs first, to
+            // be void in clubs on the first trick and hold points to throw on it.
+            let two_of_clubs = Card::new(Rank::Two, Suit::Clubs);
+            let keep_clubs = !seen.contains(lead_reason) && view.hand.contains(&two_of_clubs);
+            let mut cards = view.legal_cards.clone();
+            cards.sort_by_key(|card| (card.suit() == Suit::Clubs) == keep_clubs);
+            cards.truncate(3);
+            view = game.pass(&seat, &view, cards).await;
+            continue;
+        }
+        if !view.legal_cards.is_empty() {
+            refuse_plays(&mut game, &view, seen).await;
+        }
+        view = game.make_move(&view, &mut rng).await;
+    }
+    game.delete().await;
+}
+
+/// The reason the server must give for playing `card`, which the seat holds but may not play now:
+/// the first clause of the rules it breaks (the tests' tables differ from the default rules at
+/// most in can_lead_any_club).
+fn illegal_play_reason(view: &TableView, card: Card) -> &'static str {
+    let trick = current_trick_cards(view);
+    if let Some(led) = trick.first().and_then(|played| played.card) {
+        if view.hand.iter().any(|c| c.suit == led.suit) {
+            return "MUST_FOLLOW_SUIT";
+        }
+        return "NO_POINTS_ON_FIRST_TRICK";
+    }
+    if view.completed_tricks.is_empty() {
+        let rules = table(view).rules.unwrap_or_default();
+        return if rules.can_lead_any_club() { "MUST_LEAD_CLUB" } else { "MUST_LEAD_TWO_OF_CLUBS" };
+    }
+    assert_eq!(card.suit(), Suit::Hearts, "{card} is refused on an empty trick after the first");
+    "HEARTS_NOT_BROKEN"
+}
+
+/// Unwraps the error of a call that must fail.
+fn refused<T>(game: &Game, what: &str, result: Result<Response<T>, Status>) -> Status {
+    match result {
+        Ok(_) => panic!("seed {}: {what} succeeded; it must be refused", game.seed),
+        Err(status) => status,
+    }
+}
+
+/// Checks a refused call's code and its ErrorInfo (domain hearts.v1, the reason).
+fn check_refusal(game: &Game, what: &str, status: &Status, code: Code, reason: &str) {
+    let seed = game.seed;
+    let info = status.error_info().unwrap_or_else(|| {
+        panic!("seed {seed}: {what}: {} carries no google.rpc.ErrorInfo", describe(status))
+    });
+    assert_eq!(
+        (status.code(), info.domain.as_str(), info.reason.as_str()),
+        (code, "hearts.v1", reason),
+        "seed {seed}: {what}: got {}",
+        describe(status)
+    );
+    assert_eq!(status.reason().as_deref(), Some(reason));
+}
+
+/// Checks a move refused by the rules: FAILED_PRECONDITION with the reason, the table's name in
+/// the ErrorInfo, and a MoveRejection that repeats the reason and the view's legal cards.
+fn check_move_refusal(game: &Game, what: &str, status: &Status, reason: &str, view: &TableView) {
+    let seed = game.seed;
+    check_refusal(game, what, status, Code::FailedPrecondition, reason);
+    let info = status.error_info().expect("checked above");
+    assert_eq!(
+        info.metadata.get("table"),
+        Some(&game.name),
+        "seed {seed}: {what}: ErrorInfo metadata {:?}",
+        info.metadata
+    );
+    let rejection = status.move_rejection().unwrap_or_else(|| {
+        panic!("seed {seed}: {what}: {} carries no hearts.v1.MoveRejection", describe(status))
+    });
+    assert_eq!(rejection.reason, reason, "seed {seed}: {what}: MoveRejection");
+    assert_eq!(
+        notations(&rejection.legal_cards),
+        notations(&view.legal_cards),
+        "seed {seed}: {what}: MoveRejection legal_cards, want the view's"
+    );
+    assert_eq!(
+        rejection.cards_to_pass, view.cards_to_pass,
+        "seed {seed}: {what}: MoveRejection cards_to_pass, want the view's"
+    );
+}
+
+/// A refused call changes nothing: the table's etag and event sequence are those of the view.
+async fn assert_unchanged(game: &mut Game, view: &TableView, what: &str) {
+    let now = game.view().await;
+    assert_eq!(
+        (etag(&now), now.sequence),
+        (etag(view), view.sequence),
+        "seed {}: {what} changed the table",
+        game.seed
+    );
+}
+
+// ------------------------------------------------------------------------------------ the game
+
+/// A table a test created, and the seat it joined.
+struct Game {
+    client: Client,
+    seed: i64,
+    name: String,
+    creator: BearerToken,
+    seat: BearerToken,
+    seat_token: String,
+    /// The tokens of the other seats that humans joined (`Game::new`'s `others`), in order.
+    others: Vec<BearerToken>,
+    /// The etag of the table before the seat joined: stale ever after.
+    stale_etag: String,
+    /// The seat's view right after joining.
+    joined: TableView,
+}
+
+impl Game {
+    /// Creates a table with the deck seed and `rules` (unset: a small target score) whose seats
+    /// are heuristic bots but HUMAN_SEAT and `others`. The test joins `others`, then HUMAN_SEAT,
+    /// which fills the table and deals the first round.
+    async fn new(mut client: Client, seed: i64, label: &str, rules: Rules, others: &[i32]) -> Game {
+        let seats = (0..4)
+            .filter(|seat| *seat != HUMAN_SEAT && !others.contains(seat))
+            .map(|seat| Seat {
+                seat,
+                occupant: SeatOccupant::Bot as i32,
+                bot_level: BotLevel::Heuristic as i32,
+                ..Seat::default()
+            })
+            .collect();
+        let rules = Rules { target_score: rules.target_score.or(Some(TARGET_SCORE)), ..rules };
+        let request = CreateTableRequest {
+            table: Some(Table {
+                display_name: format!("rust conformance: {label}"),
+                rules: Some(rules),
+                seats,
+                deck_seed: Some(seed),
+                ..Table::default()
+            }),
+            request_id: request_id(),
+        };
+        let created = client
+            .create_table(request)
+            .await
+            .unwrap_or_else(|s| panic!("seed {seed}: CreateTable: {}", describe(&s)))
+            .into_inner();
+        let created_view = created.view.expect("CreateTable answered no view");
+        let name = table(&created_view).name.clone();
+        assert!(
+            name.starts_with("tables/") && !created.creator_token.is_empty(),
+            "seed {seed}: CreateTable returned name {name:?} and a creator token of {} bytes",
+            created.creator_token.len()
+        );
+        println!("seed {seed}: {label}: {name}");
+
+        let mut tokens = Vec::new();
+        let mut view = None;
+        for seat in others.iter().chain([&HUMAN_SEAT]) {
+            let joined = client
+                .join_table(JoinTableRequest {
+                    name: name.clone(),
+                    seat: Some(*seat),
+                    player_display_name: format!("rust conformance {seat}"),
+                    etag: String::new(),
+                    request_id: request_id(),
+                })
+                .await
+                .unwrap_or_else(|s| panic!("seed {seed}: JoinTable {name}: {}", describe(&s)))
+                .into_inner();
+            assert_eq!(joined.seat, *seat, "seed {seed}: JoinTable's seat");
+            tokens.push((BearerToken::new(&joined.seat_token).expect("ASCII"), joined.seat_token));
+            view = joined.view;
+        }
+        let view = view.expect("JoinTable answered no view");
+        let (seat, seat_token) = tokens.pop().expect("HUMAN_SEAT joined");
+        assert!(
+            view.viewer_seat == Some(HUMAN_SEAT) && view.hand.len() == 13,
+            "seed {seed}: JoinTable gave viewer seat {:?} and {} cards; want seat {HUMAN_SEAT} with 13",
+            view.viewer_seat,
+            view.hand.len()
+        );
+        assert!(
+            matches!(phase(&view), Phase::Passing | Phase::Playing),
+            "seed {seed}: after the fourth seat joined the phase is {:?}",
+            phase(&view)
+        );
+        Game {
+            client,
+            seed,
+            creator: BearerToken::new(&created.creator_token).expect("an ASCII token"),
+            seat,
+            seat_token,
+            others: tokens.into_iter().map(|(token, _)| token).collect(),
+            stale_etag: table(&created_view).etag.clone(),
+            joined: view,
+            name,
+        }
+    }
+
+    /// Makes the seat's next move, chosen at random from what its own view offers, and returns
+    /// the view after it. When the seat owes no move (it never should with inline bots, but a
+    /// client may not assume that) it reads the table again instead.
+    async fn make_move(&mut self, view: &TableView, rng: &mut Rng) -> TableView {
+        let seat = self.seat.clone();
+        let legal = &view.legal_cards;
+        if view.cards_to_pass > 0 {
+            // While passing, legal_cards are the cards the seat may pass: its hand.
+            let mut chosen = legal.clone();
+            rng.shuffle(&mut chosen);
+            chosen.truncate(view.cards_to_pass as usize);
+            self.pass(&seat, view, chosen).await
+        } else if !legal.is_empty() {
+            let card = legal[rng.below(legal.len())];
+            self.play(&seat, view, card).await
+        } else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            self.get_view(&seat).await
+        }
+    }
+
+    /// Passes `cards` for the seat of `token`, whose view is `view`; the view after it.
+    async fn pass(&mut self, token: &BearerToken, view: &TableView, cards: Vec<Card>) -> TableView {
+        let what = format!("PassCards {} from {}", notations(&cards), notations(&view.hand));
+        let request = pass_request(&self.name, cards, &etag(view));
+        let response = self.client.pass_cards(token.request(request)).await;
+        let response =
+            response.unwrap_or_else(|s| panic!("seed {}: {what}: {}", self.seed, describe(&s)));
+        response.into_inner().view.expect("PassCards answered no view")
+    }
+
+    /// Plays `card` for the seat of `token`, whose view is `view`; the view after it.
+    async fn play(&mut self, token: &BearerToken, view: &TableView, card: Card) -> TableView {
+        let what = format!("PlayCard {card} (legal {})", notations(&view.legal_cards));
+        let request = play_request(&self.name, card, &etag(view));
+        let response = self.client.play_card(token.request(request)).await;
+        let response =
+            response.unwrap_or_else(|s| panic!("seed {}: {what}: {}", self.seed, describe(&s)));
+        response.into_inner().view.expect("PlayCard answered no view")
+    }
+
+    /// The seat's view.
+    async fn view(&mut self) -> TableView {
+        let seat = self.seat.clone();
+        self.get_view(&seat).await
+    }
+
+    /// The view of the seat of `token`.
+    async fn get_view(&mut self, token: &BearerToken) -> TableView {
+        let request = GetTableRequest { name: self.name.clone() };
+        let response = self.client.get_table(token.request(request)).await;
+        let response = response.unwrap_or_else(|s| {
+            panic!("seed {}: GetTable {}: {}", self.seed, self.name, describe(&s))
+        });
+        response.into_inner().view.expect("GetTable answered no view")
+    }
+
+    async fn delete(&mut self) {
+        let request = DeleteTableRequest {
+            name: self.name.clone(),
+            etag: String::new(),
+            request_id: request_id(),
+        };
+        if let Err(s) = self.client.delete_table(self.creator.request(request)).await {
+            panic!("seed {}: DeleteTable {}: {}", self.seed, self.name, describe(&s));
+        }
+    }
+}
+
+/// Checks that a view of the seat shows its own cards only: its seat, a hand of the right size, no
+/// deck seed and no history before the game is over.
+fn check_view(game: &Game, view: &TableView) {
+    let seed = game.seed;
+    let table = table(view);
+    assert_eq!(view.viewer_seat, Some(HUMAN_SEAT), "seed {seed}: the view's viewer_seat");
+    for (what, cards) in
+        [("passed_cards", &view.passed_cards), ("received_cards", &view.received_cards)]
+    {
+        assert!(
+            cards.is_empty() || cards.len() == 3,
+            "seed {seed}: the view's {what} {}",
+            notations(cards)
+        );
+    }
+    if phase(view) == Phase::GameOver {
+        assert_eq!(table.deck_seed, Some(seed), "seed {seed}: the finished game's deck_seed");
+        assert_eq!(
+            view.game_history.len() as i32,
+            table.round_number,
+            "seed {seed}: the finished game's history has a round for each round played"
+        );
+        return;
+    }
+    assert!(
+        table.deck_seed.is_none() && view.game_history.is_empty(),
+        "seed {seed}: a view before the game is over reveals the deck seed ({:?}) or the history ({} rounds)",
+        table.deck_seed,
+        view.game_history.len()
+    );
+    if phase(view) == Phase::Playing {
+        let played_now = current_trick_cards(view).iter().any(|played| played.seat == HUMAN_SEAT);
+        assert_eq!(
+            view.hand.len() + view.completed_tricks.len() + usize::from(played_now),
+            13,
+            "seed {seed}: a hand of {} after {} tricks",
+            notations(&view.hand),
+            view.completed_tricks.len()
+        );
+        let on_table = view
+            .completed_tricks
+            .iter()
+            .chain(view.current_trick.as_ref())
+            .flat_map(|trick| trick.cards.iter().filter_map(|played| played.card));
+        for card in on_table {
+            assert!(
+                !view.hand.contains(&card),
+                "seed {seed}: {card} is in the hand and was played"
+            );
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------ the stream
+
+/// One WatchTable stream, read in the background.
+struct Watcher {
+    messages: Vec<WatchTableResponse>,
+    arrived: mpsc::UnboundedReceiver<WatchTableResponse>,
+    task: JoinHandle<Result<(), Status>>,
+}
+
+impl Watcher {
+    /// Watches the table with the seat's token from just after sequence `after`, so that no event
+    /// between the join and the watch is lost. The stream has a channel of its own, without the
+    /// per-call timeout, which would end it.
+    async fn start(address: &str, game: &Game, after: i64) -> Watcher {
+        let channel = hearts_client::endpoint(address)
+            .expect("HEARTS_SERVER is an address")
+            .connect_timeout(WAIT);
+        let channel = within(WAIT, "connecting for WatchTable", channel.connect())
+            .await
+            .unwrap_or_else(|e| panic!("connect to {address}: {e}"));
+        let mut client = TableServiceClient::new(channel);
+        let request = game
+            .seat
+            .request(WatchTableRequest { name: game.name.clone(), after_sequence: Some(after) });
+        let (sender, arrived) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            let mut stream = client.watch_table(request).await?.into_inner();
+            while let Some(message) = stream.message().await? {
+                if sender.send(message).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        Watcher { messages: Vec::new(), arrived, task }
+    }
+
+    /// Waits until the stream has delivered an event that satisfies `want`.
+    async fn wait_for(&mut self, want: impl Fn(&Event) -> bool) {
+        let delivered = |message: &WatchTableResponse| match &message.kind {
+            Some(Kind::Event(event)) => event.event.as_ref().is_some_and(&want),
+            _ => false,
+        };
+        while !self.messages.iter().any(delivered) {
+            match tokio::time::timeout(WAIT, self.arrived.recv()).await {
+                Ok(Some(message)) => self.messages.push(message),
+                Ok(None) => panic!("the watch stream ended before the expected event"),
+                Err(_) => {
+                    panic!("the expected event did not arrive on the watch stream within {WAIT:?}")
+                }
+            }
+        }
+    }
+
+    /// Waits for the stream to end, and returns what it delivered or how it failed.
+    async fn finish(mut self) -> Result<Vec<WatchTableResponse>, Status> {
+        loop {
+            match tokio::time::timeout(WAIT, self.arrived.recv()).await {
+                Ok(Some(message)) => self.messages.push(message),
+                Ok(None) => break,
+                Err(_) => {
+                    panic!("the watch stream did not end within {WAIT:?} of the table's deletion")
+                }
+            }
+        }
+        let ended = within(WAIT, "the end of the watch task", self.task).await;
+        ended.expect("the watch task panicked")?;
+        Ok(self.messages)
+    }
+}
+
+/// Checks the messages of a stream that began right after sequence `after` and ran until the
+/// table was deleted, against the seat's final view of the finished game.
+fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_view: &TableView) {
+    let seed = game.seed;
+    let history = &final_view.game_history;
+    // The first round was dealt by the join, before `after`; later rounds start on the stream.
+    let mut round: i32 = 1;
+    let mut next_trick: i32 = 1;
+    let mut trick_cards: Vec<PlayedCard> = Vec::new();
+    let mut tricks: Vec<Trick> = Vec::new();
+    let mut scores: Vec<RoundScore> = Vec::new();
+    let mut game_over: Option<&GameOverEvent> = None;
+    let mut totals = [0i32; 4];
+    let mut last = after;
+    let mut deleted = false;
+
+    // The join's hand is the first round's deal; the history reveals it at the end.
+    let dealt = |round: i32| {
+        let record = &history[(round - 1) as usize];
+        let deal = record.deals.iter().find(|deal| deal.seat == HUMAN_SEAT);
+        sorted(&deal.expect("the history has the seat's deal").cards)
+    };
+    assert_eq!(
+        sorted(&game.joined.hand),
+        dealt(1),
+        "seed {seed}: the join's hand is not the history's first deal"
+    );
+
+    for (i, message) in messages.iter().enumerate() {
+        assert!(
+            message.sequence > last,
+            "seed {seed}: message {i} has sequence {} after {last}; sequences must grow",
+            message.sequence
+        );
+        last = message.sequence;
+        let event = match &message.kind {
+            Some(Kind::Event(event)) => event.event.as_ref(),
+            Some(Kind::Snapshot(_)) => panic!(
+                "seed {seed}: message {i} is a snapshot: the stream could not resume after {after}, so events were lost"
+            ),
+            None => None,
+        };
+        let event = event.unwrap_or_else(|| panic!("seed {seed}: message {i} holds no event"));
+        assert!(!deleted, "seed {seed}: message {i} came after table_deleted");
+        let round_record = history.get((round - 1) as usize);
+        match event {
+            // Another seat's cards never reach this seat: its deal, its pass, what it received.
+            Event::HandDealt(e) => {
+                assert_eq!(
+                    e.seat, HUMAN_SEAT,
+                    "seed {seed}: the stream showed another seat's hand"
+                );
+                assert_eq!(
+                    sorted(&e.cards),
+                    dealt(round),
+                    "seed {seed}: round {round}: hand_dealt"
+                );
+            }
+            Event::CardsPassed(e) => {
+                assert_eq!(
+                    e.seat, HUMAN_SEAT,
+                    "seed {seed}: the stream showed another seat's pass"
+                );
+                let pass =
+                    round_record.and_then(|r| r.passes.iter().find(|p| p.from_seat == HUMAN_SEAT));
+                assert_eq!(
+                    Some(sorted(&e.cards)),
+                    pass.map(|p| sorted(&p.cards)),
+                    "seed {seed}: round {round}: cards_passed differs from the history"
+                );
+            }
+            Event::CardsReceived(e) => {
+                assert_eq!(
+                    e.seat, HUMAN_SEAT,
+                    "seed {seed}: the stream showed another seat's received cards"
+                );
+                let pass =
+                    round_record.and_then(|r| r.passes.iter().find(|p| p.to_seat == HUMAN_SEAT));
+                assert_eq!(
+                    Some(sorted(&e.cards)),
+                    pass.map(|p| sorted(&p.cards)),
+                    "seed {seed}: round {round}: cards_received differs from the history"
+                );
+            }
+            Event::RoundStarted(e) => {
+                assert!(
+                    e.round_number == round + 1 && scores.len() == round as usize,
+                    "seed {seed}: round_started {} after {} scored rounds, in round {round}",
+                    e.round_number,
+                    scores.len()
+                );
+                round = e.round_number;
+                next_trick = 1;
+                tricks.clear();
+            }
+            Event::CardPlayed(CardPlayedEvent { seat, card, trick_number }) => {
+                assert_eq!(
+                    *trick_number, next_trick,
+                    "seed {seed}: round {round}: card_played for trick {trick_number} while trick {next_trick} is in progress"
+                );
+                trick_cards.push(PlayedCard { seat: *seat, card: *card });
+            }
+            Event::TrickWon(e) => {
+                let trick = e.trick.clone().expect("trick_won holds a trick");
+                assert_eq!(trick.number, next_trick, "seed {seed}: round {round}: trick_won");
+                assert!(
+                    trick.winner.is_some() && trick.cards.len() == 4,
+                    "seed {seed}: round {round} trick {}: winner {:?} with {} cards",
+                    trick.number,
+                    trick.winner,
+                    trick.cards.len()
+                );
+                assert_eq!(
+                    played_notations(&trick.cards),
+                    played_notations(&trick_cards),
+                    "seed {seed}: round {round} trick {}: trick_won and the card_played events differ",
+                    trick.number
+                );
+                trick_cards.clear();
+                tricks.push(trick);
+                next_trick += 1;
+            }
+            Event::RoundScored(e) => {
+                let score = e.score.clone().expect("round_scored holds a score");
+                assert_eq!(score.round_number, round, "seed {seed}: round_scored");
+                assert_eq!(
+                    tricks.len(),
+                    13,
+                    "seed {seed}: round {round} was scored after {} tricks",
+                    tricks.len()
+                );
+                check_round_points(seed, round, &score, &tricks);
+                for (seat, total) in totals.iter_mut().enumerate() {
+                    *total += score.points[seat];
+                }
+                assert_eq!(score.total_scores, totals, "seed {seed}: round {round}: total_scores");
+                scores.push(score);
+            }
+            Event::GameOver(e) => {
+                assert_eq!(scores.len(), round as usize, "seed {seed}: game_over in round {round}");
+                game_over = Some(e);
+            }
+            Event::TableDeleted(_) => deleted = true,
+            Event::PlayerJoined(_)
+            | Event::PlayerLeft(_)
+            | Event::SeatPassed(_)
+            | Event::HeartsBroken(_)
+            | Event::TurnChanged(_)
+            | Event::TurnTimedOut(_) => {}
+        }
+    }
+
+    let table = table(final_view);
+    let game_over =
+        game_over.unwrap_or_else(|| panic!("seed {seed}: the stream delivered no game_over event"));
+    assert!(deleted, "seed {seed}: the stream ended without a table_deleted event");
+    assert_eq!(
+        game_over.total_scores, table.total_scores,
+        "seed {seed}: game_over and GetTable totals"
+    );
+    assert_eq!(
+        game_over.total_scores, totals,
+        "seed {seed}: game_over totals and the rounds' points"
+    );
+    let result = table
+        .result
+        .as_ref()
+        .unwrap_or_else(|| panic!("seed {seed}: the finished table has no result"));
+    assert!(
+        !result.winners.is_empty() && !result.losers.is_empty(),
+        "seed {seed}: the result {result:?} names no winner or no loser"
+    );
+    assert_eq!(
+        game_over.result.as_ref(),
+        Some(result),
+        "seed {seed}: game_over and GetTable results"
+    );
+    assert_eq!(
+        table.round_number as usize,
+        scores.len(),
+        "seed {seed}: rounds scored on the stream"
+    );
+    assert_eq!(
+        final_view.score_history, scores,
+        "seed {seed}: GetTable score_history and the stream's round_scored"
+    );
+    let highest = table.total_scores.iter().max().copied().unwrap_or_default();
+    assert!(
+        highest >= TARGET_SCORE,
+        "seed {seed}: the game ended with totals {:?}, none at the target {TARGET_SCORE}",
+        table.total_scores
+    );
+}
+
+/// Checks a round's points against its tricks under the default rules (no bonuses): each seat
+/// scores the points of the tricks it won, unless someone shot the moon.
+fn check_round_points(seed: i64, round: i32, score: &RoundScore, tricks: &[Trick]) {
+    let mut want = vec![0; 4];
+    for trick in tricks {
+        want[trick.winner.unwrap_or_default() as usize] += trick.points;
+    }
+    if let Some(shooter) = score.moon_shooter {
+        want = vec![26; 4];
+        want[shooter as usize] = 0;
+    }
+    assert_eq!(
+        score.points, want,
+        "seed {seed}: round {round}: points against the tricks won (moon shooter {:?})",
+        score.moon_shooter
+    );
+}
+
+// ------------------------------------------------------------------------------------ helpers
+
+/// A client of HEARTS_SERVER, whose calls time out after WAIT; None (the test is skipped) when it
+/// is unset.
+async fn connect() -> Option<(Client, String)> {
+    let Ok(address) = std::env::var("HEARTS_SERVER") else {
+        assert!(
+            std::env::var_os("HEARTS_CONFORMANCE_REQUIRED").is_none(),
+            "HEARTS_CONFORMANCE_REQUIRED is set, but HEARTS_SERVER is not"
+        );
+        eprintln!(
+            "skipped: HEARTS_SERVER is unset; run under scripts/with-server.sh to test against a live server"
+        );
+        return None;
+    };
+    let endpoint = hearts_client::endpoint(&address)
+        .unwrap_or_else(|e| panic!("HEARTS_SERVER={address:?}: {e}"))
+        .connect_timeout(WAIT)
+        .timeout(WAIT);
+    let channel = within(WAIT, "connecting", endpoint.connect())
+        .await
+        .unwrap_or_else(|e| panic!("connect to {address}: {e}"));
+    Some((TableServiceClient::new(channel), address))
+}
+
+/// Runs `future`, or fails the test once `limit` has passed.
+async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+}
+
+/// HEARTS_CONFORMANCE_SEED, or one taken from the clock; either way it is printed.
+fn game_seed() -> i64 {
+    let seed = match std::env::var("HEARTS_CONFORMANCE_SEED") {
+        Ok(text) => text
+            .parse()
+            .unwrap_or_else(|_| panic!("HEARTS_CONFORMANCE_SEED={text:?} is not an integer")),
+        Err(_) => (clock_nanos() & ((1 << 62) - 1)) as i64,
+    };
+    println!("seed {seed} (rerun with HEARTS_CONFORMANCE_SEED={seed})");
+    seed
+}
+
+fn clock_nanos() -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH);
+    now.expect("the clock is after 1970").as_nanos() as u64
+}
+
+/// A fresh AIP-155 request id (a version-4 UUID); the retry-safety itself is the server tests'
+/// business.
+fn request_id() -> String {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let mut rng = Rng::new(clock_nanos() ^ CALLS.fetch_add(1, Ordering::Relaxed) << 48);
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&rng.next().to_be_bytes());
+    b[8..].copy_from_slice(&rng.next().to_be_bytes());
+    b[6] = b[6] & 0x0f | 0x40;
+    b[8] = b[8] & 0x3f | 0x80;
+    let hex: String = b.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+/// A request's `authorization`: the token, or none.
+fn authorize<T>(token: Option<&BearerToken>, message: T) -> hearts_client::tonic::Request<T> {
+    match token {
+        Some(token) => token.request(message),
+        None => hearts_client::tonic::Request::new(message),
+    }
+}
+
+fn pass_request(name: &str, cards: Vec<Card>, etag: &str) -> PassCardsRequest {
+    PassCardsRequest {
+        name: name.to_owned(),
+        cards,
+        etag: etag.to_owned(),
+        request_id: request_id(),
+    }
+}
+
+fn play_request(name: &str, card: Card, etag: &str) -> PlayCardRequest {
+    PlayCardRequest {
+        name: name.to_owned(),
+        card: Some(card),
+        etag: etag.to_owned(),
+        request_id: request_id(),
+    }
+}
+
+/// Keeps a real token's claims and replaces its signature.
+fn tamper_signature(token: &str) -> String {
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 3, "this test assumes a seat token v1.<claims>.<signature>");
+    format!("{}.{}.{}", parts[0], parts[1], "A".repeat(parts[2].len()))
+}
+
+fn table(view: &TableView) -> &Table {
+    view.table.as_ref().expect("the view holds the table")
+}
+
+fn phase(view: &TableView) -> Phase {
+    table(view).phase()
+}
+
+fn etag(view: &TableView) -> String {
+    table(view).etag.clone()
+}
+
+fn current_trick_cards(view: &TableView) -> &[PlayedCard] {
+    view.current_trick.as_ref().map_or(&[], |trick| trick.cards.as_slice())
+}
+
+/// The first card of the deck that the seat does not hold.
+fn not_in_hand(view: &TableView) -> Card {
+    let deck = ["2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A"]
+        .iter()
+        .flat_map(|rank| ["C", "D", "H", "S"].map(|suit| parse(&format!("{rank}{suit}"))));
+    deck.into_iter()
+        .find(|card| !view.hand.contains(card))
+        .expect("a hand never holds the whole deck")
+}
+
+fn parse(text: &str) -> Card {
+    text.parse().unwrap_or_else(|e| panic!("the test's own card: {e}"))
+}
+
+fn sorted(cards: &[Card]) -> Vec<String> {
+    let mut cards = cards.to_vec();
+    cards.sort_by_key(|card| (card.suit, card.rank));
+    cards.iter().map(Card::to_string).collect()
+}
+
+fn notations(cards: &[Card]) -> String {
+    let words: Vec<String> = cards.iter().map(Card::to_string).collect();
+    format!("[{}]", words.join(" "))
+}
+
+fn played_notations(cards: &[PlayedCard]) -> String {
+    let words: Vec<String> = cards
+        .iter()
+        .map(|played| match played.card {
+            Some(card) => format!("{}:{card}", played.seat),
+            None => format!("{}:none", played.seat),
+        })
+        .collect();
+    format!("[{}]", words.join(" "))
+}
+
+/// A status with its ErrorInfo reason, for failure messages.
+fn describe(status: &Status) -> String {
+    match status.reason() {
+        Some(reason) => format!("{:?} {reason}: {}", status.code(), status.message()),
+        None => format!("{:?}: {}", status.code(), status.message()),
+    }
+}
+
+/// SplitMix64: the test's own reproducible choices, without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
