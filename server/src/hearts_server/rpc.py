@@ -399,6 +399,10 @@ class TableServicer(api_grpc.TableServiceServicer):
             if self.open_streams > self.max_streams:
                 raise ServiceError("TOO_MANY_STREAMS", "this server has too many open streams")
             after = request.after_sequence if request.HasField("after_sequence") else None
+            # Headers now, not with the first message, which a resume on a quiet table may not
+            # send for minutes: clients that wait for them to hand out the stream (tonic) would
+            # wait as long.
+            await context.send_initial_metadata(())
             async for response in self.app.watch(request.name, bearer_token(context), after):
                 yield response
                 if first:
