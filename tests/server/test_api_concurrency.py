@@ -15,7 +15,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server.rpc import Backlog
 
-from .conftest import event_kind, failure, names, owing, read_until, rejected
+from .conftest import bearer, event_kind, failure, names, owing, read_until, rejected
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -217,23 +217,44 @@ async def test_a_player_takes_over_a_seat_a_bot_plays_for_someone_who_left(heart
 
 
 @pytest.mark.parametrize("pass_cards", [False, True], ids=["playing", "passing"])
-async def test_a_takeover_at_a_table_of_stand_ins_only_goes_on(hearts, pass_cards: bool) -> None:
-    # Everyone leaves: four stand-ins play on, a round per commit of the bot driver, so the
-    # table rests at a round's start where bots owe the first moves (passes, or the first card).
+async def test_the_game_waits_when_the_last_player_leaves_and_goes_on_when_one_is_back(
+    hearts, pass_cards: bool
+) -> None:
     seated = await hearts.seated(deck_seed=5, pass_cards=pass_cards, target_score=1000)
     name, tokens = seated.name, dict(seated.tokens)
-    await hearts.play_until(name, tokens, lambda table: table.phase == pb.PHASE_PLAYING)
+    moves = iter(range(1000))
+    await hearts.play_until(name, tokens, lambda table: next(moves) == 2)  # into the round
     for seat in (0, 1, 2, 3):
         await hearts.leave(name, tokens[seat])
-    table = (await hearts.view(name)).table
-    seat = next(s for s in range(4) if not table.HasField("turn_seat") or s != table.turn_seat)
+    # Four stand-ins and nobody to play for: they wait, rather than play a game for nobody.
+    paused = (await hearts.view(name)).table
+    await asyncio.sleep(0.5)
+    assert (await hearts.view(name)).table.etag == paused.etag
+    seat = next(s for s in range(4) if not paused.HasField("turn_seat") or s != paused.turn_seat)
     joined = await hearts.join(name, seat, player="back")
-    # The bots make the moves they owe within the join: the game waits for the player, or has
-    # gone past the round's start without them.
+    # Within the join the bots make the moves they owe, up to the player's.
     table = joined.view.table
-    assert owing(table) == [seat] or table.phase == pb.PHASE_GAME_OVER, table
+    assert owing(table) == [seat], table
     moved = await hearts.play_out(name, {seat: joined.seat_token}, rng=random.Random(5))
     assert moved.phase == pb.PHASE_GAME_OVER
+
+
+async def test_a_leaver_whose_client_still_sends_the_old_token_can_join_again(hearts) -> None:
+    seated = await hearts.seated(deck_seed=23)
+    name, tokens = seated.name, dict(seated.tokens)
+    old = tokens.pop(1)
+    await hearts.leave(name, old)
+    # A renewal (no player name) with the left seat's token is refused; a join that carries it
+    # (a client that sends its last token on every call) is a join like any other.
+    renewal = await failure(
+        hearts.stub.JoinTable(api.JoinTableRequest(name=name), metadata=bearer(old))
+    )
+    assert renewal.reason == "TOKEN_REVOKED"
+    request = api.JoinTableRequest(name=name, seat=1, player_display_name="Back")
+    joined = await hearts.stub.JoinTable(request, metadata=bearer(old))
+    assert joined.seat == 1
+    assert joined.view.table.seats[1].player_display_name == "Back"
+    assert joined.seat_token != old
 
 
 async def test_a_stand_in_seat_is_not_taken_over_once_the_game_is_over(hearts) -> None:
@@ -244,7 +265,7 @@ async def test_a_stand_in_seat_is_not_taken_over_once_the_game_is_over(hearts) -
     table = await hearts.play_out(name, tokens, rng=random.Random(22))
     assert table.phase == pb.PHASE_GAME_OVER
     assert table.seats[3].stand_in
-    assert (await failure(hearts.join(name, 3))).reason == "SEAT_TAKEN"
+    assert (await failure(hearts.join(name, 3))).reason == "GAME_OVER"
 
 
 async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server, connect) -> None:

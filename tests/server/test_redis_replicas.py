@@ -419,29 +419,31 @@ async def test_a_watcher_gets_a_table_of_bots_going_again_after_its_replica_died
     assert (await a.view(name)).table.round_number > stuck.round_number
 
 
-async def test_a_spectator_gets_the_bots_going_when_the_last_player_left_on_a_dead_replica(
+async def test_a_game_whose_players_all_left_waits_and_goes_on_through_another_replica(
     make_server, connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The spectator started watching while four players sat there: nothing for the driver then.
-    # They all leave through the first replica, which dies before its driver starts.
-    a, b = await _first_dies_driving(make_server, connect, monkeypatch, 1000)
+    # Four players leave through the first replica (as if it died after each commit: it never
+    # starts a driver). The game waits for a player, on every replica: a spectator on the
+    # second sees nothing after the four PlayerLeft events. A player then takes a seat back
+    # through the second, and the stand-ins play on up to them.
+    a, b = await _first_dies_driving(make_server, connect, monkeypatch, 200)
     seated = await a.seated(deck_seed=9)
     name = seated.name
     watch = b.watch(name)
     await read_until(watch, lambda m: event_kind(m) == "snapshot")
     for seat in range(4):
         await a.leave(name, seated.tokens[seat])
-    # The last leave plays one round itself; the next is the driver's.
-    scored = 0
-
-    def second_round_scored(message: Any) -> bool:
-        nonlocal scored
-        scored += event_kind(message) == "round_scored"
-        return scored == 2
-
-    messages = await read_until(watch, second_round_scored, seconds=10)
+    await read_until(
+        watch, lambda m: m.event.player_left.seat == 3 and event_kind(m) == "player_left"
+    )
+    waiting = (await b.view(name)).table
+    await asyncio.sleep(0.6)  # three times the grace after which a replica restarts bots
+    assert (await b.view(name)).table.etag == waiting.etag
+    joined = await b.join(name, 0, player="back")
+    assert owing(joined.view.table) == [0]
+    messages = await read_until(watch, lambda m: event_kind(m) == "player_joined", seconds=10)
     watch.cancel()
-    assert [event_kind(m) for m in messages].count("player_left") == 4
+    assert [event_kind(m) for m in messages] == ["player_joined"]
 
 
 async def test_rotating_the_token_secret_replica_by_replica_keeps_every_seat(

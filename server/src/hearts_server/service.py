@@ -115,6 +115,21 @@ def _has_human(record: TableRecord) -> bool:
     return any(seat.occupant is Occupant.HUMAN for seat in record.seats)
 
 
+def _paused(record: TableRecord) -> bool:
+    """Whether the game waits for a player to come back: the last one left mid-game.
+
+    Its stand-in bots do not play on for nobody (a game to a high target is thousands of moves);
+    a player who takes a stand-in's seat (JoinTable) starts it again. Tables made with bots
+    only, which people watch, play on.
+    """
+    return (
+        record.game is not None
+        and not record.phase_over
+        and not _has_human(record)
+        and any(seat.stand_in for seat in record.seats)
+    )
+
+
 def _driven(record: TableRecord) -> bool:
     """Whether the bot driver may have moves to make at this table: a Monte Carlo bot's cards,
     or every bot's moves while the game is in play with no human left (see ``_advance``)."""
@@ -726,11 +741,11 @@ class TableApp:
         renewal instead: a new token for that seat, which must still be the caller's.
         """
         table_id = parse_table_name(name)
+        display_name = display_name.strip()
         if token:
-            renewed = await self._renew(table_id, seat, token)
+            renewed = await self._renew(table_id, seat, token, joining=bool(display_name))
             if renewed is not None:
                 return renewed
-        display_name = display_name.strip()
         if not display_name or len(display_name) > _MAX_NAME:
             raise ServiceError(
                 "INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters"
@@ -744,8 +759,10 @@ class TableApp:
                 if not free:
                     raise ServiceError("TABLE_FULL", "every seat is taken")
                 chosen = free[0]
-            elif seat not in free and not (record.seats[seat].stand_in and not record.phase_over):
+            elif seat not in free and not record.seats[seat].stand_in:
                 raise ServiceError("SEAT_TAKEN", f"seat {seat} is taken")
+            elif seat not in free and record.phase_over:
+                raise ServiceError("GAME_OVER", "the game is over: its seats stay as they are")
             else:
                 chosen = seat  # empty, or a bot standing in for a player who left
             batch = _Batch(self._now_after(record))
@@ -757,9 +774,9 @@ class TableApp:
             joined.player_joined.player_display_name = display_name
             batch.add(None, joined)
             new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
-            if new.game is not None and record.game is not None and not _has_human(record):
-                # A player takes over at a table the bot driver was playing round by round: the
-                # stand-in bots owe their moves now, inline, as at any table with a player.
+            if new.game is not None and _paused(record):
+                # A player comes back to a game that waited for one: the bots make the moves
+                # they owe now, inline, as at any table with a player.
                 new = dataclasses.replace(new, game=self._advance(new, new.game, batch))
             token = self.tokens.issue(table_id, chosen, old.epoch)
 
@@ -786,13 +803,15 @@ class TableApp:
         )
 
     async def _renew(
-        self, table_id: str, seat: int | None, token: str
+        self, table_id: str, seat: int | None, token: str, *, joining: bool
     ) -> api.JoinTableResponse | None:
         """A new token for the seat of ``token``, or None when it is no seat token of this table.
 
         Tokens expire (``--token-ttl-seconds``) while the seat stays taken, so an expired one
         must lead back to the seat. It is renewed only while its seat is still the caller's
-        (same epoch); nothing is written.
+        (same epoch); nothing is written. A token whose seat was left is refused, unless the
+        call is also a join (``joining``: it names a player), which then goes on as one: a
+        client that sends its last token with every call can still come back to the table.
         """
         try:
             claims = self.tokens.authentic(token)
@@ -800,12 +819,17 @@ class TableApp:
             raise ServiceError(error.reason, str(error)) from None
         if claims.table_id != table_id or claims.seat == CREATOR:
             return None  # an ordinary join, which takes no token
+        version, record = await self._read(table_id)
+        try:
+            self._check_epoch(record, Caller(claims))
+        except ServiceError:
+            if joining:
+                return None
+            raise
         if seat is not None and seat != claims.seat:
             raise ServiceError(
                 "INVALID_REQUEST", f"the token is seat {claims.seat}'s; it renews only that seat"
             )
-        version, record = await self._read(table_id)
-        self._check_epoch(record, Caller(claims))
         held = record.seats[claims.seat]
         return api.JoinTableResponse(
             seat_token=self.tokens.issue(table_id, claims.seat, held.epoch),
@@ -1019,6 +1043,8 @@ class TableApp:
         the next is dealt, and the bot driver (:meth:`_drive`) commits the rest round by round,
         letting other calls in between.
         """
+        if _paused(record):
+            return state  # the last player left: the bots wait for one to come back
         if state.phase is Phase.PLAYING:
             # The common case, a human to play next, answered before the loop below.
             seat_record = record.seats[state.turn]
@@ -1074,7 +1100,7 @@ class TableApp:
         that dealt the round left it to the driver; see :meth:`_advance`).
         """
         state = record.game
-        if state is None:
+        if state is None or _paused(record):
             return None
         if state.phase is Phase.PLAYING:
             seat = record.seats[state.turn]

@@ -693,9 +693,10 @@ type Seat struct {
 	BotLevel BotLevel `protobuf:"varint,4,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel" json:"bot_level,omitempty"`
 	// Whether the seat has chosen its cards to pass this round (never which).
 	HasPassed bool `protobuf:"varint,5,opt,name=has_passed,json=hasPassed,proto3" json:"has_passed,omitempty"`
-	// Whether the bot in this seat plays it for a player who left mid-game. A
-	// JoinTable that names this seat seats a player in the bot's place, who
-	// plays on with the seat's cards and points.
+	// Whether the bot in this seat plays it for a player who left mid-game.
+	// While the game is on, a JoinTable that names this seat seats a player in
+	// the bot's place, who plays on with the seat's cards and points. A game
+	// whose last player left waits, its bots idle, until one comes back so.
 	StandIn       bool `protobuf:"varint,6,opt,name=stand_in,json=standIn,proto3" json:"stand_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -92,9 +92,10 @@ pub struct Seat {
     /// Whether the seat has chosen its cards to pass this round (never which).
     #[prost(bool, tag = "5")]
     pub has_passed: bool,
-    /// Whether the bot in this seat plays it for a player who left mid-game. A
-    /// JoinTable that names this seat seats a player in the bot's place, who
-    /// plays on with the seat's cards and points.
+    /// Whether the bot in this seat plays it for a player who left mid-game.
+    /// While the game is on, a JoinTable that names this seat seats a player in
+    /// the bot's place, who plays on with the seat's cards and points. A game
+    /// whose last player left waits, its bots idle, until one comes back so.
     #[prost(bool, tag = "6")]
     pub stand_in: bool,
 }

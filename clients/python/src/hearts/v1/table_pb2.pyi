@@ -442,9 +442,10 @@ class Seat(_message.Message):
     has_passed: _builtins.bool
     """Whether the seat has chosen its cards to pass this round (never which)."""
     stand_in: _builtins.bool
-    """Whether the bot in this seat plays it for a player who left mid-game. A
-    JoinTable that names this seat seats a player in the bot's place, who
-    plays on with the seat's cards and points.
+    """Whether the bot in this seat plays it for a player who left mid-game.
+    While the game is on, a JoinTable that names this seat seats a player in
+    the bot's place, who plays on with the seat's cards and points. A game
+    whose last player left waits, its bots idle, until one comes back so.
     """
     def __init__(
         self,

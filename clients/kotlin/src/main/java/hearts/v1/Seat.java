@@ -190,9 +190,10 @@ private static final long serialVersionUID = 0L;
   private boolean standIn_ = false;
   /**
    * <pre>
-   * Whether the bot in this seat plays it for a player who left mid-game. A
-   * JoinTable that names this seat seats a player in the bot's place, who
-   * plays on with the seat's cards and points.
+   * Whether the bot in this seat plays it for a player who left mid-game.
+   * While the game is on, a JoinTable that names this seat seats a player in
+   * the bot's place, who plays on with the seat's cards and points. A game
+   * whose last player left waits, its bots idle, until one comes back so.
    * </pre>
    *
    * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -952,9 +953,10 @@ private static final long serialVersionUID = 0L;
     private boolean standIn_ ;
     /**
      * <pre>
-     * Whether the bot in this seat plays it for a player who left mid-game. A
-     * JoinTable that names this seat seats a player in the bot's place, who
-     * plays on with the seat's cards and points.
+     * Whether the bot in this seat plays it for a player who left mid-game.
+     * While the game is on, a JoinTable that names this seat seats a player in
+     * the bot's place, who plays on with the seat's cards and points. A game
+     * whose last player left waits, its bots idle, until one comes back so.
      * </pre>
      *
      * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -966,9 +968,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Whether the bot in this seat plays it for a player who left mid-game. A
-     * JoinTable that names this seat seats a player in the bot's place, who
-     * plays on with the seat's cards and points.
+     * Whether the bot in this seat plays it for a player who left mid-game.
+     * While the game is on, a JoinTable that names this seat seats a player in
+     * the bot's place, who plays on with the seat's cards and points. A game
+     * whose last player left waits, its bots idle, until one comes back so.
      * </pre>
      *
      * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
@@ -984,9 +987,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Whether the bot in this seat plays it for a player who left mid-game. A
-     * JoinTable that names this seat seats a player in the bot's place, who
-     * plays on with the seat's cards and points.
+     * Whether the bot in this seat plays it for a player who left mid-game.
+     * While the game is on, a JoinTable that names this seat seats a player in
+     * the bot's place, who plays on with the seat's cards and points. A game
+     * whose last player left waits, its bots idle, until one comes back so.
      * </pre>
      *
      * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>

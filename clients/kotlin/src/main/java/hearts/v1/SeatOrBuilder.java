@@ -92,9 +92,10 @@ public interface SeatOrBuilder extends
 
   /**
    * <pre>
-   * Whether the bot in this seat plays it for a player who left mid-game. A
-   * JoinTable that names this seat seats a player in the bot's place, who
-   * plays on with the seat's cards and points.
+   * Whether the bot in this seat plays it for a player who left mid-game.
+   * While the game is on, a JoinTable that names this seat seats a player in
+   * the bot's place, who plays on with the seat's cards and points. A game
+   * whose last player left waits, its bots idle, until one comes back so.
    * </pre>
    *
    * <code>bool stand_in = 6 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
