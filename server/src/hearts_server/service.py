@@ -1043,14 +1043,14 @@ class TableApp:
         the next is dealt, and the bot driver (:meth:`_drive`) commits the rest round by round,
         letting other calls in between.
         """
-        if _paused(record):
-            return state  # the last player left: the bots wait for one to come back
         if state.phase is Phase.PLAYING:
             # The common case, a human to play next, answered before the loop below.
             seat_record = record.seats[state.turn]
             if seat_record.occupant is not Occupant.BOT or seat_record.bot_level is None:
                 batch.add(None, self._turn_changed(record, state, batch))
                 return state
+        if _paused(record):
+            return state  # the last player left: the bots wait for one to come back
         # The deals this call may make before it stops at the next (None: no limit).
         rounds_left = None if _has_human(record) else 1 if state.phase is Phase.DEALING else 0
         while True:
@@ -1100,16 +1100,16 @@ class TableApp:
         that dealt the round left it to the driver; see :meth:`_advance`).
         """
         state = record.game
-        if state is None or _paused(record):
+        if state is None:
             return None
         if state.phase is Phase.PLAYING:
             seat = record.seats[state.turn]
-            if seat.occupant != Occupant.BOT:
+            if seat.occupant != Occupant.BOT or _paused(record):
                 return None
             if seat.bot_level not in _INLINE_LEVELS or not _has_human(record):
                 return state.turn
             return None
-        if state.phase is Phase.PASSING and not _has_human(record):
+        if state.phase is Phase.PASSING and not _has_human(record) and not _paused(record):
             return next(iter(seats_to_act(state)), None)
         return None
 
