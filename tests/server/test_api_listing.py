@@ -7,9 +7,11 @@ import base64
 
 import grpc
 import pytest
+import redis.asyncio
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+from hearts_server.store import keys
 
 from .conftest import failure
 
@@ -102,3 +104,22 @@ async def test_a_table_waiting_for_players_shows_its_first_pass_direction(
     listed = (await hearts.stub.ListTables(api.ListTablesRequest())).tables[0]
     got = (await hearts.view(created.name)).table
     assert created.pass_direction == listed.pass_direction == got.pass_direction == direction
+
+
+@pytest.mark.redis
+async def test_an_unlisted_table_in_a_listing_index_by_mistake_is_still_not_listed(
+    make_server, connect, redis_url
+) -> None:
+    # An older replica that does not know the setting commits open-seat hints for it.
+    hearts = connect(await make_server(store="redis"))
+    name = (await hearts.create(unlisted=True)).view.table.name
+    admin = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        table_id = name.removeprefix("tables/")
+        await admin.zadd(keys.INDEX_OPEN, {table_id: 0})
+        await admin.zadd(keys.INDEX_ALL, {table_id: 0})
+    finally:
+        await admin.aclose()
+    for has_free_seat in (False, True):
+        pages = await list_all(hearts, page_size=10, has_free_seat=has_free_seat)
+        assert name not in [n for page in pages for n in page]

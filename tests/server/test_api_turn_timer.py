@@ -278,3 +278,17 @@ async def test_a_stale_timer_does_not_drive_a_monte_carlo_bot_another_replica_dr
     await asyncio.sleep(2.5)  # the second's timer fired meanwhile
     assert thinking["first"]
     assert not thinking["second"]
+
+
+async def test_a_player_back_at_a_game_that_waited_gets_a_fresh_time_limit(hearts) -> None:
+    seated = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=60_000)
+    name, token = seated.name, seated.tokens[0]
+    asked = (await hearts.view(name, token)).table.turn_deadline
+    await hearts.leave(name, token)  # the last player: the game waits, seat 0's pass owed
+    await asyncio.sleep(0.3)
+    joined = await hearts.join(name, 0, player="back")
+    table = joined.view.table
+    assert table.seats[0].occupant == pb.SEAT_OCCUPANT_HUMAN
+    assert joined.view.cards_to_pass == 3  # still this round's passes, asked for again
+    assert _ms(table.turn_deadline) == _ms(table.update_time) + 60_000
+    assert _ms(table.turn_deadline) >= _ms(asked) + 300

@@ -132,14 +132,20 @@ def _paused(record: TableRecord) -> bool:
 
 def _driven(record: TableRecord) -> bool:
     """Whether the bot driver may have moves to make at this table: a Monte Carlo bot's cards,
-    or every bot's moves while the game is in play with no human left (see ``_advance``)."""
+    or every bot's moves at a table made of bots only (see ``_advance``; a game whose last
+    player left waits instead, see ``_paused``)."""
     if any(
         seat.occupant == Occupant.BOT and seat.bot_level not in _INLINE_LEVELS
         for seat in record.seats
     ):
         return True
     game = record.game
-    return game is not None and game.phase is not Phase.GAME_OVER and not _has_human(record)
+    return (
+        game is not None
+        and game.phase is not Phase.GAME_OVER
+        and not _has_human(record)
+        and not _paused(record)
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -522,6 +528,8 @@ class TableApp:
                     except UnreadableRecordError as error:
                         self._unreadable(table_id, error)  # logged; the page goes on without it
                         continue
+                if record.unlisted:
+                    continue  # in an index by mistake (an older replica's commit, say)
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
                 try:
@@ -774,10 +782,12 @@ class TableApp:
             joined.player_joined.player_display_name = display_name
             batch.add(None, joined)
             new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
-            if new.game is not None and _paused(record):
+            if record.game is not None and _paused(record):
                 # A player comes back to a game that waited for one: the bots make the moves
-                # they owe now, inline, as at any table with a player.
-                new = dataclasses.replace(new, game=self._advance(new, new.game, batch))
+                # they owe now, inline, as at any table with a player, and whatever the game
+                # then waits for is asked for now (a fresh turn timer).
+                new = dataclasses.replace(new, turn_ms=batch.now_ms)
+                new = dataclasses.replace(new, game=self._advance(new, record.game, batch))
             token = self.tokens.issue(table_id, chosen, old.epoch)
 
             def respond(final: TableRecord, new_version: int) -> Message:
@@ -1170,7 +1180,7 @@ class TableApp:
             self._start_driver(table_id, by_timer=True)
 
     def _forget_turn_timer(self, table_id: str) -> None:
-        """Drop the table's timer (the table is gone)."""
+        """Drop the table's timer (the table is gone, or a new one follows)."""
         armed = self._turn_timers.pop(table_id, None)
         if armed is not None:
             armed[1].cancel()
@@ -1266,9 +1276,7 @@ class TableApp:
             self._drivers.pop(table_id, None)
             if timed and not finished and not self._draining:
                 # Stopped short: try the table's deadline again in a moment.
-                armed = self._turn_timers.pop(table_id, None)
-                if armed is not None:
-                    armed[1].cancel()
+                self._forget_turn_timer(table_id)
                 self._set_turn_timer(table_id, self._now_ms() + _TIMER_RETRY_MS)
 
     async def _think(self, level: BotLevel, seed: int, seat_view: SeatView) -> Action:
@@ -1509,10 +1517,6 @@ class TableApp:
                     last = event.sequence
                     if event.audience is None or event.audience == seat:
                         response = _event_response(event)
-                        if not swept and _bot_replaces(response):
-                            # The last human may have left: the driver plays on from here.
-                            self._count_watcher(table_id)
-                            swept = True
                         yield response
                         if response.event.HasField("table_deleted"):
                             return
@@ -1558,13 +1562,6 @@ def _event_response(event: StoredEvent) -> api.WatchTableResponse:
     response = api.WatchTableResponse(sequence=event.sequence)
     response.event.ParseFromString(event.payload)
     return response
-
-
-def _bot_replaces(response: api.WatchTableResponse) -> bool:
-    """Whether ``response`` says that a player left a game in play to a bot."""
-    return response.event.HasField("player_left") and response.event.player_left.HasField(
-        "replacement_bot_level"
-    )
 
 
 def _leaves(response: api.WatchTableResponse, seat: int | None) -> bool:
@@ -1678,7 +1675,7 @@ def _turn_timeout_ms(table: pb.Table, most: int) -> int:
         return 0
     timeout = table.turn_timeout
     if not 0 <= timeout.nanos < 1_000_000_000 or timeout.seconds < 0:
-        raise ServiceError("INVALID_REQUEST", "turn_timeout must be a positive duration")
+        raise ServiceError("INVALID_REQUEST", "turn_timeout must not be negative")
     milliseconds = timeout.seconds * 1000 + timeout.nanos // 1_000_000
     if milliseconds == 0 and timeout.nanos == 0:
         return 0

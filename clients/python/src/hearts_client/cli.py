@@ -628,7 +628,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--turn-timeout",
         type=_int_between(1, 86_400),
         metavar="SECONDS",
-        help="your time for each move; when it runs out, the server moves for you",
+        help="your time for each move, at most the server's limit (59 minutes by default); "
+        "when it runs out, the server moves for you",
     )
     play.add_argument(
         "--rule",

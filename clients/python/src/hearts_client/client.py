@@ -373,8 +373,9 @@ class HeartsClient:
         """Create a table; the seats in ``bots`` (``{1: "heuristic"}``) start as bots.
 
         Unset rules take the server's defaults. With ``deck_seed`` every deal of the game is
-        reproducible. With ``turn_timeout`` (seconds, 1 to 86,400) a player who takes longer
-        for a move has it made for them (``Table.turn_timeout``). An ``unlisted`` table is left
+        reproducible. With ``turn_timeout`` (seconds: at least 1, at most the server's limit,
+        59 minutes by default) a player who takes longer for a move has it made for them
+        (``Table.turn_timeout``). An ``unlisted`` table is left
         out of :meth:`list_tables`: share its name with the players you invite. The creator
         token is kept for :meth:`delete_table`.
         """
