@@ -15,15 +15,6 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-# Called without `uv run` (and not from scripts/generate.sh, which runs under it): re-run under uv
-# once, so the pinned grpcio-tools and googleapis-common-protos are the ones used.
-if [[ -z "${HEARTS_GENERATE_GO_REEXEC:-}" ]] \
-    && ! "${PYTHON:-python3}" -c 'import grpc_tools.protoc, google.api.annotations_pb2' 2>/dev/null \
-    && command -v uv >/dev/null 2>&1; then
-    export HEARTS_GENERATE_GO_REEXEC=1
-    exec uv run --quiet --project "${SCRIPT_DIR}/.." bash "${BASH_SOURCE[0]}" "$@"
-fi
-
 # shellcheck source=scripts/_proto_env.sh
 source "${SCRIPT_DIR}/_proto_env.sh"
 
@@ -32,13 +23,7 @@ GO_MODULE_DIR="${REPO_ROOT}/clients/go"
 GO_MODULE="github.com/hearts-dev/hearts/clients/go"
 GO_PACKAGE="${GO_MODULE}/hearts/v1;heartsv1"
 
-OUT_ROOT="${REPO_ROOT}"
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --out-root) OUT_ROOT="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
-        *) echo "usage: $0 [--out-root DIR]" >&2; exit 2 ;;
-    esac
-done
+parse_out_root "$@"
 
 if ! command -v go >/dev/null 2>&1; then
     echo "error: go is not on PATH; the Go client needs Go $(sed -n 's/^go //p' "${GO_MODULE_DIR}/go.mod") or newer." >&2

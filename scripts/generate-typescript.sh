@@ -19,23 +19,10 @@ set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLIENT_DIR="${REPO_ROOT}/clients/typescript"
 
-OUT_ROOT="${REPO_ROOT}"
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --out-root) OUT_ROOT="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
-        *) echo "usage: $0 [--out-root DIR]" >&2; exit 2 ;;
-    esac
-done
-
-# Outside `uv run` (for example from clients/typescript/ci.sh), use the workspace's Python.
-if [[ -z "${PYTHON:-}" ]] && ! python3 -c 'import grpc_tools.protoc' 2>/dev/null \
-    && command -v uv >/dev/null 2>&1; then
-    PYTHON="$(cd "${REPO_ROOT}" && uv run --quiet python -c 'import sys; print(sys.executable)')"
-    export PYTHON
-fi
-
 # shellcheck source=scripts/_proto_env.sh
 source "${REPO_ROOT}/scripts/_proto_env.sh"
+
+parse_out_root "$@"
 
 # protoc-gen-es must be the version package.json pins; `npm ci` installs exactly the lock file.
 PLUGIN="${CLIENT_DIR}/node_modules/.bin/protoc-gen-es"
