@@ -97,6 +97,23 @@ async def test_tables_lists_the_servers_tables(server: HeartsServer, client: Hea
     assert "waiting" in out
 
 
+async def test_tables_shows_a_turn_timer_and_the_seats_a_player_may_take_over(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    bots = {0: "random", 3: "random"}
+    created = await client.create_table("Timed", bots=bots, turn_timeout=30)
+    await client.join_table(created.name, "Ann", seat=1)
+    async with HeartsClient(server.address) as bob:
+        await bob.join_table(created.name, "Bob", seat=2)
+        await bob.leave_table(created.name)  # mid-game: a bot stands in for Bob
+    code, out = await _run(["tables", "--server", server.address])
+    assert code == 0
+    [line] = [line for line in out.splitlines() if created.name in line]
+    assert "30 s a move" in line
+    assert "Bob (bot) (open)" in line
+    assert "Ann (open)" not in line
+
+
 async def test_an_unreachable_server_is_reported_with_exit_code_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

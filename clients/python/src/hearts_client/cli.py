@@ -570,11 +570,18 @@ async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     count = 0
     async with HeartsClient(args.server) as client:
         async for table in client.iter_tables(has_free_seat=args.open):
+            over = table.phase == pb.PHASE_GAME_OVER
             seats = ", ".join(
-                seat.player_display_name or "(free)" for seat in sorted(table.seats, key=_seat_no)
+                (seat.player_display_name or "(free)")
+                # A bot standing in for a player who left: --table NAME --seat N takes it over.
+                + (" (open)" if seat.stand_in and not over else "")
+                for seat in sorted(table.seats, key=_seat_no)
             )
             phase = phases.get(table.phase, "?")
-            print(f"{table.name}  {table.display_name!r}  {phase}  [{seats}]", file=out)
+            timer = ""
+            if table.HasField("turn_timeout"):
+                timer = f"  {table.turn_timeout.ToMilliseconds() / 1000:g} s a move"
+            print(f"{table.name}  {table.display_name!r}  {phase}{timer}  [{seats}]", file=out)
             count += 1
             if args.limit and count >= args.limit:
                 break
