@@ -17,14 +17,8 @@ java -version 2>&1 | sed -n 1p
 mvn -B -v 2>&1 | sed -n 1p
 
 log "generated code is current"
-bash ../../scripts/generate-kotlin.sh --out-root "${WORK_DIR}/gen"
-for lang in java kotlin; do
-    if ! diff -ru "src/main/${lang}/hearts/v1" "${WORK_DIR}/gen/clients/kotlin/src/main/${lang}/hearts/v1"; then
-        echo "clients/kotlin/src/main/${lang}/hearts/v1 is stale: run 'uv run scripts/generate-kotlin.sh' and commit the result" >&2
-        exit 1
-    fi
-done
-echo "clients/kotlin/src/main/{java,kotlin}/hearts/v1: current"
+bash ../../scripts/check-generated.sh kotlin \
+    clients/kotlin/src/main/java/hearts/v1 clients/kotlin/src/main/kotlin/hearts/v1
 
 log "the README example is src/test/kotlin/example/Example.kt"
 # The example is the README's ```kotlin block that starts with `package example`.

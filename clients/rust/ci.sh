@@ -11,9 +11,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 log() { printf '\n== rust client: %s\n' "$*"; }
 
-WORK_DIR="$(mktemp -d)"
-trap 'rm -rf "${WORK_DIR}"' EXIT
-
 cargo --version
 rustc --version
 
@@ -34,12 +31,7 @@ have_component() {
 }
 
 log "generated code is current"
-bash ../../scripts/generate-rust.sh --out-root "${WORK_DIR}/gen"
-if ! diff -ru src/gen "${WORK_DIR}/gen/clients/rust/src/gen"; then
-    echo "clients/rust/src/gen is stale: run 'uv run scripts/generate-rust.sh' and commit the result" >&2
-    exit 1
-fi
-echo "clients/rust/src/gen: current"
+bash ../../scripts/check-generated.sh rust clients/rust/src/gen
 
 log "rustfmt"
 if have_component rustfmt fmt; then

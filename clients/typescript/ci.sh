@@ -23,14 +23,7 @@ log "build (tsc, strict)"
 npm run build
 
 log "generated code is current"
-WORK_DIR="$(mktemp -d)"
-trap 'rm -rf "${WORK_DIR}"' EXIT
-"${REPO_ROOT}/scripts/generate-typescript.sh" --out-root "${WORK_DIR}"
-if ! diff -r "${WORK_DIR}/clients/typescript/src/gen" src/gen; then
-    echo "clients/typescript/src/gen is stale: run scripts/generate-typescript.sh and commit" >&2
-    exit 1
-fi
-echo "src/gen matches proto/"
+bash "${REPO_ROOT}/scripts/check-generated.sh" typescript clients/typescript/src/gen
 
 log "README example is examples/quickstart.ts"
 # The first ```ts block of README.md, without its fences.
