@@ -7,7 +7,9 @@ serving on the test's loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import queue
 import signal
 import sys
 import time
@@ -32,12 +34,17 @@ async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:
 
 
 async def test_auto_play_finishes_a_game_and_prints_final_scores(
-    server: HeartsServer, capsys: pytest.CaptureFixture[str]
+    server: HeartsServer, client: HeartsClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["play", "--server", server.address, "--auto", "--seed", "4", "--name", "Ada"]
     code = await asyncio.to_thread(main, argv, stdin=io.StringIO())
     out = capsys.readouterr().out
     assert code == 0
+    # Asked to play again, the end of input answers no: no rematch, and the table stays.
+    assert out.endswith("Play again? [y/N]: \n")
+    [table] = [t async for t in client.iter_tables()]
+    assert table.phase == pb.PHASE_GAME_OVER
+    assert not table.rematch_table
     assert "=== Round 1 (dealer: You) ===" in out
     assert "Your hand:" in out
     assert "Legal:" in out
@@ -374,3 +381,130 @@ async def test_a_card_typed_after_the_server_played_for_us_is_never_played_later
     assert "Too late: the move was made for you." in text
     assert "  You play KC" in text
     assert "  You play 5C" not in text
+
+
+# --------------------------------------------------------------------------- play again
+
+
+async def test_play_again_plays_a_rematch_at_a_new_table_then_no_ends(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    argv = ["play", "--server", server.address, "--auto", "--seed", "4", "--target-score", "1"]
+    argv += ["--name", "Ada", "--ascii"]
+    code, out = await _run(argv, "y\nn\n")
+
+    assert code == 0, out
+    assert out.count("Play again? [y/N]: ") == 2
+    assert "Play again? [y/N]: y\n" in out
+    assert out.endswith("Play again? [y/N]: n\n")
+    assert out.count("=== Round 1 ") == 2
+    assert out.count("Final totals:") == 2
+    tables = {t.name: t async for t in client.iter_tables()}
+    assert len(tables) == 2
+    [new] = [t for t in tables.values() if t.rematch_of]
+    old = tables[new.rematch_of]
+    assert old.rematch_table == new.name
+    assert f"Rematch at {new.name} (after {old.name}): you sit in seat 0 again." in out
+    assert "Waiting for the other players" not in out  # three bots: the game began at once
+    # The second game was played to its end, by the same player in the same seat.
+    assert old.phase == new.phase == pb.PHASE_GAME_OVER
+    assert new.seats[0].player_display_name == "Ada"
+    assert new.seats[0].occupant == pb.SEAT_OCCUPANT_HUMAN
+    assert new.rules.target_score == 1
+    assert not new.rematch_table  # the second answer was no
+    # The listing points from the finished game to its rematch.
+    code, listing = await _run(["tables", "--server", server.address])
+    assert code == 0
+    [line] = [line for line in listing.splitlines() if line.startswith(old.name)]
+    assert line.endswith(f"rematch: {new.name}")
+
+
+class _Typist(io.TextIOBase):
+    """Input the test types a line at a time when it chooses, as a player at a terminal would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: queue.Queue[str] = queue.Queue()
+
+    def type(self, line: str) -> None:
+        self.lines.put(f"{line}\n" if line else "")
+
+    def readline(self, size: int | None = -1) -> str:
+        return self.lines.get(timeout=60)
+
+
+async def _until(seen: io.StringIO, text: str, count: int = 1) -> None:
+    """Wait until the command's output shows ``text`` ``count`` times."""
+    for _ in range(1500):  # 30 s at most
+        if seen.getvalue().count(text) >= count:
+            return
+        await asyncio.sleep(0.02)
+    pytest.fail(f"{text!r} not shown {count} times:\n{seen.getvalue()}")
+
+
+async def _play_seat(client: HeartsClient, name: str) -> pb.TableView:
+    """Play ``client``'s seat at ``name`` while another player moves too; the final view."""
+    for _ in range(3000):
+        view = await client.get_table(name)
+        if view.table.phase == pb.PHASE_GAME_OVER:
+            return view
+        if waits_for_me(view):
+            await make_move(client, name, view)
+        else:
+            await asyncio.sleep(0.01)
+    raise AssertionError(f"the game at {name} did not end")
+
+
+async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rematch(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # Ann (this test, seat 1) and Bob (the command, seat 2, East of him is Ann) with two bots.
+    bots = {0: "random", 3: "random"}
+    created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
+    first = created.name
+    await client.join_table(first, "Ann", seat=1)
+    argv = ["play", "--server", server.address, "--table", first, "--auto", "--name", "Bob"]
+    typist, out = _Typist(), io.StringIO()
+    command = asyncio.create_task(
+        asyncio.to_thread(main, [*argv, "--ascii"], stdin=typist, stdout=out)
+    )
+    try:
+        await _play_seat(client, first)
+        await _until(out, "Play again? [y/N]: ")
+
+        # Bob asks first: the new table waits for Ann, and says so.
+        typist.type("y")
+        await _until(out, "Waiting for the other players")
+        second = (await client.get_table(first)).table.rematch_table
+        assert second
+        assert f"Rematch at {second} (after {first}): you sit in seat 2 again." in out.getvalue()
+        assert "(East is still free)" in out.getvalue()
+        ann = await client.rematch_table(first)
+        assert (ann.name, ann.seat) == (second, 1)
+        assert ann.view.table.phase == pb.PHASE_PASSING  # all four seats taken: the game is on
+        await _play_seat(client, second)
+        await _until(out, "Play again? [y/N]: ", count=2)
+
+        # Now Ann asks first: the command, still asking, shows it.
+        third = await client.rematch_table(second)
+        await _until(out, f"East asked for a rematch at {third.name}.")
+        typist.type("n")
+        async with asyncio.timeout(30):
+            code = await command
+    finally:
+        typist.type("")  # the end of input: the command ends whatever it was waiting for
+        if not command.done():  # the test is failing already: let the command end first
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(30):
+                    await command
+    text = out.getvalue()
+    assert code == 0, text
+    assert "Ann sits down as East." in text
+    assert text.count("Final totals:") == 2
+    assert text.endswith("Play again? [y/N]: n\n")
+    view = await client.get_table(second)
+    assert view.table.phase == pb.PHASE_GAME_OVER
+    assert [view.table.seats[s].player_display_name for s in (1, 2)] == ["Ann", "Bob"]
+    # Bob said no: his seat at the third table stays free.
+    after = await client.get_table(third.name)
+    assert after.table.seats[2].occupant == pb.SEAT_OCCUPANT_EMPTY

@@ -67,3 +67,26 @@ def test_sync_client_plays_and_watches(server_in_thread: str) -> None:
         assert client.get_table(created.name).table.phase == pb.PHASE_PLAYING
         client.delete_table(created.name)
         assert client.list_tables().tables == []
+
+
+def test_sync_client_asks_for_a_rematch_after_the_game(server_in_thread: str) -> None:
+    with SyncHeartsClient(server_in_thread, backoff=0.02) as client:
+        bots = {1: "random", 2: "random", 3: "random"}
+        created = client.create_table("sync", rules={"target_score": 1}, bots=bots)
+        view = client.join_table(created.name, "Ada").view
+        with pytest.raises(IllegalMoveError) as early:
+            client.rematch_table(created.name)
+        assert early.value.reason == "GAME_NOT_OVER"
+        while view.table.phase != pb.PHASE_GAME_OVER:
+            if view.cards_to_pass:
+                view = client.pass_cards(created.name, view.hand[:3])
+            else:
+                view = client.play_card(created.name, view.legal_cards[0])
+
+        rematch = client.rematch_table(created.name)
+        assert rematch.seat == 0
+        assert rematch.name != created.name
+        assert rematch.view.table.rematch_of == created.name
+        assert client.client.seat_token(rematch.name) == rematch.seat_token
+        assert len(client.get_table(rematch.name).hand) == 13
+        assert client.get_table(created.name).table.rematch_table == rematch.name

@@ -20,6 +20,7 @@ EXPECTED_HTTP = {
     "LeaveTable": ("post", "/v1/{name=tables/*}:leave", "*"),
     "PassCards": ("post", "/v1/{name=tables/*}:passCards", "*"),
     "PlayCard": ("post", "/v1/{name=tables/*}:playCard", "*"),
+    "RematchTable": ("post", "/v1/{name=tables/*}:rematch", "*"),
     "WatchTable": ("get", "/v1/{name=tables/*}:watch", ""),
 }
 
@@ -61,13 +62,23 @@ def test_only_watch_table_streams() -> None:
 
 
 @pytest.mark.parametrize(
-    "rpc", ["CreateTable", "DeleteTable", "JoinTable", "LeaveTable", "PassCards", "PlayCard"]
+    "rpc",
+    [
+        "CreateTable",
+        "DeleteTable",
+        "JoinTable",
+        "LeaveTable",
+        "PassCards",
+        "PlayCard",
+        "RematchTable",
+    ],
 )
 def test_mutations_take_a_request_id(rpc: str) -> None:
     fields = SERVICE.methods_by_name[rpc].input_type.fields_by_name
     assert "request_id" in fields
 
 
+# RematchTable acts on a new table (and only names the finished one), so it takes no etag.
 @pytest.mark.parametrize("rpc", ["DeleteTable", "JoinTable", "LeaveTable", "PassCards", "PlayCard"])
 def test_mutations_on_an_existing_table_take_an_etag(rpc: str) -> None:
     fields = SERVICE.methods_by_name[rpc].input_type.fields_by_name
@@ -126,6 +137,7 @@ def test_table_event_oneof_has_every_event() -> None:
         "TurnChangedEvent",
         "TableDeletedEvent",
         "TurnTimedOutEvent",
+        "RematchCreatedEvent",
     }
 
 

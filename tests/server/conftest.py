@@ -282,6 +282,13 @@ class Hearts:
         request = api.LeaveTableRequest(name=name, etag=etag, request_id=request_id)
         return await self.stub.LeaveTable(request, metadata=bearer(token))
 
+    async def rematch(
+        self, name: str, token: str | None, *, request_id: str = ""
+    ) -> api.RematchTableResponse:
+        """RematchTable with the given token (one of the finished table's)."""
+        request = api.RematchTableRequest(name=name, request_id=request_id)
+        return await self.stub.RematchTable(request, metadata=bearer(token))
+
     async def delete(
         self, name: str, token: str | None, *, etag: str = "", request_id: str = ""
     ) -> api.DeleteTableResponse:

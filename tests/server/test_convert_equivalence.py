@@ -117,6 +117,10 @@ def reference_table(
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
+    if record.rematch_id:
+        table.rematch_table = f"tables/{record.rematch_id}"
+    if record.rematch_of:
+        table.rematch_of = f"tables/{record.rematch_of}"
     for index, seat in enumerate(record.seats):
         table.seats.append(
             pb.Seat(
@@ -311,6 +315,8 @@ def _record(
         turn_timeout_ms=(0, 30_000, 1_000, 86_400_000)[index % 4],
         turn_ms=1_700_000_000_000 + index * 131,
         unlisted=index % 3 == 1,
+        rematch_id=("01J9999", "")[index % 2],
+        rematch_of=("", "", "01J7777")[index % 3],
     )
 
 

@@ -174,3 +174,37 @@ def test_stand_ins_that_name_no_bot_seat_make_a_damaged_record() -> None:
         data["stand_ins"] = damaged
         with pytest.raises(UnreadableRecordError):
             TableRecord.from_json(json.dumps(data).encode())
+
+
+def test_rematch_links_and_rematched_seats_round_trip_and_others_do_not_mention_them() -> None:
+    game = _random_game(4, 30)
+    seats = (
+        SeatRecord(Occupant.HUMAN, "Ann", None, 2, rematched=True),
+        SeatRecord(Occupant.HUMAN, "Bea", None, 0),
+        SeatRecord(Occupant.BOT, "Bot", BotLevel.HEURISTIC),
+        SeatRecord(Occupant.HUMAN, "Cy", None, 1, rematched=True),
+    )
+    record = dataclasses.replace(
+        _record(game), seats=seats, rematch_id="01J0001", rematch_of="01J0000"
+    )
+    assert TableRecord.from_json(record.to_json()) == record
+    evolved = record.evolve(game, 50, 9)
+    assert (evolved.rematch_id, evolved.rematch_of, evolved.seats) == ("01J0001", "01J0000", seats)
+    data = json.loads(record.to_json())
+    assert (data["rematched"], data["rematch"], data["rematch_of"]) == (
+        [0, 3],
+        "01J0001",
+        "01J0000",
+    )
+    plain = _record(game).to_json()
+    assert b"rematch" not in plain
+    for key, damaged in [
+        ("rematched", [2]),  # a bot's seat
+        ("rematched", [4]),
+        ("rematched", [True]),
+        ("rematch", 7),
+        ("rematch_of", None),
+    ]:
+        broken = dict(data, **{key: damaged})
+        with pytest.raises(UnreadableRecordError):
+            TableRecord.from_json(json.dumps(broken).encode())

@@ -370,6 +370,8 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         record.create_ms,
         record.turn_timeout_ms,
         record.unlisted,
+        record.rematch_id,
+        record.rematch_of,
         id(seats),
         id(rules),
         has_passed,
@@ -399,6 +401,10 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
+    if record.rematch_id:
+        table.rematch_table = table_name(record.rematch_id)
+    if record.rematch_of:
+        table.rematch_of = table_name(record.rematch_of)
     head = (table.SerializeToString(), pb.TableView(table=table).SerializeToString())
     _TABLE_HEADS.put(key, (seats, rules, head))
     return head

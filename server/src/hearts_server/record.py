@@ -86,6 +86,8 @@ class SeatRecord:
     """One seat. ``epoch`` goes up whenever a human leaves it, revoking its old tokens.
 
     ``stand_in``: the seat's bot plays for a player who left mid-game; a player may take over.
+    ``rematched``: the player took the seat with RematchTable, from the same seat of the table
+    this one is a rematch of (whose seat token then leads back to it).
     """
 
     occupant: Occupant = Occupant.EMPTY
@@ -93,6 +95,7 @@ class SeatRecord:
     bot_level: BotLevel | None = None
     epoch: int = 0
     stand_in: bool = False
+    rematched: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,6 +119,10 @@ class TableRecord:
     turn_timeout_ms: int = 0
     turn_ms: int = 0
     unlisted: bool = False  # left out of ListTables (see Table.unlisted)
+    # The table of the next game with the same players, once one asked for it (RematchTable),
+    # and the finished table that this one is the rematch of: table ids, or "".
+    rematch_id: str = ""
+    rematch_of: str = ""
 
     @property
     def phase_over(self) -> bool:
@@ -188,6 +195,8 @@ class TableRecord:
                 else 0
             ),
             self.unlisted,
+            self.rematch_id,
+            self.rematch_of,
         )
 
     def turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
@@ -224,6 +233,8 @@ class TableRecord:
             self.creator_epoch,
             self.turn_timeout_ms,
             self.unlisted,
+            self.rematch_id,
+            self.rematch_of,
         )
         if encoded is None or encoded.fixed != fixed:
             encoded = _Encoded(fixed, *self._head_parts())
@@ -232,7 +243,8 @@ class TableRecord:
             _ENCODED[self.table_id] = encoded
         game = b"null" if self.game is None else _game_to_json(self.game, self.rules, encoded)
         if self.phase_over:
-            # A finished game is written once more at most (a seat left): its encoding, up to
+            # A finished game is written again only if a seat is left or a rematch asked for: its
+            # encoding, up to
             # hundreds of KiB for a long game, is not kept for it.
             _ENCODED.pop(self.table_id, None)
         if self.turn_timeout_ms:
@@ -284,6 +296,13 @@ class TableRecord:
         stand_ins = [index for index, seat in enumerate(self.seats) if seat.stand_in]
         if stand_ins:  # beside "seats", whose entries older versions read as four values
             data["stand_ins"] = stand_ins
+        rematched = [index for index, seat in enumerate(self.seats) if seat.rematched]
+        if rematched:
+            data["rematched"] = rematched
+        if self.rematch_id:
+            data["rematch"] = self.rematch_id
+        if self.rematch_of:
+            data["rematch_of"] = self.rematch_of
         text = orjson.dumps(data)
         before, after = text[:-1].split(b',"update_ms":0,"seq":0', 1)
         return before + b',"update_ms":', after
@@ -335,17 +354,13 @@ class TableRecord:
             type(seat.name) is not str or type(seat.epoch) is not int for seat in seats
         ):
             raise TypeError("seats are not four (occupant, name, bot level, epoch)")
-        stand_ins = data.get("stand_ins", ())
-        if any(
-            type(index) is not int or not 0 <= index <= 3 or seats[index].occupant != Occupant.BOT
-            for index in stand_ins
-        ):
-            raise TypeError("stand_ins are not bot seats")
-        if stand_ins:
-            seats = tuple(
-                dataclasses.replace(seat, stand_in=True) if index in stand_ins else seat
-                for index, seat in enumerate(seats)
-            )
+        # Flags kept beside "seats", whose entries older versions read as four values.
+        seats = _flag_seats(seats, data.get("stand_ins", ()), Occupant.BOT, stand_in=True)
+        seats = _flag_seats(seats, data.get("rematched", ()), Occupant.HUMAN, rematched=True)
+        rematch_id = data.get("rematch", "")
+        rematch_of = data.get("rematch_of", "")
+        if type(rematch_id) is not str or type(rematch_of) is not str:
+            raise TypeError("rematch or rematch_of is not a string")
         return cls(
             table_id=data["id"],
             display_name=data["name"],
@@ -368,6 +383,8 @@ class TableRecord:
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=turn_ms,
             unlisted=unlisted,
+            rematch_id=rematch_id,
+            rematch_of=rematch_of,
         )
 
 
@@ -381,6 +398,36 @@ class TableRecord:
 _CARD: tuple[Card, ...] = DECK
 _BLANK: State = new_game()
 """A state to build others from by their public fields (``_replace`` takes every one)."""
+
+
+def _flag_seats(
+    seats: tuple[SeatRecord, ...],
+    indexes: Any,
+    occupant: Occupant,
+    *,
+    stand_in: bool = False,
+    rematched: bool = False,
+) -> tuple[SeatRecord, ...]:
+    """``seats`` with the flags given set on those at ``indexes``, which must hold
+    ``occupant``."""
+    if type(indexes) not in (list, tuple) or any(
+        type(index) is not int or not 0 <= index <= 3 or seats[index].occupant != occupant
+        for index in indexes
+    ):
+        raise TypeError(f"flagged seats {indexes!r} are not {occupant.value} seats")
+    return tuple(
+        SeatRecord(
+            seat.occupant,
+            seat.name,
+            seat.bot_level,
+            seat.epoch,
+            stand_in=seat.stand_in or stand_in,
+            rematched=seat.rematched or rematched,
+        )
+        if index in indexes
+        else seat
+        for index, seat in enumerate(seats)
+    )
 
 
 @functools.lru_cache(maxsize=64)

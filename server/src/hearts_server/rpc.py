@@ -355,6 +355,14 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.name, bearer_token(context), etag=request.etag, request_id=request.request_id
         )
 
+    @_unary("RematchTable")
+    async def RematchTable(
+        self, request: api.RematchTableRequest, context: grpc.aio.ServicerContext
+    ) -> api.RematchTableResponse:
+        return await self.app.rematch_table(
+            request.name, bearer_token(context), request_id=request.request_id
+        )
+
     # A move's response may come serialized (add_servicer sends it as it is): wider than the
     # generated base class says.
     @_unary("PassCards")

@@ -25,6 +25,7 @@ import binascii
 import collections
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -773,32 +774,7 @@ class TableApp:
                 raise ServiceError("GAME_OVER", "the game is over: its seats stay as they are")
             else:
                 chosen = seat  # empty, or a bot standing in for a player who left
-            batch = _Batch(self._now_after(record))
-            seats = list(record.seats)
-            old = seats[chosen]
-            seats[chosen] = SeatRecord(Occupant.HUMAN, display_name, None, old.epoch)
-            joined = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
-            joined.player_joined.seat = chosen
-            joined.player_joined.player_display_name = display_name
-            batch.add(None, joined)
-            new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
-            if record.game is not None and _paused(record):
-                # A player comes back to a game that waited for one: the bots make the moves
-                # they owe now, inline, as at any table with a player, and whatever the game
-                # then waits for is asked for now (a fresh turn timer).
-                new = dataclasses.replace(new, turn_ms=batch.now_ms)
-                new = dataclasses.replace(new, game=self._advance(new, record.game, batch))
-            token = self.tokens.issue(table_id, chosen, old.epoch)
-
-            def respond(final: TableRecord, new_version: int) -> Message:
-                return api.JoinTableResponse(
-                    seat_token=token,
-                    seat=chosen,
-                    view=convert.view_to_pb(final, new_version, chosen),
-                    etag=str(new_version),
-                )
-
-            return _Decision(new, batch, respond, open_seats=new.has_free_seat)
+            return self._seat_player(record, chosen, display_name, api.JoinTableResponse)
 
         return _message(
             await self._mutate(
@@ -811,6 +787,195 @@ class TableApp:
                 fingerprint=_fingerprint(request_id, b"JoinTable", name, seat, display_name, etag),
             )
         )
+
+    def _seat_player(
+        self,
+        record: TableRecord,
+        seat: int,
+        display_name: str,
+        response_type: type[api.JoinTableResponse] | type[api.RematchTableResponse],
+        *,
+        rematched: bool = False,
+    ) -> _Decision:
+        """Seat a player at ``seat`` (empty, or a stand-in's), answering ``response_type``."""
+        batch = _Batch(self._now_after(record))
+        seats = list(record.seats)
+        old = seats[seat]
+        seats[seat] = SeatRecord(Occupant.HUMAN, display_name, None, old.epoch, rematched=rematched)
+        joined = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+        joined.player_joined.seat = seat
+        joined.player_joined.player_display_name = display_name
+        batch.add(None, joined)
+        new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
+        if record.game is not None and _paused(record):
+            # A player comes back to a game that waited for one: the bots make the moves they
+            # owe now, inline, as at any table with a player, and whatever the game then waits
+            # for is asked for now (a fresh turn timer).
+            new = dataclasses.replace(new, turn_ms=batch.now_ms)
+            new = dataclasses.replace(new, game=self._advance(new, record.game, batch))
+        token = self.tokens.issue(record.table_id, seat, old.epoch)
+
+        def respond(final: TableRecord, new_version: int) -> Message:
+            return response_type(
+                seat_token=token,
+                seat=seat,
+                view=convert.view_to_pb(final, new_version, seat),
+                etag=str(new_version),
+            )
+
+        return _Decision(new, batch, respond, open_seats=new.has_free_seat)
+
+    # ------------------------------------------------------------------ rematches
+
+    async def rematch_table(
+        self, name: str, token: str | None, *, request_id: str
+    ) -> api.RematchTableResponse:
+        """Seat the caller, a player of a finished game, at the same seat of the next game.
+
+        The first call claims the next game's table id in the finished table's record (one
+        compare-and-set, so concurrent callers on any replicas agree on it), then creates that
+        table with the finished one's settings; every call then seats its caller there. A call
+        that finds the id claimed but its table missing (the claiming call failed in between)
+        creates it, so no step is lost: the table is the same whoever creates it, but for its
+        bots' seed.
+        """
+        _check_request_id(request_id)
+        old_id = parse_table_name(name)
+        caller = self.caller(token, old_id)
+        if caller.claims is None:
+            raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
+        record = await self._claim_rematch(old_id, caller)
+        new_id, seat = record.rematch_id, caller.claims.seat
+        if self.records.get(new_id) is None:
+            await self._create_rematch(new_id, record)
+        return await self._take_rematch_seat(
+            new_id, seat, record.seats[seat].name, name=name, request_id=request_id
+        )
+
+    async def _claim_rematch(self, old_id: str, caller: Caller) -> TableRecord:
+        """The finished table's record, naming its rematch: checks that the caller is one of its
+        players, and names the rematch unless a call did before (one commit, then; none when
+        this process holds the table's record, which names it, as most calls find)."""
+        claimed: list[TableRecord] = []
+
+        def decide(record: TableRecord, version: int) -> _Decision:
+            seat = self._player(record, caller)
+            if not record.phase_over:
+                raise ServiceError("GAME_NOT_OVER", "a rematch follows a finished game")
+            claimed[:] = [record]
+            if record.rematch_id:
+                raise _RematchClaimedError
+            new_id = (
+                new_table_id(self._now_ms())
+                if record.unlisted
+                else new_table_id(self._now_ms(), self._last_table_id)
+            )
+            if not record.unlisted:
+                self._last_table_id = new_id
+            batch = _Batch(self._now_after(record))
+            created = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            created.rematch_created.table = convert.table_name(new_id)
+            created.rematch_created.seat = seat
+            batch.add(None, created)
+            new = dataclasses.replace(record, rematch_id=new_id)
+            claimed[:] = [new]
+            return _Decision(new, batch, lambda final, version: b"")
+
+        with contextlib.suppress(_RematchClaimedError):  # then the record read names the rematch
+            await self._mutate(
+                old_id,
+                caller_key=caller.key,
+                request_id="",
+                etag="",
+                decide=decide,
+                response_type=api.RematchTableResponse,
+                fingerprint=b"",
+            )
+        return claimed[0]
+
+    async def _create_rematch(self, new_id: str, finished: TableRecord) -> None:
+        """Create the rematch table of ``finished`` as ``new_id``, unless it exists."""
+        now = self._now_ms()
+        record = TableRecord(
+            table_id=new_id,
+            display_name=finished.display_name,
+            rules=finished.rules,
+            # The deal moves on: the next game's first dealer is the seat after the last one's.
+            first_dealer=(finished.first_dealer + 1) % 4,
+            # The bots chosen for the table play again; a seat whose player left is free.
+            seats=tuple(
+                SeatRecord(Occupant.BOT, seat.name, seat.bot_level)
+                if seat.occupant is Occupant.BOT and not seat.stand_in
+                else SeatRecord()
+                for seat in finished.seats
+            ),
+            create_ms=now,
+            update_ms=now,
+            sequence=0,
+            deck_seed=None,  # a seeded game's seed would deal the same game again
+            bot_seed=secrets.randbits(62),
+            turn_timeout_ms=min(finished.turn_timeout_ms, self._max_turn_timeout_ms),
+            turn_ms=now,
+            unlisted=finished.unlisted,
+            rematch_of=finished.table_id,
+        )
+        try:
+            result = await self.store.create(
+                new_id,
+                record.to_json(),
+                (),
+                open_seats=True,
+                listed=not record.unlisted,
+            )
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if result.created:
+            self.records.put(new_id, 1, record)
+
+    async def _take_rematch_seat(
+        self, new_id: str, seat: int, display_name: str, *, name: str, request_id: str
+    ) -> api.RematchTableResponse:
+        """Seat the caller at ``seat`` of the rematch table, or renew the seat it took there."""
+
+        def decide(record: TableRecord, version: int) -> _Decision:
+            held = record.seats[seat]
+            if held.occupant is Occupant.HUMAN and held.rematched:
+                # Taken by RematchTable from this seat of the finished table, whose token the
+                # caller holds: the caller's own seat. A new token for it; nothing changes.
+                raise _RematchSeatHeldError(
+                    api.RematchTableResponse(
+                        seat_token=self.tokens.issue(new_id, seat, held.epoch),
+                        seat=seat,
+                        view=convert.view_to_pb(record, version, seat),
+                        etag=str(version),
+                    )
+                )
+            if held.occupant is not Occupant.EMPTY and not (
+                held.stand_in and not record.phase_over
+            ):
+                raise ServiceError(
+                    "SEAT_TAKEN",
+                    f"seat {seat} of the rematch tables/{new_id} is taken; "
+                    "JoinTable takes another seat there",
+                )
+            return self._seat_player(
+                record, seat, display_name, api.RematchTableResponse, rematched=True
+            )
+
+        try:
+            return _message(
+                await self._mutate(
+                    new_id,
+                    caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
+                    request_id=request_id,
+                    etag="",
+                    decide=decide,
+                    response_type=api.RematchTableResponse,
+                    fingerprint=_fingerprint(request_id, b"RematchTable", name),
+                )
+            )
+        except _RematchSeatHeldError as seated:
+            return seated.response
 
     async def _renew(
         self, table_id: str, seat: int | None, token: str, *, joining: bool
@@ -874,7 +1039,7 @@ class TableApp:
             else:
                 # A finished game keeps its players' names; leaving only revokes the token, so
                 # nobody can join a game that will never restart.
-                seats[seat] = dataclasses.replace(old, epoch=old.epoch + 1)
+                seats[seat] = dataclasses.replace(old, epoch=old.epoch + 1, rematched=False)
             batch.add(None, left)
             new = dataclasses.replace(record, seats=tuple(seats))
             if new.game is not None:
@@ -1556,6 +1721,22 @@ class TableApp:
                 events.append(event)
                 cursor = event.sequence
         return events
+
+
+class _RematchClaimedError(Exception):
+    """A finished table's rematch was claimed by another call (see ``_claim_rematch``)."""
+
+
+class _RematchSeatHeldError(ServiceError):
+    """The caller already holds its seat at the rematch table; the response renews its token.
+
+    A :class:`ServiceError`, so that ``_mutate`` decides again on a fresh read before believing
+    a cached record that says so (the seat's epoch must be current for the token to work).
+    """
+
+    def __init__(self, response: api.RematchTableResponse) -> None:
+        super().__init__("SEAT_TAKEN", "the caller holds this seat already")
+        self.response = response
 
 
 def _event_response(event: StoredEvent) -> api.WatchTableResponse:

@@ -897,7 +897,14 @@ type Table struct {
 	// When true, ListTables never shows the table: only those given its name
 	// (an invite link, say) find it, and anyone who has the name may watch or
 	// join it, as with any table. For games among friends.
-	Unlisted      bool `protobuf:"varint,18,opt,name=unlisted,proto3" json:"unlisted,omitempty"`
+	Unlisted bool `protobuf:"varint,18,opt,name=unlisted,proto3" json:"unlisted,omitempty"`
+	// Once the game is over and one of its players asked for a rematch
+	// (RematchTable), the resource name of the table where the same players
+	// play the next game; empty until then.
+	RematchTable string `protobuf:"bytes,19,opt,name=rematch_table,json=rematchTable,proto3" json:"rematch_table,omitempty"`
+	// For a table made by RematchTable, the resource name of the finished
+	// table it follows; empty otherwise.
+	RematchOf     string `protobuf:"bytes,20,opt,name=rematch_of,json=rematchOf,proto3" json:"rematch_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1056,6 +1063,20 @@ func (x *Table) GetUnlisted() bool {
 		return x.Unlisted
 	}
 	return false
+}
+
+func (x *Table) GetRematchTable() string {
+	if x != nil {
+		return x.RematchTable
+	}
+	return ""
+}
+
+func (x *Table) GetRematchOf() string {
+	if x != nil {
+		return x.RematchOf
+	}
+	return ""
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1717,7 +1738,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xe6\x06\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xb6\a\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1739,7 +1760,10 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\tdeck_seed\x18\x0f \x01(\x03B\x04\xe2A\x01\x05H\x01R\bdeckSeed\x88\x01\x01\x12B\n" +
 	"\fturn_timeout\x18\x10 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\vturnTimeout\x12E\n" +
 	"\rturn_deadline\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x03R\fturnDeadline\x12 \n" +
-	"\bunlisted\x18\x12 \x01(\bB\x04\xe2A\x01\x05R\bunlistedB\f\n" +
+	"\bunlisted\x18\x12 \x01(\bB\x04\xe2A\x01\x05R\bunlisted\x12)\n" +
+	"\rrematch_table\x18\x13 \x01(\tB\x04\xe2A\x01\x03R\frematchTable\x12#\n" +
+	"\n" +
+	"rematch_of\x18\x14 \x01(\tB\x04\xe2A\x01\x03R\trematchOfB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +

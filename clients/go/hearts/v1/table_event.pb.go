@@ -53,6 +53,7 @@ type TableEvent struct {
 	//	*TableEvent_TurnChanged
 	//	*TableEvent_TableDeleted
 	//	*TableEvent_TurnTimedOut
+	//	*TableEvent_RematchCreated
 	Event         isTableEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -237,6 +238,15 @@ func (x *TableEvent) GetTurnTimedOut() *TurnTimedOutEvent {
 	return nil
 }
 
+func (x *TableEvent) GetRematchCreated() *RematchCreatedEvent {
+	if x != nil {
+		if x, ok := x.Event.(*TableEvent_RematchCreated); ok {
+			return x.RematchCreated
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Event interface {
 	isTableEvent_Event()
 }
@@ -317,6 +327,13 @@ type TableEvent_TurnTimedOut struct {
 	TurnTimedOut *TurnTimedOutEvent `protobuf:"bytes,16,opt,name=turn_timed_out,json=turnTimedOut,proto3,oneof"`
 }
 
+type TableEvent_RematchCreated struct {
+	// A player of the finished game asked for a rematch: the next game's
+	// table exists and the other players may take their seats there with
+	// RematchTable.
+	RematchCreated *RematchCreatedEvent `protobuf:"bytes,17,opt,name=rematch_created,json=rematchCreated,proto3,oneof"`
+}
+
 func (*TableEvent_PlayerJoined) isTableEvent_Event() {}
 
 func (*TableEvent_PlayerLeft) isTableEvent_Event() {}
@@ -346,6 +363,8 @@ func (*TableEvent_TurnChanged) isTableEvent_Event() {}
 func (*TableEvent_TableDeleted) isTableEvent_Event() {}
 
 func (*TableEvent_TurnTimedOut) isTableEvent_Event() {}
+
+func (*TableEvent_RematchCreated) isTableEvent_Event() {}
 
 // PlayerJoinedEvent says that a player took a seat.
 type PlayerJoinedEvent struct {
@@ -1171,11 +1190,67 @@ func (x *TurnTimedOutEvent) GetSeat() int32 {
 	return 0
 }
 
+// RematchCreatedEvent says that a player of the finished game asked for a
+// rematch (RematchTable) and where it is played.
+type RematchCreatedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name of the new table, `tables/{table}`.
+	Table string `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	// The seat of the player who asked for it.
+	Seat          int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RematchCreatedEvent) Reset() {
+	*x = RematchCreatedEvent{}
+	mi := &file_hearts_v1_table_event_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RematchCreatedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RematchCreatedEvent) ProtoMessage() {}
+
+func (x *RematchCreatedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_event_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RematchCreatedEvent.ProtoReflect.Descriptor instead.
+func (*RematchCreatedEvent) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_event_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RematchCreatedEvent) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *RematchCreatedEvent) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
 var File_hearts_v1_table_event_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xa3\b\n" +
+	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xee\b\n" +
 	"\n" +
 	"TableEvent\x129\n" +
 	"\n" +
@@ -1199,7 +1274,8 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\tgame_over\x18\r \x01(\v2\x18.hearts.v1.GameOverEventH\x00R\bgameOver\x12@\n" +
 	"\fturn_changed\x18\x0e \x01(\v2\x1b.hearts.v1.TurnChangedEventH\x00R\vturnChanged\x12C\n" +
 	"\rtable_deleted\x18\x0f \x01(\v2\x1c.hearts.v1.TableDeletedEventH\x00R\ftableDeleted\x12D\n" +
-	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOutB\a\n" +
+	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOut\x12I\n" +
+	"\x0frematch_created\x18\x11 \x01(\v2\x1e.hearts.v1.RematchCreatedEventH\x00R\x0erematchCreatedB\a\n" +
 	"\x05event\"W\n" +
 	"\x11PlayerJoinedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
@@ -1245,7 +1321,10 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\bdeadline\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\x13\n" +
 	"\x11TableDeletedEvent\"'\n" +
 	"\x11TurnTimedOutEvent\x12\x12\n" +
-	"\x04seat\x18\x01 \x01(\x05R\x04seatB\x13B\x0fTableEventProtoP\x01b\x06proto3"
+	"\x04seat\x18\x01 \x01(\x05R\x04seat\"?\n" +
+	"\x13RematchCreatedEvent\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\x05R\x04seatB\x13B\x0fTableEventProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_event_proto_rawDescOnce sync.Once
@@ -1259,7 +1338,7 @@ func file_hearts_v1_table_event_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_event_proto_rawDescData
 }
 
-var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TableEvent)(nil),            // 0: hearts.v1.TableEvent
 	(*PlayerJoinedEvent)(nil),     // 1: hearts.v1.PlayerJoinedEvent
@@ -1277,16 +1356,17 @@ var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TurnChangedEvent)(nil),      // 13: hearts.v1.TurnChangedEvent
 	(*TableDeletedEvent)(nil),     // 14: hearts.v1.TableDeletedEvent
 	(*TurnTimedOutEvent)(nil),     // 15: hearts.v1.TurnTimedOutEvent
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(BotLevel)(0),                 // 17: hearts.v1.BotLevel
-	(PassDirection)(0),            // 18: hearts.v1.PassDirection
-	(*Card)(nil),                  // 19: hearts.v1.Card
-	(*Trick)(nil),                 // 20: hearts.v1.Trick
-	(*RoundScore)(nil),            // 21: hearts.v1.RoundScore
-	(*GameResult)(nil),            // 22: hearts.v1.GameResult
+	(*RematchCreatedEvent)(nil),   // 16: hearts.v1.RematchCreatedEvent
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(BotLevel)(0),                 // 18: hearts.v1.BotLevel
+	(PassDirection)(0),            // 19: hearts.v1.PassDirection
+	(*Card)(nil),                  // 20: hearts.v1.Card
+	(*Trick)(nil),                 // 21: hearts.v1.Trick
+	(*RoundScore)(nil),            // 22: hearts.v1.RoundScore
+	(*GameResult)(nil),            // 23: hearts.v1.GameResult
 }
 var file_hearts_v1_table_event_proto_depIdxs = []int32{
-	16, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
+	17, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: hearts.v1.TableEvent.player_joined:type_name -> hearts.v1.PlayerJoinedEvent
 	2,  // 2: hearts.v1.TableEvent.player_left:type_name -> hearts.v1.PlayerLeftEvent
 	3,  // 3: hearts.v1.TableEvent.round_started:type_name -> hearts.v1.RoundStartedEvent
@@ -1302,22 +1382,23 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	13, // 13: hearts.v1.TableEvent.turn_changed:type_name -> hearts.v1.TurnChangedEvent
 	14, // 14: hearts.v1.TableEvent.table_deleted:type_name -> hearts.v1.TableDeletedEvent
 	15, // 15: hearts.v1.TableEvent.turn_timed_out:type_name -> hearts.v1.TurnTimedOutEvent
-	17, // 16: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
-	18, // 17: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
-	19, // 18: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
-	19, // 19: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
-	19, // 20: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
-	19, // 21: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
-	19, // 22: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
-	20, // 23: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
-	21, // 24: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
-	22, // 25: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	16, // 26: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	16, // 16: hearts.v1.TableEvent.rematch_created:type_name -> hearts.v1.RematchCreatedEvent
+	18, // 17: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
+	19, // 18: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
+	20, // 19: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
+	20, // 20: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
+	20, // 21: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
+	20, // 22: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
+	20, // 23: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
+	21, // 24: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
+	22, // 25: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
+	23, // 26: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
+	17, // 27: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }
@@ -1342,6 +1423,7 @@ func file_hearts_v1_table_event_proto_init() {
 		(*TableEvent_TurnChanged)(nil),
 		(*TableEvent_TableDeleted)(nil),
 		(*TableEvent_TurnTimedOut)(nil),
+		(*TableEvent_RematchCreated)(nil),
 	}
 	file_hearts_v1_table_event_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
@@ -1350,7 +1432,7 @@ func file_hearts_v1_table_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_event_proto_rawDesc), len(file_hearts_v1_table_event_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4,9 +4,9 @@
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
 // `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token; DeleteTable needs the creator token. GetTable and WatchTable
-// work without a token (the spectator's view) and show the seat's private
-// cards with a seat token.
+// seat token, RematchTable one of the finished table; DeleteTable needs the
+// creator token. GetTable and WatchTable work without a token (the
+// spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
 // domain "hearts.v1" and a stable reason; a rejected move also carries a
@@ -756,6 +756,136 @@ func (x *LeaveTableResponse) GetEtag() string {
 	return ""
 }
 
+// RematchTableRequest asks for a seat in the next game with the same players;
+// the call must carry a seat token of the finished table.
+type RematchTableRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name of the finished table, `tables/{table}`.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A unique id (a UUID) that makes retries safe (AIP-155).
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RematchTableRequest) Reset() {
+	*x = RematchTableRequest{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RematchTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RematchTableRequest) ProtoMessage() {}
+
+func (x *RematchTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RematchTableRequest.ProtoReflect.Descriptor instead.
+func (*RematchTableRequest) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RematchTableRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RematchTableRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// RematchTableResponse holds the caller's seat at the new table and its token.
+type RematchTableResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The secret token for the seat at the new table, sent as
+	// `authorization: Bearer <token>` on later calls to that table.
+	SeatToken string `protobuf:"bytes,1,opt,name=seat_token,json=seatToken,proto3" json:"seat_token,omitempty"`
+	// The seat the caller took: the same as at the finished table.
+	Seat int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The new table as the caller now sees it; view.table.name names it.
+	View *TableView `protobuf:"bytes,3,opt,name=view,proto3" json:"view,omitempty"`
+	// The new table's etag after the call.
+	Etag          string `protobuf:"bytes,4,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RematchTableResponse) Reset() {
+	*x = RematchTableResponse{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RematchTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RematchTableResponse) ProtoMessage() {}
+
+func (x *RematchTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RematchTableResponse.ProtoReflect.Descriptor instead.
+func (*RematchTableResponse) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RematchTableResponse) GetSeatToken() string {
+	if x != nil {
+		return x.SeatToken
+	}
+	return ""
+}
+
+func (x *RematchTableResponse) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *RematchTableResponse) GetView() *TableView {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+func (x *RematchTableResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // PassCardsRequest chooses the cards the caller's seat passes; the call must
 // carry the seat token.
 type PassCardsRequest struct {
@@ -774,7 +904,7 @@ type PassCardsRequest struct {
 
 func (x *PassCardsRequest) Reset() {
 	*x = PassCardsRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[12]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +916,7 @@ func (x *PassCardsRequest) String() string {
 func (*PassCardsRequest) ProtoMessage() {}
 
 func (x *PassCardsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[12]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +929,7 @@ func (x *PassCardsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassCardsRequest.ProtoReflect.Descriptor instead.
 func (*PassCardsRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{12}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PassCardsRequest) GetName() string {
@@ -844,7 +974,7 @@ type PassCardsResponse struct {
 
 func (x *PassCardsResponse) Reset() {
 	*x = PassCardsResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[13]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +986,7 @@ func (x *PassCardsResponse) String() string {
 func (*PassCardsResponse) ProtoMessage() {}
 
 func (x *PassCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[13]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +999,7 @@ func (x *PassCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassCardsResponse.ProtoReflect.Descriptor instead.
 func (*PassCardsResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{13}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PassCardsResponse) GetView() *TableView {
@@ -904,7 +1034,7 @@ type PlayCardRequest struct {
 
 func (x *PlayCardRequest) Reset() {
 	*x = PlayCardRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[14]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1046,7 @@ func (x *PlayCardRequest) String() string {
 func (*PlayCardRequest) ProtoMessage() {}
 
 func (x *PlayCardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[14]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1059,7 @@ func (x *PlayCardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayCardRequest.ProtoReflect.Descriptor instead.
 func (*PlayCardRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{14}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PlayCardRequest) GetName() string {
@@ -973,7 +1103,7 @@ type PlayCardResponse struct {
 
 func (x *PlayCardResponse) Reset() {
 	*x = PlayCardResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[15]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1115,7 @@ func (x *PlayCardResponse) String() string {
 func (*PlayCardResponse) ProtoMessage() {}
 
 func (x *PlayCardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[15]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1128,7 @@ func (x *PlayCardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayCardResponse.ProtoReflect.Descriptor instead.
 func (*PlayCardResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{15}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PlayCardResponse) GetView() *TableView {
@@ -1031,7 +1161,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[16]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1173,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[16]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1186,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{16}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchTableRequest) GetName() string {
@@ -1094,7 +1224,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[17]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1236,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[17]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1249,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{17}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchTableResponse) GetSequence() int64 {
@@ -1225,7 +1355,17 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"request_id\x18\x03 \x01(\tR\trequestId\"R\n" +
 	"\x12LeaveTableResponse\x12(\n" +
 	"\x04view\x18\x01 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12\x12\n" +
-	"\x04etag\x18\x02 \x01(\tR\x04etag\"\x8c\x01\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\"N\n" +
+	"\x13RematchTableRequest\x12\x18\n" +
+	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"\x87\x01\n" +
+	"\x14RematchTableResponse\x12\x1d\n" +
+	"\n" +
+	"seat_token\x18\x01 \x01(\tR\tseatToken\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\x05R\x04seat\x12(\n" +
+	"\x04view\x18\x03 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12\x12\n" +
+	"\x04etag\x18\x04 \x01(\tR\x04etag\"\x8c\x01\n" +
 	"\x10PassCardsRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12+\n" +
 	"\x05cards\x18\x02 \x03(\v2\x0f.hearts.v1.CardB\x04\xe2A\x01\x02R\x05cards\x12\x12\n" +
@@ -1252,7 +1392,7 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
 	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xd1\a\n" +
+	"\x04kind2\xca\b\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -1265,7 +1405,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\n" +
 	"LeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/v1/{name=tables/*}:leave\x12p\n" +
 	"\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/{name=tables/*}:passCards\x12l\n" +
-	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12n\n" +
+	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12w\n" +
+	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12n\n" +
 	"\n" +
 	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
@@ -1281,67 +1422,72 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_hearts_v1_table_service_proto_goTypes = []any{
-	(*GetTableRequest)(nil),     // 0: hearts.v1.GetTableRequest
-	(*GetTableResponse)(nil),    // 1: hearts.v1.GetTableResponse
-	(*ListTablesRequest)(nil),   // 2: hearts.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),  // 3: hearts.v1.ListTablesResponse
-	(*CreateTableRequest)(nil),  // 4: hearts.v1.CreateTableRequest
-	(*CreateTableResponse)(nil), // 5: hearts.v1.CreateTableResponse
-	(*DeleteTableRequest)(nil),  // 6: hearts.v1.DeleteTableRequest
-	(*DeleteTableResponse)(nil), // 7: hearts.v1.DeleteTableResponse
-	(*JoinTableRequest)(nil),    // 8: hearts.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),   // 9: hearts.v1.JoinTableResponse
-	(*LeaveTableRequest)(nil),   // 10: hearts.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),  // 11: hearts.v1.LeaveTableResponse
-	(*PassCardsRequest)(nil),    // 12: hearts.v1.PassCardsRequest
-	(*PassCardsResponse)(nil),   // 13: hearts.v1.PassCardsResponse
-	(*PlayCardRequest)(nil),     // 14: hearts.v1.PlayCardRequest
-	(*PlayCardResponse)(nil),    // 15: hearts.v1.PlayCardResponse
-	(*WatchTableRequest)(nil),   // 16: hearts.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),  // 17: hearts.v1.WatchTableResponse
-	(*TableView)(nil),           // 18: hearts.v1.TableView
-	(*Table)(nil),               // 19: hearts.v1.Table
-	(*Card)(nil),                // 20: hearts.v1.Card
-	(*TableEvent)(nil),          // 21: hearts.v1.TableEvent
+	(*GetTableRequest)(nil),      // 0: hearts.v1.GetTableRequest
+	(*GetTableResponse)(nil),     // 1: hearts.v1.GetTableResponse
+	(*ListTablesRequest)(nil),    // 2: hearts.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),   // 3: hearts.v1.ListTablesResponse
+	(*CreateTableRequest)(nil),   // 4: hearts.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),  // 5: hearts.v1.CreateTableResponse
+	(*DeleteTableRequest)(nil),   // 6: hearts.v1.DeleteTableRequest
+	(*DeleteTableResponse)(nil),  // 7: hearts.v1.DeleteTableResponse
+	(*JoinTableRequest)(nil),     // 8: hearts.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),    // 9: hearts.v1.JoinTableResponse
+	(*LeaveTableRequest)(nil),    // 10: hearts.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),   // 11: hearts.v1.LeaveTableResponse
+	(*RematchTableRequest)(nil),  // 12: hearts.v1.RematchTableRequest
+	(*RematchTableResponse)(nil), // 13: hearts.v1.RematchTableResponse
+	(*PassCardsRequest)(nil),     // 14: hearts.v1.PassCardsRequest
+	(*PassCardsResponse)(nil),    // 15: hearts.v1.PassCardsResponse
+	(*PlayCardRequest)(nil),      // 16: hearts.v1.PlayCardRequest
+	(*PlayCardResponse)(nil),     // 17: hearts.v1.PlayCardResponse
+	(*WatchTableRequest)(nil),    // 18: hearts.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),   // 19: hearts.v1.WatchTableResponse
+	(*TableView)(nil),            // 20: hearts.v1.TableView
+	(*Table)(nil),                // 21: hearts.v1.Table
+	(*Card)(nil),                 // 22: hearts.v1.Card
+	(*TableEvent)(nil),           // 23: hearts.v1.TableEvent
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	18, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	19, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	19, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	18, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	18, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	18, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	20, // 6: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	18, // 7: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	20, // 8: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	18, // 9: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	18, // 10: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	21, // 11: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 12: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 13: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 14: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 15: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 16: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 17: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	12, // 18: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	14, // 19: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	16, // 20: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 21: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 22: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 23: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 24: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 25: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 26: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	13, // 27: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	15, // 28: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	17, // 29: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	21, // [21:30] is the sub-list for method output_type
-	12, // [12:21] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	20, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	21, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	21, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	20, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	20, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	20, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	20, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	22, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	20, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	22, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	20, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	20, // 11: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	23, // 12: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 13: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 14: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 15: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 16: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 17: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 18: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 19: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 20: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 21: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 22: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 23: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 24: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 25: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 26: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 27: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 28: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 29: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 30: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 31: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 32: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	23, // [23:33] is the sub-list for method output_type
+	13, // [13:23] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -1352,8 +1498,8 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_proto_init()
 	file_hearts_v1_table_event_proto_init()
 	file_hearts_v1_table_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[16].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[17].OneofWrappers = []any{
+	file_hearts_v1_table_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_hearts_v1_table_service_proto_msgTypes[19].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -1363,7 +1509,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

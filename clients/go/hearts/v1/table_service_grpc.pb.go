@@ -4,9 +4,9 @@
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
 // `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token; DeleteTable needs the creator token. GetTable and WatchTable
-// work without a token (the spectator's view) and show the seat's private
-// cards with a seat token.
+// seat token, RematchTable one of the finished table; DeleteTable needs the
+// creator token. GetTable and WatchTable work without a token (the
+// spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
 // domain "hearts.v1" and a stable reason; a rejected move also carries a
@@ -38,15 +38,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TableService_GetTable_FullMethodName    = "/hearts.v1.TableService/GetTable"
-	TableService_ListTables_FullMethodName  = "/hearts.v1.TableService/ListTables"
-	TableService_CreateTable_FullMethodName = "/hearts.v1.TableService/CreateTable"
-	TableService_DeleteTable_FullMethodName = "/hearts.v1.TableService/DeleteTable"
-	TableService_JoinTable_FullMethodName   = "/hearts.v1.TableService/JoinTable"
-	TableService_LeaveTable_FullMethodName  = "/hearts.v1.TableService/LeaveTable"
-	TableService_PassCards_FullMethodName   = "/hearts.v1.TableService/PassCards"
-	TableService_PlayCard_FullMethodName    = "/hearts.v1.TableService/PlayCard"
-	TableService_WatchTable_FullMethodName  = "/hearts.v1.TableService/WatchTable"
+	TableService_GetTable_FullMethodName     = "/hearts.v1.TableService/GetTable"
+	TableService_ListTables_FullMethodName   = "/hearts.v1.TableService/ListTables"
+	TableService_CreateTable_FullMethodName  = "/hearts.v1.TableService/CreateTable"
+	TableService_DeleteTable_FullMethodName  = "/hearts.v1.TableService/DeleteTable"
+	TableService_JoinTable_FullMethodName    = "/hearts.v1.TableService/JoinTable"
+	TableService_LeaveTable_FullMethodName   = "/hearts.v1.TableService/LeaveTable"
+	TableService_PassCards_FullMethodName    = "/hearts.v1.TableService/PassCards"
+	TableService_PlayCard_FullMethodName     = "/hearts.v1.TableService/PlayCard"
+	TableService_RematchTable_FullMethodName = "/hearts.v1.TableService/RematchTable"
+	TableService_WatchTable_FullMethodName   = "/hearts.v1.TableService/WatchTable"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -80,6 +81,17 @@ type TableServiceClient interface {
 	PassCards(ctx context.Context, in *PassCardsRequest, opts ...grpc.CallOption) (*PassCardsResponse, error)
 	// PlayCard plays one card from the caller's hand to the current trick.
 	PlayCard(ctx context.Context, in *PlayCardRequest, opts ...grpc.CallOption) (*PlayCardResponse, error)
+	// RematchTable starts the next game with the same players: called at a
+	// finished game with one of its seat tokens, it seats the caller at the
+	// same seat of a new table with the finished table's settings (display
+	// name, rules, bot seats, turn timeout, listing) and returns that seat's
+	// token. The first call creates the new table, names it in the finished
+	// table's Table.rematch_table and tells the finished table's watchers with
+	// a RematchCreatedEvent; each later call by another of its players seats
+	// that player too. The new game starts when all four seats are taken, by
+	// the old players or by anyone who joins. Called again by a player already
+	// seated there, it returns a new token for that seat.
+	RematchTable(ctx context.Context, in *RematchTableRequest, opts ...grpc.CallOption) (*RematchTableResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
@@ -173,6 +185,16 @@ func (c *tableServiceClient) PlayCard(ctx context.Context, in *PlayCardRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) RematchTable(ctx context.Context, in *RematchTableRequest, opts ...grpc.CallOption) (*RematchTableResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RematchTableResponse)
+	err := c.cc.Invoke(ctx, TableService_RematchTable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
@@ -223,6 +245,17 @@ type TableServiceServer interface {
 	PassCards(context.Context, *PassCardsRequest) (*PassCardsResponse, error)
 	// PlayCard plays one card from the caller's hand to the current trick.
 	PlayCard(context.Context, *PlayCardRequest) (*PlayCardResponse, error)
+	// RematchTable starts the next game with the same players: called at a
+	// finished game with one of its seat tokens, it seats the caller at the
+	// same seat of a new table with the finished table's settings (display
+	// name, rules, bot seats, turn timeout, listing) and returns that seat's
+	// token. The first call creates the new table, names it in the finished
+	// table's Table.rematch_table and tells the finished table's watchers with
+	// a RematchCreatedEvent; each later call by another of its players seats
+	// that player too. The new game starts when all four seats are taken, by
+	// the old players or by anyone who joins. Called again by a player already
+	// seated there, it returns a new token for that seat.
+	RematchTable(context.Context, *RematchTableRequest) (*RematchTableResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
@@ -259,6 +292,9 @@ func (UnimplementedTableServiceServer) PassCards(context.Context, *PassCardsRequ
 }
 func (UnimplementedTableServiceServer) PlayCard(context.Context, *PlayCardRequest) (*PlayCardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PlayCard not implemented")
+}
+func (UnimplementedTableServiceServer) RematchTable(context.Context, *RematchTableRequest) (*RematchTableResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RematchTable not implemented")
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
@@ -428,6 +464,24 @@ func _TableService_PlayCard_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_RematchTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RematchTableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).RematchTable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_RematchTable_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).RematchTable(ctx, req.(*RematchTableRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchTableRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -477,6 +531,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PlayCard",
 			Handler:    _TableService_PlayCard_Handler,
+		},
+		{
+			MethodName: "RematchTable",
+			Handler:    _TableService_RematchTable_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -5,6 +5,9 @@ control), so a script or a test can drive a whole game through a pipe. The watch
 the game: every event is printed as it comes, and the player is asked for cards only when the
 stream says the game waits for them (``TurnChanged`` to their seat, or a new hand to pass from),
 so what is printed is always in the order it happened.
+
+When a game is over the command asks ``Play again? [y/N]``; yes takes the player's seat in the
+next game with the same players (``RematchTable``), at a new table, and plays it the same way.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class _Game:
         self.auto = auto
         self.symbols = symbols
         self.rounds = 0
+        self.sequence = 0  # the last sequence of the table's stream that was shown
         isatty = getattr(inp, "isatty", None)
         self.echo = not (isatty is not None and isatty())
 
@@ -191,6 +195,9 @@ class _Game:
         elif kind == "player_left":
             left = event.player_left
             self.say(f"{left.player_display_name} ({self.who(left.seat)}) left the table.")
+        elif kind == "rematch_created":
+            created = event.rematch_created
+            self.say(f"{self.who(created.seat)} asked for a rematch at {created.table}.")
         elif kind == "turn_timed_out":
             seat = event.turn_timed_out.seat
             if seat == self.seat:
@@ -349,9 +356,11 @@ class _Game:
         if table.phase in (pb.PHASE_PASSING, pb.PHASE_PLAYING):
             self.show_round(table.round_number, table.dealer, table.pass_direction)
         await self.act(view)
+        self.sequence = view.sequence
         stream = self.client.watch(self.name, after_sequence=view.sequence)
         async with contextlib.aclosing(stream):
             async for update in stream:
+                self.sequence = update.sequence
                 if update.HasField("snapshot"):
                     # The server could not replay what we missed: start again from its state.
                     view = update.snapshot
@@ -377,6 +386,59 @@ class _Game:
                     await self.act(await self.client.get_table(self.name), passing_only=True)
         self.say("The server ended the game's stream.")
         return EXIT_ERROR
+
+    # ------------------------------------------------------------------ the next game
+
+    async def play_again(self) -> bool:
+        """Ask ``Play again? [y/N]`` once the game is over; True for yes.
+
+        Anything but yes is no, and so are the end of input and 'quit': the game is over, and
+        nothing is left to leave. While the question waits, the finished table's stream goes on,
+        so a player who asks for the rematch first is shown (``rematch_created``).
+        """
+        prompt = "Play again? [y/N]: "
+        self.say()
+        watcher = asyncio.create_task(self.show_rematches(prompt))
+        try:
+            print(prompt, end="", file=self.out, flush=True)
+            line = await _read_line(self.inp)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, HeartsError):
+                await watcher
+        if not line:
+            self.say()
+            return False
+        text = line.strip()
+        if self.echo:
+            self.say(text)
+        return text.lower() in ("y", "yes")
+
+    async def show_rematches(self, prompt: str) -> None:
+        """Show the finished table's ``rematch_created`` events (then ask ``prompt`` again)."""
+        stream = self.client.watch(self.name, after_sequence=self.sequence)
+        async with contextlib.aclosing(stream):
+            async for update in stream:
+                self.sequence = update.sequence
+                if update.HasField("event") and update.event.HasField("rematch_created"):
+                    self.say()
+                    self.show_event(update.event)
+                    print(prompt, end="", file=self.out, flush=True)
+
+    def show_rematch(self, view: pb.TableView) -> None:
+        """The first lines of the next game: its table, and whether it waits for players."""
+        table = view.table
+        self.say(
+            f"Rematch at {table.name} (after {table.rematch_of}): "
+            f"you sit in seat {self.seat} again."
+        )
+        taken = {seat.seat for seat in table.seats if seat.occupant != pb.SEAT_OCCUPANT_EMPTY}
+        free = [self.who(seat) for seat in range(4) if seat not in taken]
+        if table.phase == pb.PHASE_WAITING_FOR_PLAYERS and free:
+            self.say(
+                f"Waiting for the other players to take their seats "
+                f"({', '.join(free)} {'is' if len(free) == 1 else 'are'} still free)."
+            )
 
 
 def _same_move(before: pb.TableView, now: pb.TableView) -> bool:
@@ -473,29 +535,53 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             file=out,
             flush=True,
         )
-        game = _Game(
-            client,
-            name,
-            joined.seat,
-            inp,
-            out,
-            auto=args.auto,
-            symbols=not args.ascii and _symbols_ok(out),
-        )
-        try:
-            return await game.run(joined.view)
-        except (_QuitError, asyncio.CancelledError) as stop:  # quit, end of input or Ctrl-C
-            cut = isinstance(stop, asyncio.CancelledError)  # Ctrl-C, at a prompt or not
-            print("\nLeaving the table." if cut else "Leaving the table.", file=out, flush=True)
-            await _give_up(client, name, own=not args.table)
-            if cut:
-                raise  # asyncio.run turns it into KeyboardInterrupt
-            return EXIT_QUIT
-        except BaseException:
-            # Any other end (the server gone for longer than the retries, a bug): a seat held by
-            # a player who has left would stop the others' game until the table expires.
-            await _give_up(client, name, own=not args.table)
-            raise
+        own = not args.table  # this command made the table: quitting deletes it
+        view = joined.view
+        rematch = False
+        while True:
+            game = _Game(
+                client,
+                name,
+                joined.seat,
+                inp,
+                out,
+                auto=args.auto,
+                symbols=not args.ascii and _symbols_ok(out),
+            )
+            if rematch:
+                game.show_rematch(view)
+            code = await _play_game(game, view, own=own)
+            if code != EXIT_OK or not _can_ask(inp) or not await game.play_again():
+                return code
+            joined = await client.rematch_table(name)
+            # The server made the rematch's table: its creator token is nobody's, so quitting
+            # it leaves the seat to a bot, as at someone else's table.
+            name, view, own, rematch = joined.name, joined.view, False, True
+
+
+async def _play_game(game: _Game, view: pb.TableView, *, own: bool) -> int:
+    """Play one game from ``view``; the exit code. Quitting or failing midway leaves the table
+    (or deletes it, if ``own``: this command made it)."""
+    try:
+        return await game.run(view)
+    except (_QuitError, asyncio.CancelledError) as stop:  # quit, end of input or Ctrl-C
+        cut = isinstance(stop, asyncio.CancelledError)  # Ctrl-C, at a prompt or not
+        game.say("\nLeaving the table." if cut else "Leaving the table.")
+        await _give_up(game.client, game.name, own=own)
+        if cut:
+            raise  # asyncio.run turns it into KeyboardInterrupt
+        return EXIT_QUIT
+    except BaseException:
+        # Any other end (the server gone for longer than the retries, a bug): a seat held by
+        # a player who has left would stop the others' game until the table expires.
+        await _give_up(game.client, game.name, own=own)
+        raise
+
+
+def _can_ask(inp: TextIO) -> bool:
+    """Whether the player can still be asked something: the input is open (a terminal or a
+    pipe; at its end, the answer is no)."""
+    return not getattr(inp, "closed", False)
 
 
 async def _give_up(client: HeartsClient, name: str, *, own: bool) -> None:
@@ -581,7 +667,12 @@ async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             timer = ""
             if table.HasField("turn_timeout"):
                 timer = f"  {table.turn_timeout.ToMilliseconds() / 1000:g} s a move"
-            print(f"{table.name}  {table.display_name!r}  {phase}{timer}  [{seats}]", file=out)
+            # A finished game whose players asked for a rematch: where the next game is.
+            rematch = f"  rematch: {table.rematch_table}" if table.rematch_table else ""
+            print(
+                f"{table.name}  {table.display_name!r}  {phase}{timer}  [{seats}]{rematch}",
+                file=out,
+            )
             count += 1
             if args.limit and count >= args.limit:
                 break

@@ -80,7 +80,8 @@ class CreatedTable(NamedTuple):
 
 
 class JoinedTable(NamedTuple):
-    """What :meth:`HeartsClient.join_table` returns."""
+    """What :meth:`HeartsClient.join_table`, :meth:`~HeartsClient.renew_seat_token` and
+    :meth:`~HeartsClient.rematch_table` return."""
 
     seat: int
     """The seat taken, 0 to 3."""
@@ -88,6 +89,12 @@ class JoinedTable(NamedTuple):
     """The table as the new player sees it (the hand, once all four seats are taken)."""
     seat_token: str
     """The seat's secret token; the client keeps it for later calls on this table."""
+
+    @property
+    def name(self) -> str:
+        """The resource name of the table the seat is at, ``tables/{table}`` (for
+        :meth:`HeartsClient.rematch_table`, the new table's)."""
+        return self.view.table.name
 
 
 class TablePage(NamedTuple):
@@ -450,6 +457,33 @@ class HeartsClient:
         )
         self._seat_tokens.pop(name, None)
         return response.view
+
+    async def rematch_table(self, name: str, *, request_id: str | None = None) -> JoinedTable:
+        """Take this player's seat in the next game with the same players, at a new table.
+
+        ``name`` is the finished table (phase ``GAME_OVER``); the call carries the seat token
+        held for it. The first player to ask creates the new table with the finished one's
+        settings (display name, rules, bots, turn timeout, listing) and the finished table names
+        it in ``Table.rematch_table`` (its watchers get a ``rematch_created`` event); each other
+        player who asks takes their own seat there. The game starts once all four seats are
+        taken, so the view may show ``PHASE_WAITING_FOR_PLAYERS``. Asking again returns a new
+        token for the same seat.
+
+        Returns the seat (the same as at the finished table), the new table's view, and its
+        seat token, which the client keeps for the new table (``.name``); the finished table's
+        token is kept too. Raises :class:`~hearts_client.errors.IllegalMoveError`
+        (``GAME_NOT_OVER``) before the game is over, :class:`~hearts_client.errors.AuthError`
+        (``TOKEN_MISSING``, ``NOT_A_PLAYER``, ``TOKEN_REVOKED`` once the player left,
+        ``WRONG_TABLE``), and :class:`~hearts_client.errors.SeatTakenError` when someone else
+        took the seat at the new table first.
+        """
+        name = table_name(name)
+        request = api.RematchTableRequest(name=name, request_id=self._request_id(request_id))
+        response: api.RematchTableResponse = await self._call(
+            "RematchTable", request, token=self._token_for(name)
+        )
+        self._seat_tokens[response.view.table.name] = response.seat_token
+        return JoinedTable(response.seat, response.view, response.seat_token)
 
     async def delete_table(
         self,

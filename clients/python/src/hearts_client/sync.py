@@ -166,6 +166,10 @@ class SyncHeartsClient:
         """See :meth:`HeartsClient.leave_table`."""
         return self._run(self.client.leave_table(name, etag=etag, request_id=request_id))
 
+    def rematch_table(self, name: str, *, request_id: str | None = None) -> JoinedTable:
+        """See :meth:`HeartsClient.rematch_table`."""
+        return self._run(self.client.rematch_table(name, request_id=request_id))
+
     def delete_table(
         self,
         name: str,

@@ -216,6 +216,15 @@ pub struct Table {
     /// join it, as with any table. For games among friends.
     #[prost(bool, tag = "18")]
     pub unlisted: bool,
+    /// Once the game is over and one of its players asked for a rematch
+    /// (RematchTable), the resource name of the table where the same players
+    /// play the next game; empty until then.
+    #[prost(string, tag = "19")]
+    pub rematch_table: ::prost::alloc::string::String,
+    /// For a table made by RematchTable, the resource name of the finished
+    /// table it follows; empty otherwise.
+    #[prost(string, tag = "20")]
+    pub rematch_of: ::prost::alloc::string::String,
 }
 impl ::prost::Name for Table {
     const NAME: &'static str = "Table";
@@ -800,7 +809,7 @@ pub struct TableEvent {
     /// What happened.
     #[prost(
         oneof = "table_event::Event",
-        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16"
+        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17"
     )]
     pub event: ::core::option::Option<table_event::Event>,
 }
@@ -855,6 +864,11 @@ pub mod table_event {
         /// that follow make the move for them.
         #[prost(message, tag = "16")]
         TurnTimedOut(super::TurnTimedOutEvent),
+        /// A player of the finished game asked for a rematch: the next game's
+        /// table exists and the other players may take their seats there with
+        /// RematchTable.
+        #[prost(message, tag = "17")]
+        RematchCreated(super::RematchCreatedEvent),
     }
 }
 impl ::prost::Name for TableEvent {
@@ -1171,6 +1185,27 @@ impl ::prost::Name for TurnTimedOutEvent {
         "type.googleapis.com/hearts.v1.TurnTimedOutEvent".into()
     }
 }
+/// RematchCreatedEvent says that a player of the finished game asked for a
+/// rematch (RematchTable) and where it is played.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RematchCreatedEvent {
+    /// The resource name of the new table, `tables/{table}`.
+    #[prost(string, tag = "1")]
+    pub table: ::prost::alloc::string::String,
+    /// The seat of the player who asked for it.
+    #[prost(int32, tag = "2")]
+    pub seat: i32,
+}
+impl ::prost::Name for RematchCreatedEvent {
+    const NAME: &'static str = "RematchCreatedEvent";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.RematchCreatedEvent".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.RematchCreatedEvent".into()
+    }
+}
 /// GetTableRequest names the table to return.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetTableRequest {
@@ -1433,6 +1468,54 @@ impl ::prost::Name for LeaveTableResponse {
     }
     fn type_url() -> ::prost::alloc::string::String {
         "type.googleapis.com/hearts.v1.LeaveTableResponse".into()
+    }
+}
+/// RematchTableRequest asks for a seat in the next game with the same players;
+/// the call must carry a seat token of the finished table.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RematchTableRequest {
+    /// The resource name of the finished table, `tables/{table}`.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// A unique id (a UUID) that makes retries safe (AIP-155).
+    #[prost(string, tag = "2")]
+    pub request_id: ::prost::alloc::string::String,
+}
+impl ::prost::Name for RematchTableRequest {
+    const NAME: &'static str = "RematchTableRequest";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.RematchTableRequest".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.RematchTableRequest".into()
+    }
+}
+/// RematchTableResponse holds the caller's seat at the new table and its token.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct RematchTableResponse {
+    /// The secret token for the seat at the new table, sent as
+    /// `authorization: Bearer <token>` on later calls to that table.
+    #[prost(string, tag = "1")]
+    pub seat_token: ::prost::alloc::string::String,
+    /// The seat the caller took: the same as at the finished table.
+    #[prost(int32, tag = "2")]
+    pub seat: i32,
+    /// The new table as the caller now sees it; view.table.name names it.
+    #[prost(message, optional, tag = "3")]
+    pub view: ::core::option::Option<TableView>,
+    /// The new table's etag after the call.
+    #[prost(string, tag = "4")]
+    pub etag: ::prost::alloc::string::String,
+}
+impl ::prost::Name for RematchTableResponse {
+    const NAME: &'static str = "RematchTableResponse";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.RematchTableResponse".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.RematchTableResponse".into()
     }
 }
 /// PassCardsRequest chooses the cards the caller's seat passes; the call must
@@ -1889,6 +1972,40 @@ pub mod table_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("hearts.v1.TableService", "PlayCard"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// RematchTable starts the next game with the same players: called at a
+        /// finished game with one of its seat tokens, it seats the caller at the
+        /// same seat of a new table with the finished table's settings (display
+        /// name, rules, bot seats, turn timeout, listing) and returns that seat's
+        /// token. The first call creates the new table, names it in the finished
+        /// table's Table.rematch_table and tells the finished table's watchers with
+        /// a RematchCreatedEvent; each later call by another of its players seats
+        /// that player too. The new game starts when all four seats are taken, by
+        /// the old players or by anyone who joins. Called again by a player already
+        /// seated there, it returns a new token for that seat.
+        pub async fn rematch_table(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RematchTableRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::RematchTableResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hearts.v1.TableService/RematchTable",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hearts.v1.TableService", "RematchTable"));
             self.inner.unary(req, path, codec).await
         }
         /// WatchTable streams the caller's view of a table and then every event the

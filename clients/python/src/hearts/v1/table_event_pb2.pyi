@@ -48,6 +48,7 @@ class TableEvent(_message.Message):
     TURN_CHANGED_FIELD_NUMBER: _builtins.int
     TABLE_DELETED_FIELD_NUMBER: _builtins.int
     TURN_TIMED_OUT_FIELD_NUMBER: _builtins.int
+    REMATCH_CREATED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened."""
@@ -114,6 +115,13 @@ class TableEvent(_message.Message):
         that follow make the move for them.
         """
 
+    @_builtins.property
+    def rematch_created(self) -> Global___RematchCreatedEvent:
+        """A player of the finished game asked for a rematch: the next game's
+        table exists and the other players may take their seats there with
+        RematchTable.
+        """
+
     def __init__(
         self,
         *,
@@ -133,12 +141,13 @@ class TableEvent(_message.Message):
         turn_changed: Global___TurnChangedEvent | None = ...,
         table_deleted: Global___TableDeletedEvent | None = ...,
         turn_timed_out: Global___TurnTimedOutEvent | None = ...,
+        rematch_created: Global___RematchCreatedEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out", "rematch_created"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
@@ -563,3 +572,31 @@ class TurnTimedOutEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TurnTimedOutEvent: _TypeAlias = TurnTimedOutEvent  # noqa: Y015
+
+@_typing.final
+class RematchCreatedEvent(_message.Message):
+    """RematchCreatedEvent says that a player of the finished game asked for a
+    rematch (RematchTable) and where it is played.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    table: _builtins.str
+    """The resource name of the new table, `tables/{table}`."""
+    seat: _builtins.int
+    """The seat of the player who asked for it."""
+    def __init__(
+        self,
+        *,
+        table: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RematchCreatedEvent: _TypeAlias = RematchCreatedEvent  # noqa: Y015

@@ -526,6 +526,8 @@ class Table(_message.Message):
     TURN_TIMEOUT_FIELD_NUMBER: _builtins.int
     TURN_DEADLINE_FIELD_NUMBER: _builtins.int
     UNLISTED_FIELD_NUMBER: _builtins.int
+    REMATCH_TABLE_FIELD_NUMBER: _builtins.int
+    REMATCH_OF_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -565,6 +567,15 @@ class Table(_message.Message):
     """When true, ListTables never shows the table: only those given its name
     (an invite link, say) find it, and anyone who has the name may watch or
     join it, as with any table. For games among friends.
+    """
+    rematch_table: _builtins.str
+    """Once the game is over and one of its players asked for a rematch
+    (RematchTable), the resource name of the table where the same players
+    play the next game; empty until then.
+    """
+    rematch_of: _builtins.str
+    """For a table made by RematchTable, the resource name of the finished
+    table it follows; empty otherwise.
     """
     @_builtins.property
     def rules(self) -> Global___Rules:
@@ -634,10 +645,12 @@ class Table(_message.Message):
         turn_timeout: _duration_pb2.Duration | None = ...,
         turn_deadline: _timestamp_pb2.Timestamp | None = ...,
         unlisted: _builtins.bool = ...,
+        rematch_table: _builtins.str = ...,
+        rematch_of: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

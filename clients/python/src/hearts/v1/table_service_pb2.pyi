@@ -7,9 +7,9 @@ and watch a table's game as it happens.
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
 `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-seat token; DeleteTable needs the creator token. GetTable and WatchTable
-work without a token (the spectator's view) and show the seat's private
-cards with a seat token.
+seat token, RematchTable one of the finished table; DeleteTable needs the
+creator token. GetTable and WatchTable work without a token (the
+spectator's view) and show the seat's private cards with a seat token.
 
 Errors: every failed call's status carries a google.rpc.ErrorInfo with
 domain "hearts.v1" and a stable reason; a rejected move also carries a
@@ -400,6 +400,72 @@ class LeaveTableResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LeaveTableResponse: _TypeAlias = LeaveTableResponse  # noqa: Y015
+
+@_typing.final
+class RematchTableRequest(_message.Message):
+    """RematchTableRequest asks for a seat in the next game with the same players;
+    the call must carry a seat token of the finished table.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The resource name of the finished table, `tables/{table}`."""
+    request_id: _builtins.str
+    """A unique id (a UUID) that makes retries safe (AIP-155)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RematchTableRequest: _TypeAlias = RematchTableRequest  # noqa: Y015
+
+@_typing.final
+class RematchTableResponse(_message.Message):
+    """RematchTableResponse holds the caller's seat at the new table and its token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    ETAG_FIELD_NUMBER: _builtins.int
+    seat_token: _builtins.str
+    """The secret token for the seat at the new table, sent as
+    `authorization: Bearer <token>` on later calls to that table.
+    """
+    seat: _builtins.int
+    """The seat the caller took: the same as at the finished table."""
+    etag: _builtins.str
+    """The new table's etag after the call."""
+    @_builtins.property
+    def view(self) -> _table_pb2.TableView:
+        """The new table as the caller now sees it; view.table.name names it."""
+
+    def __init__(
+        self,
+        *,
+        seat_token: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        view: _table_pb2.TableView | None = ...,
+        etag: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["etag", b"etag", "seat", b"seat", "seat_token", b"seat_token", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RematchTableResponse: _TypeAlias = RematchTableResponse  # noqa: Y015
 
 @_typing.final
 class PassCardsRequest(_message.Message):

@@ -75,6 +75,11 @@ class TableServiceStub:
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.PlayCardRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_table__service__pb2.PlayCardResponse.FromString,
                 _registered_method=True)
+        self.RematchTable = channel.unary_unary(
+                '/hearts.v1.TableService/RematchTable',
+                request_serializer=hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/hearts.v1.TableService/WatchTable',
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -151,6 +156,22 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RematchTable(self, request, context):
+        """RematchTable starts the next game with the same players: called at a
+        finished game with one of its seat tokens, it seats the caller at the
+        same seat of a new table with the finished table's settings (display
+        name, rules, bot seats, turn timeout, listing) and returns that seat's
+        token. The first call creates the new table, names it in the finished
+        table's Table.rematch_table and tells the finished table's watchers with
+        a RematchCreatedEvent; each later call by another of its players seats
+        that player too. The new game starts when all four seats are taken, by
+        the old players or by anyone who joins. Called again by a player already
+        seated there, it returns a new token for that seat.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTable(self, request, context):
         """WatchTable streams the caller's view of a table and then every event the
         caller may see, until the table is deleted or the caller hangs up.
@@ -201,6 +222,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.PlayCard,
                     request_deserializer=hearts_dot_v1_dot_table__service__pb2.PlayCardRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_table__service__pb2.PlayCardResponse.SerializeToString,
+            ),
+            'RematchTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.RematchTable,
+                    request_deserializer=hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -425,6 +451,33 @@ class TableService:
             '/hearts.v1.TableService/PlayCard',
             hearts_dot_v1_dot_table__service__pb2.PlayCardRequest.SerializeToString,
             hearts_dot_v1_dot_table__service__pb2.PlayCardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RematchTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.TableService/RematchTable',
+            hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.SerializeToString,
+            hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

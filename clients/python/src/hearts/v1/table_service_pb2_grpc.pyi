@@ -7,9 +7,9 @@ and watch a table's game as it happens.
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
 `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-seat token; DeleteTable needs the creator token. GetTable and WatchTable
-work without a token (the spectator's view) and show the seat's private
-cards with a seat token.
+seat token, RematchTable one of the finished table; DeleteTable needs the
+creator token. GetTable and WatchTable work without a token (the
+spectator's view) and show the seat's private cards with a seat token.
 
 Errors: every failed call's status carries a google.rpc.ErrorInfo with
 domain "hearts.v1" and a stable reason; a rejected move also carries a
@@ -80,6 +80,18 @@ class TableServiceStub:
     """PassCards chooses the three cards the caller's seat passes this round."""
     PlayCard: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.PlayCardRequest, _table_service_pb2.PlayCardResponse]
     """PlayCard plays one card from the caller's hand to the current trick."""
+    RematchTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.RematchTableRequest, _table_service_pb2.RematchTableResponse]
+    """RematchTable starts the next game with the same players: called at a
+    finished game with one of its seat tokens, it seats the caller at the
+    same seat of a new table with the finished table's settings (display
+    name, rules, bot seats, turn timeout, listing) and returns that seat's
+    token. The first call creates the new table, names it in the finished
+    table's Table.rematch_table and tells the finished table's watchers with
+    a RematchCreatedEvent; each later call by another of its players seats
+    that player too. The new game starts when all four seats are taken, by
+    the old players or by anyone who joins. Called again by a player already
+    seated there, it returns a new token for that seat.
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -119,6 +131,18 @@ class TableServiceAsyncStub(TableServiceStub):
     """PassCards chooses the three cards the caller's seat passes this round."""
     PlayCard: _aio.UnaryUnaryMultiCallable[_table_service_pb2.PlayCardRequest, _table_service_pb2.PlayCardResponse]  # type: ignore[assignment]
     """PlayCard plays one card from the caller's hand to the current trick."""
+    RematchTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.RematchTableRequest, _table_service_pb2.RematchTableResponse]  # type: ignore[assignment]
+    """RematchTable starts the next game with the same players: called at a
+    finished game with one of its seat tokens, it seats the caller at the
+    same seat of a new table with the finished table's settings (display
+    name, rules, bot seats, turn timeout, listing) and returns that seat's
+    token. The first call creates the new table, names it in the finished
+    table's Table.rematch_table and tells the finished table's watchers with
+    a RematchCreatedEvent; each later call by another of its players seats
+    that player too. The new game starts when all four seats are taken, by
+    the old players or by anyone who joins. Called again by a player already
+    seated there, it returns a new token for that seat.
+    """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -203,6 +227,24 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.PlayCardResponse, _abc.Awaitable[_table_service_pb2.PlayCardResponse]]:
         """PlayCard plays one card from the caller's hand to the current trick."""
+
+    @_abc_1.abstractmethod
+    def RematchTable(
+        self,
+        request: _table_service_pb2.RematchTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.RematchTableResponse, _abc.Awaitable[_table_service_pb2.RematchTableResponse]]:
+        """RematchTable starts the next game with the same players: called at a
+        finished game with one of its seat tokens, it seats the caller at the
+        same seat of a new table with the finished table's settings (display
+        name, rules, bot seats, turn timeout, listing) and returns that seat's
+        token. The first call creates the new table, names it in the finished
+        table's Table.rematch_table and tells the finished table's watchers with
+        a RematchCreatedEvent; each later call by another of its players seats
+        that player too. The new game starts when all four seats are taken, by
+        the old players or by anyone who joins. Called again by a player already
+        seated there, it returns a new token for that seat.
+        """
 
     @_abc_1.abstractmethod
     def WatchTable(

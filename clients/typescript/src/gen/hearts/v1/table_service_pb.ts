@@ -4,9 +4,9 @@
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
 // `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token; DeleteTable needs the creator token. GetTable and WatchTable
-// work without a token (the spectator's view) and show the seat's private
-// cards with a seat token.
+// seat token, RematchTable one of the finished table; DeleteTable needs the
+// creator token. GetTable and WatchTable work without a token (the
+// spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
 // domain "hearts.v1" and a stable reason; a rejected move also carries a
@@ -35,7 +35,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hearts/v1/table_service.proto.
  */
 export const file_hearts_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJPChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKHAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQy0QcKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEm4KCldhdGNoVGFibGUSHC5oZWFydHMudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuV2F0Y2hUYWJsZVJlc3BvbnNlIiGC0+STAhsSGS92MS97bmFtZT10YWJsZXMvKn06d2F0Y2gwAUIVQhFUYWJsZVNlcnZpY2VQcm90b1ABYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
+  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJPChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKHAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQyyggKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEncKDFJlbWF0Y2hUYWJsZRIeLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXF1ZXN0Gh8uaGVhcnRzLnYxLlJlbWF0Y2hUYWJsZVJlc3BvbnNlIiaC0+STAiAiGy92MS97bmFtZT10YWJsZXMvKn06cmVtYXRjaDoBKhJuCgpXYXRjaFRhYmxlEhwuaGVhcnRzLnYxLldhdGNoVGFibGVSZXF1ZXN0Gh0uaGVhcnRzLnYxLldhdGNoVGFibGVSZXNwb25zZSIhgtPkkwIbEhkvdjEve25hbWU9dGFibGVzLyp9OndhdGNoMAFCFUIRVGFibGVTZXJ2aWNlUHJvdG9QAWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
 
 /**
  * GetTableRequest names the table to return.
@@ -420,6 +420,78 @@ export const LeaveTableResponseSchema: GenMessage<LeaveTableResponse> = /*@__PUR
   messageDesc(file_hearts_v1_table_service, 11);
 
 /**
+ * RematchTableRequest asks for a seat in the next game with the same players;
+ * the call must carry a seat token of the finished table.
+ *
+ * @generated from message hearts.v1.RematchTableRequest
+ */
+export type RematchTableRequest = Message<"hearts.v1.RematchTableRequest"> & {
+  /**
+   * The resource name of the finished table, `tables/{table}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * A unique id (a UUID) that makes retries safe (AIP-155).
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message hearts.v1.RematchTableRequest.
+ * Use `create(RematchTableRequestSchema)` to create a new message.
+ */
+export const RematchTableRequestSchema: GenMessage<RematchTableRequest> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 12);
+
+/**
+ * RematchTableResponse holds the caller's seat at the new table and its token.
+ *
+ * @generated from message hearts.v1.RematchTableResponse
+ */
+export type RematchTableResponse = Message<"hearts.v1.RematchTableResponse"> & {
+  /**
+   * The secret token for the seat at the new table, sent as
+   * `authorization: Bearer <token>` on later calls to that table.
+   *
+   * @generated from field: string seat_token = 1;
+   */
+  seatToken: string;
+
+  /**
+   * The seat the caller took: the same as at the finished table.
+   *
+   * @generated from field: int32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The new table as the caller now sees it; view.table.name names it.
+   *
+   * @generated from field: hearts.v1.TableView view = 3;
+   */
+  view?: TableView | undefined;
+
+  /**
+   * The new table's etag after the call.
+   *
+   * @generated from field: string etag = 4;
+   */
+  etag: string;
+};
+
+/**
+ * Describes the message hearts.v1.RematchTableResponse.
+ * Use `create(RematchTableResponseSchema)` to create a new message.
+ */
+export const RematchTableResponseSchema: GenMessage<RematchTableResponse> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 13);
+
+/**
  * PassCardsRequest chooses the cards the caller's seat passes; the call must
  * carry the seat token.
  *
@@ -460,7 +532,7 @@ export type PassCardsRequest = Message<"hearts.v1.PassCardsRequest"> & {
  * Use `create(PassCardsRequestSchema)` to create a new message.
  */
 export const PassCardsRequestSchema: GenMessage<PassCardsRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 12);
+  messageDesc(file_hearts_v1_table_service, 14);
 
 /**
  * PassCardsResponse holds the table as the caller sees it after passing.
@@ -489,7 +561,7 @@ export type PassCardsResponse = Message<"hearts.v1.PassCardsResponse"> & {
  * Use `create(PassCardsResponseSchema)` to create a new message.
  */
 export const PassCardsResponseSchema: GenMessage<PassCardsResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 13);
+  messageDesc(file_hearts_v1_table_service, 15);
 
 /**
  * PlayCardRequest plays a card from the caller's hand; the call must carry the
@@ -532,7 +604,7 @@ export type PlayCardRequest = Message<"hearts.v1.PlayCardRequest"> & {
  * Use `create(PlayCardRequestSchema)` to create a new message.
  */
 export const PlayCardRequestSchema: GenMessage<PlayCardRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 14);
+  messageDesc(file_hearts_v1_table_service, 16);
 
 /**
  * PlayCardResponse holds the table as the caller sees it after the play.
@@ -560,7 +632,7 @@ export type PlayCardResponse = Message<"hearts.v1.PlayCardResponse"> & {
  * Use `create(PlayCardResponseSchema)` to create a new message.
  */
 export const PlayCardResponseSchema: GenMessage<PlayCardResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 15);
+  messageDesc(file_hearts_v1_table_service, 17);
 
 /**
  * WatchTableRequest names the table to watch and where to resume.
@@ -591,7 +663,7 @@ export type WatchTableRequest = Message<"hearts.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 16);
+  messageDesc(file_hearts_v1_table_service, 18);
 
 /**
  * WatchTableResponse is one message of a table's watch stream.
@@ -639,7 +711,7 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 17);
+  messageDesc(file_hearts_v1_table_service, 19);
 
 /**
  * TableService hosts Hearts tables and the games played at them.
@@ -735,6 +807,25 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof PlayCardRequestSchema;
     output: typeof PlayCardResponseSchema;
+  },
+  /**
+   * RematchTable starts the next game with the same players: called at a
+   * finished game with one of its seat tokens, it seats the caller at the
+   * same seat of a new table with the finished table's settings (display
+   * name, rules, bot seats, turn timeout, listing) and returns that seat's
+   * token. The first call creates the new table, names it in the finished
+   * table's Table.rematch_table and tells the finished table's watchers with
+   * a RematchCreatedEvent; each later call by another of its players seats
+   * that player too. The new game starts when all four seats are taken, by
+   * the old players or by anyone who joins. Called again by a player already
+   * seated there, it returns a new token for that seat.
+   *
+   * @generated from rpc hearts.v1.TableService.RematchTable
+   */
+  rematchTable: {
+    methodKind: "unary";
+    input: typeof RematchTableRequestSchema;
+    output: typeof RematchTableResponseSchema;
   },
   /**
    * WatchTable streams the caller's view of a table and then every event the

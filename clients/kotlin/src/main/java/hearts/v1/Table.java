@@ -43,6 +43,8 @@ private static final long serialVersionUID = 0L;
     etag_ = "";
     passDirection_ = 0;
     totalScores_ = emptyIntList();
+    rematchTable_ = "";
+    rematchOf_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -749,6 +751,106 @@ private static final long serialVersionUID = 0L;
     return unlisted_;
   }
 
+  public static final int REMATCH_TABLE_FIELD_NUMBER = 19;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object rematchTable_ = "";
+  /**
+   * <pre>
+   * Once the game is over and one of its players asked for a rematch
+   * (RematchTable), the resource name of the table where the same players
+   * play the next game; empty until then.
+   * </pre>
+   *
+   * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The rematchTable.
+   */
+  @java.lang.Override
+  public java.lang.String getRematchTable() {
+    java.lang.Object ref = rematchTable_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      rematchTable_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Once the game is over and one of its players asked for a rematch
+   * (RematchTable), the resource name of the table where the same players
+   * play the next game; empty until then.
+   * </pre>
+   *
+   * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for rematchTable.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRematchTableBytes() {
+    java.lang.Object ref = rematchTable_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      rematchTable_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int REMATCH_OF_FIELD_NUMBER = 20;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object rematchOf_ = "";
+  /**
+   * <pre>
+   * For a table made by RematchTable, the resource name of the finished
+   * table it follows; empty otherwise.
+   * </pre>
+   *
+   * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The rematchOf.
+   */
+  @java.lang.Override
+  public java.lang.String getRematchOf() {
+    java.lang.Object ref = rematchOf_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      rematchOf_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * For a table made by RematchTable, the resource name of the finished
+   * table it follows; empty otherwise.
+   * </pre>
+   *
+   * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for rematchOf.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRematchOfBytes() {
+    java.lang.Object ref = rematchOf_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      rematchOf_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -821,6 +923,12 @@ private static final long serialVersionUID = 0L;
     }
     if (unlisted_ != false) {
       output.writeBool(18, unlisted_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchTable_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 19, rematchTable_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchOf_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 20, rematchOf_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -910,6 +1018,12 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(18, unlisted_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchTable_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(19, rematchTable_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchOf_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(20, rematchOf_);
+    }
     return size;
   }
   @java.lang.Override
@@ -992,6 +1106,10 @@ private static final long serialVersionUID = 0L;
     }
     if (getUnlisted()
         != other.getUnlisted()) return false;
+    if (!getRematchTable()
+        .equals(other.getRematchTable())) return false;
+    if (!getRematchOf()
+        .equals(other.getRematchOf())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1061,6 +1179,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + UNLISTED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getUnlisted());
+    hash = (37 * hash) + REMATCH_TABLE_FIELD_NUMBER;
+    hash = (53 * hash) + getRematchTable().hashCode();
+    hash = (37 * hash) + REMATCH_OF_FIELD_NUMBER;
+    hash = (53 * hash) + getRematchOf().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1260,6 +1382,8 @@ private static final long serialVersionUID = 0L;
         turnDeadlineBuilder_ = null;
       }
       unlisted_ = false;
+      rematchTable_ = "";
+      rematchOf_ = "";
       return this;
     }
 
@@ -1379,6 +1503,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00020000) != 0)) {
         result.unlisted_ = unlisted_;
       }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.rematchTable_ = rematchTable_;
+      }
+      if (((from_bitField0_ & 0x00080000) != 0)) {
+        result.rematchOf_ = rematchOf_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1484,6 +1614,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getUnlisted() != false) {
         setUnlisted(other.getUnlisted());
+      }
+      if (!other.getRematchTable().isEmpty()) {
+        rematchTable_ = other.rematchTable_;
+        bitField0_ |= 0x00040000;
+        onChanged();
+      }
+      if (!other.getRematchOf().isEmpty()) {
+        rematchOf_ = other.rematchOf_;
+        bitField0_ |= 0x00080000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1632,6 +1772,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00020000;
               break;
             } // case 144
+            case 154: {
+              rematchTable_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 154
+            case 162: {
+              rematchOf_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00080000;
+              break;
+            } // case 162
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3852,6 +4002,205 @@ private static final long serialVersionUID = 0L;
     public Builder clearUnlisted() {
       bitField0_ = (bitField0_ & ~0x00020000);
       unlisted_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object rematchTable_ = "";
+    /**
+     * <pre>
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * </pre>
+     *
+     * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The rematchTable.
+     */
+    public java.lang.String getRematchTable() {
+      java.lang.Object ref = rematchTable_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        rematchTable_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * </pre>
+     *
+     * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The bytes for rematchTable.
+     */
+    public com.google.protobuf.ByteString
+        getRematchTableBytes() {
+      java.lang.Object ref = rematchTable_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        rematchTable_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * </pre>
+     *
+     * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The rematchTable to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRematchTable(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      rematchTable_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * </pre>
+     *
+     * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRematchTable() {
+      rematchTable_ = getDefaultInstance().getRematchTable();
+      bitField0_ = (bitField0_ & ~0x00040000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * </pre>
+     *
+     * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The bytes for rematchTable to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRematchTableBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      rematchTable_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object rematchOf_ = "";
+    /**
+     * <pre>
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * </pre>
+     *
+     * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The rematchOf.
+     */
+    public java.lang.String getRematchOf() {
+      java.lang.Object ref = rematchOf_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        rematchOf_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * </pre>
+     *
+     * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The bytes for rematchOf.
+     */
+    public com.google.protobuf.ByteString
+        getRematchOfBytes() {
+      java.lang.Object ref = rematchOf_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        rematchOf_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * </pre>
+     *
+     * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The rematchOf to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRematchOf(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      rematchOf_ = value;
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * </pre>
+     *
+     * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRematchOf() {
+      rematchOf_ = getDefaultInstance().getRematchOf();
+      bitField0_ = (bitField0_ & ~0x00080000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * </pre>
+     *
+     * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The bytes for rematchOf to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRematchOfBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      rematchOf_ = value;
+      bitField0_ |= 0x00080000;
       onChanged();
       return this;
     }

@@ -74,6 +74,7 @@ private static final long serialVersionUID = 0L;
     TURN_CHANGED(14),
     TABLE_DELETED(15),
     TURN_TIMED_OUT(16),
+    REMATCH_CREATED(17),
     EVENT_NOT_SET(0);
     private final int value;
     private EventCase(int value) {
@@ -106,6 +107,7 @@ private static final long serialVersionUID = 0L;
         case 14: return TURN_CHANGED;
         case 15: return TABLE_DELETED;
         case 16: return TURN_TIMED_OUT;
+        case 17: return REMATCH_CREATED;
         case 0: return EVENT_NOT_SET;
         default: return null;
       }
@@ -807,6 +809,55 @@ private static final long serialVersionUID = 0L;
     return hearts.v1.TurnTimedOutEvent.getDefaultInstance();
   }
 
+  public static final int REMATCH_CREATED_FIELD_NUMBER = 17;
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   * @return Whether the rematchCreated field is set.
+   */
+  @java.lang.Override
+  public boolean hasRematchCreated() {
+    return eventCase_ == 17;
+  }
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   * @return The rematchCreated.
+   */
+  @java.lang.Override
+  public hearts.v1.RematchCreatedEvent getRematchCreated() {
+    if (eventCase_ == 17) {
+       return (hearts.v1.RematchCreatedEvent) event_;
+    }
+    return hearts.v1.RematchCreatedEvent.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   */
+  @java.lang.Override
+  public hearts.v1.RematchCreatedEventOrBuilder getRematchCreatedOrBuilder() {
+    if (eventCase_ == 17) {
+       return (hearts.v1.RematchCreatedEvent) event_;
+    }
+    return hearts.v1.RematchCreatedEvent.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -868,6 +919,9 @@ private static final long serialVersionUID = 0L;
     }
     if (eventCase_ == 16) {
       output.writeMessage(16, (hearts.v1.TurnTimedOutEvent) event_);
+    }
+    if (eventCase_ == 17) {
+      output.writeMessage(17, (hearts.v1.RematchCreatedEvent) event_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -936,6 +990,10 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 16) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(16, (hearts.v1.TurnTimedOutEvent) event_);
+    }
+    if (eventCase_ == 17) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, (hearts.v1.RematchCreatedEvent) event_);
     }
     return size;
   }
@@ -1028,6 +1086,10 @@ private static final long serialVersionUID = 0L;
         if (!getTurnTimedOut()
             .equals(other.getTurnTimedOut())) return false;
         break;
+      case 17:
+        if (!getRematchCreated()
+            .equals(other.getRematchCreated())) return false;
+        break;
       case 0:
       default:
     }
@@ -1106,6 +1168,10 @@ private static final long serialVersionUID = 0L;
       case 16:
         hash = (37 * hash) + TURN_TIMED_OUT_FIELD_NUMBER;
         hash = (53 * hash) + getTurnTimedOut().hashCode();
+        break;
+      case 17:
+        hash = (37 * hash) + REMATCH_CREATED_FIELD_NUMBER;
+        hash = (53 * hash) + getRematchCreated().hashCode();
         break;
       case 0:
       default:
@@ -1301,6 +1367,9 @@ private static final long serialVersionUID = 0L;
       if (turnTimedOutBuilder_ != null) {
         turnTimedOutBuilder_.clear();
       }
+      if (rematchCreatedBuilder_ != null) {
+        rematchCreatedBuilder_.clear();
+      }
       eventCase_ = 0;
       event_ = null;
       return this;
@@ -1410,6 +1479,10 @@ private static final long serialVersionUID = 0L;
           turnTimedOutBuilder_ != null) {
         result.event_ = turnTimedOutBuilder_.build();
       }
+      if (eventCase_ == 17 &&
+          rematchCreatedBuilder_ != null) {
+        result.event_ = rematchCreatedBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -1486,6 +1559,10 @@ private static final long serialVersionUID = 0L;
         }
         case TURN_TIMED_OUT: {
           mergeTurnTimedOut(other.getTurnTimedOut());
+          break;
+        }
+        case REMATCH_CREATED: {
+          mergeRematchCreated(other.getRematchCreated());
           break;
         }
         case EVENT_NOT_SET: {
@@ -1630,6 +1707,13 @@ private static final long serialVersionUID = 0L;
               eventCase_ = 16;
               break;
             } // case 130
+            case 138: {
+              input.readMessage(
+                  internalGetRematchCreatedFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              eventCase_ = 17;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4496,6 +4580,202 @@ private static final long serialVersionUID = 0L;
       eventCase_ = 16;
       onChanged();
       return turnTimedOutBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.RematchCreatedEvent, hearts.v1.RematchCreatedEvent.Builder, hearts.v1.RematchCreatedEventOrBuilder> rematchCreatedBuilder_;
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     * @return Whether the rematchCreated field is set.
+     */
+    @java.lang.Override
+    public boolean hasRematchCreated() {
+      return eventCase_ == 17;
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     * @return The rematchCreated.
+     */
+    @java.lang.Override
+    public hearts.v1.RematchCreatedEvent getRematchCreated() {
+      if (rematchCreatedBuilder_ == null) {
+        if (eventCase_ == 17) {
+          return (hearts.v1.RematchCreatedEvent) event_;
+        }
+        return hearts.v1.RematchCreatedEvent.getDefaultInstance();
+      } else {
+        if (eventCase_ == 17) {
+          return rematchCreatedBuilder_.getMessage();
+        }
+        return hearts.v1.RematchCreatedEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    public Builder setRematchCreated(hearts.v1.RematchCreatedEvent value) {
+      if (rematchCreatedBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        event_ = value;
+        onChanged();
+      } else {
+        rematchCreatedBuilder_.setMessage(value);
+      }
+      eventCase_ = 17;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    public Builder setRematchCreated(
+        hearts.v1.RematchCreatedEvent.Builder builderForValue) {
+      if (rematchCreatedBuilder_ == null) {
+        event_ = builderForValue.build();
+        onChanged();
+      } else {
+        rematchCreatedBuilder_.setMessage(builderForValue.build());
+      }
+      eventCase_ = 17;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    public Builder mergeRematchCreated(hearts.v1.RematchCreatedEvent value) {
+      if (rematchCreatedBuilder_ == null) {
+        if (eventCase_ == 17 &&
+            event_ != hearts.v1.RematchCreatedEvent.getDefaultInstance()) {
+          event_ = hearts.v1.RematchCreatedEvent.newBuilder((hearts.v1.RematchCreatedEvent) event_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          event_ = value;
+        }
+        onChanged();
+      } else {
+        if (eventCase_ == 17) {
+          rematchCreatedBuilder_.mergeFrom(value);
+        } else {
+          rematchCreatedBuilder_.setMessage(value);
+        }
+      }
+      eventCase_ = 17;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    public Builder clearRematchCreated() {
+      if (rematchCreatedBuilder_ == null) {
+        if (eventCase_ == 17) {
+          eventCase_ = 0;
+          event_ = null;
+          onChanged();
+        }
+      } else {
+        if (eventCase_ == 17) {
+          eventCase_ = 0;
+          event_ = null;
+        }
+        rematchCreatedBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    public hearts.v1.RematchCreatedEvent.Builder getRematchCreatedBuilder() {
+      return internalGetRematchCreatedFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    @java.lang.Override
+    public hearts.v1.RematchCreatedEventOrBuilder getRematchCreatedOrBuilder() {
+      if ((eventCase_ == 17) && (rematchCreatedBuilder_ != null)) {
+        return rematchCreatedBuilder_.getMessageOrBuilder();
+      } else {
+        if (eventCase_ == 17) {
+          return (hearts.v1.RematchCreatedEvent) event_;
+        }
+        return hearts.v1.RematchCreatedEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * </pre>
+     *
+     * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.RematchCreatedEvent, hearts.v1.RematchCreatedEvent.Builder, hearts.v1.RematchCreatedEventOrBuilder> 
+        internalGetRematchCreatedFieldBuilder() {
+      if (rematchCreatedBuilder_ == null) {
+        if (!(eventCase_ == 17)) {
+          event_ = hearts.v1.RematchCreatedEvent.getDefaultInstance();
+        }
+        rematchCreatedBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            hearts.v1.RematchCreatedEvent, hearts.v1.RematchCreatedEvent.Builder, hearts.v1.RematchCreatedEventOrBuilder>(
+                (hearts.v1.RematchCreatedEvent) event_,
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      eventCase_ = 17;
+      onChanged();
+      return rematchCreatedBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.TableEvent)

@@ -445,5 +445,38 @@ public interface TableEventOrBuilder extends
    */
   hearts.v1.TurnTimedOutEventOrBuilder getTurnTimedOutOrBuilder();
 
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   * @return Whether the rematchCreated field is set.
+   */
+  boolean hasRematchCreated();
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   * @return The rematchCreated.
+   */
+  hearts.v1.RematchCreatedEvent getRematchCreated();
+  /**
+   * <pre>
+   * A player of the finished game asked for a rematch: the next game's
+   * table exists and the other players may take their seats there with
+   * RematchTable.
+   * </pre>
+   *
+   * <code>.hearts.v1.RematchCreatedEvent rematch_created = 17;</code>
+   */
+  hearts.v1.RematchCreatedEventOrBuilder getRematchCreatedOrBuilder();
+
   hearts.v1.TableEvent.EventCase getEventCase();
 }

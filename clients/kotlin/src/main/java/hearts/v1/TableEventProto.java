@@ -106,6 +106,11 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_TurnTimedOutEvent_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_RematchCreatedEvent_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_RematchCreatedEvent_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -117,7 +122,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\033hearts/v1/table_event.proto\022\thearts.v1" +
       "\032\037google/protobuf/timestamp.proto\032\025heart" +
-      "s/v1/table.proto\"\331\006\n\nTableEvent\022.\n\nevent" +
+      "s/v1/table.proto\"\224\007\n\nTableEvent\022.\n\nevent" +
       "_time\030\001 \001(\0132\032.google.protobuf.Timestamp\022" +
       "5\n\rplayer_joined\030\002 \001(\0132\034.hearts.v1.Playe" +
       "rJoinedEventH\000\0221\n\013player_left\030\003 \001(\0132\032.he" +
@@ -138,35 +143,37 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       "\016 \001(\0132\033.hearts.v1.TurnChangedEventH\000\0225\n\r" +
       "table_deleted\030\017 \001(\0132\034.hearts.v1.TableDel" +
       "etedEventH\000\0226\n\016turn_timed_out\030\020 \001(\0132\034.he" +
-      "arts.v1.TurnTimedOutEventH\000B\007\n\005event\">\n\021" +
-      "PlayerJoinedEvent\022\014\n\004seat\030\001 \001(\005\022\033\n\023playe" +
-      "r_display_name\030\002 \001(\t\"\217\001\n\017PlayerLeftEvent" +
-      "\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_name\030\002 " +
-      "\001(\t\0227\n\025replacement_bot_level\030\003 \001(\0162\023.hea" +
-      "rts.v1.BotLevelH\000\210\001\001B\030\n\026_replacement_bot" +
-      "_level\"k\n\021RoundStartedEvent\022\024\n\014round_num" +
-      "ber\030\001 \001(\005\022\016\n\006dealer\030\002 \001(\005\0220\n\016pass_direct" +
-      "ion\030\003 \001(\0162\030.hearts.v1.PassDirection\">\n\016H" +
-      "andDealtEvent\022\014\n\004seat\030\001 \001(\005\022\036\n\005cards\030\002 \003" +
-      "(\0132\017.hearts.v1.Card\"\037\n\017SeatPassedEvent\022\014" +
-      "\n\004seat\030\001 \001(\005\"Q\n\020CardsPassedEvent\022\014\n\004seat" +
-      "\030\001 \001(\005\022\017\n\007to_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017" +
-      ".hearts.v1.Card\"U\n\022CardsReceivedEvent\022\014\n" +
-      "\004seat\030\001 \001(\005\022\021\n\tfrom_seat\030\002 \001(\005\022\036\n\005cards\030" +
-      "\003 \003(\0132\017.hearts.v1.Card\"T\n\017CardPlayedEven" +
-      "t\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v" +
-      "1.Card\022\024\n\014trick_number\030\003 \001(\005\"@\n\021HeartsBr" +
-      "okenEvent\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017." +
-      "hearts.v1.Card\"0\n\rTrickWonEvent\022\037\n\005trick" +
-      "\030\001 \001(\0132\020.hearts.v1.Trick\"8\n\020RoundScoredE" +
-      "vent\022$\n\005score\030\001 \001(\0132\025.hearts.v1.RoundSco" +
-      "re\"L\n\rGameOverEvent\022\024\n\014total_scores\030\001 \003(" +
-      "\005\022%\n\006result\030\002 \001(\0132\025.hearts.v1.GameResult" +
-      "\"N\n\020TurnChangedEvent\022\014\n\004seat\030\001 \001(\005\022,\n\010de" +
-      "adline\030\002 \001(\0132\032.google.protobuf.Timestamp" +
-      "\"\023\n\021TableDeletedEvent\"!\n\021TurnTimedOutEve" +
-      "nt\022\014\n\004seat\030\001 \001(\005B\023B\017TableEventProtoP\001b\006p" +
-      "roto3"
+      "arts.v1.TurnTimedOutEventH\000\0229\n\017rematch_c" +
+      "reated\030\021 \001(\0132\036.hearts.v1.RematchCreatedE" +
+      "ventH\000B\007\n\005event\">\n\021PlayerJoinedEvent\022\014\n\004" +
+      "seat\030\001 \001(\005\022\033\n\023player_display_name\030\002 \001(\t\"" +
+      "\217\001\n\017PlayerLeftEvent\022\014\n\004seat\030\001 \001(\005\022\033\n\023pla" +
+      "yer_display_name\030\002 \001(\t\0227\n\025replacement_bo" +
+      "t_level\030\003 \001(\0162\023.hearts.v1.BotLevelH\000\210\001\001B" +
+      "\030\n\026_replacement_bot_level\"k\n\021RoundStarte" +
+      "dEvent\022\024\n\014round_number\030\001 \001(\005\022\016\n\006dealer\030\002" +
+      " \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hearts.v1" +
+      ".PassDirection\">\n\016HandDealtEvent\022\014\n\004seat" +
+      "\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1.Card\"\037" +
+      "\n\017SeatPassedEvent\022\014\n\004seat\030\001 \001(\005\"Q\n\020Cards" +
+      "PassedEvent\022\014\n\004seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001" +
+      "(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card\"U\n\022Ca" +
+      "rdsReceivedEvent\022\014\n\004seat\030\001 \001(\005\022\021\n\tfrom_s" +
+      "eat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Car" +
+      "d\"T\n\017CardPlayedEvent\022\014\n\004seat\030\001 \001(\005\022\035\n\004ca" +
+      "rd\030\002 \001(\0132\017.hearts.v1.Card\022\024\n\014trick_numbe" +
+      "r\030\003 \001(\005\"@\n\021HeartsBrokenEvent\022\014\n\004seat\030\001 \001" +
+      "(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\"0\n\rTri" +
+      "ckWonEvent\022\037\n\005trick\030\001 \001(\0132\020.hearts.v1.Tr" +
+      "ick\"8\n\020RoundScoredEvent\022$\n\005score\030\001 \001(\0132\025" +
+      ".hearts.v1.RoundScore\"L\n\rGameOverEvent\022\024" +
+      "\n\014total_scores\030\001 \003(\005\022%\n\006result\030\002 \001(\0132\025.h" +
+      "earts.v1.GameResult\"N\n\020TurnChangedEvent\022" +
+      "\014\n\004seat\030\001 \001(\005\022,\n\010deadline\030\002 \001(\0132\032.google" +
+      ".protobuf.Timestamp\"\023\n\021TableDeletedEvent" +
+      "\"!\n\021TurnTimedOutEvent\022\014\n\004seat\030\001 \001(\005\"2\n\023R" +
+      "ematchCreatedEvent\022\r\n\005table\030\001 \001(\t\022\014\n\004sea" +
+      "t\030\002 \001(\005B\023B\017TableEventProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -179,7 +186,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_TableEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_TableEvent_descriptor,
-        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "Event", });
+        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "RematchCreated", "Event", });
     internal_static_hearts_v1_PlayerJoinedEvent_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_hearts_v1_PlayerJoinedEvent_fieldAccessorTable = new
@@ -270,6 +277,12 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_TurnTimedOutEvent_descriptor,
         new java.lang.String[] { "Seat", });
+    internal_static_hearts_v1_RematchCreatedEvent_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_hearts_v1_RematchCreatedEvent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_RematchCreatedEvent_descriptor,
+        new java.lang.String[] { "Table", "Seat", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
     hearts.v1.TableProto.getDescriptor();

@@ -472,4 +472,50 @@ public interface TableOrBuilder extends
    * @return The unlisted.
    */
   boolean getUnlisted();
+
+  /**
+   * <pre>
+   * Once the game is over and one of its players asked for a rematch
+   * (RematchTable), the resource name of the table where the same players
+   * play the next game; empty until then.
+   * </pre>
+   *
+   * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The rematchTable.
+   */
+  java.lang.String getRematchTable();
+  /**
+   * <pre>
+   * Once the game is over and one of its players asked for a rematch
+   * (RematchTable), the resource name of the table where the same players
+   * play the next game; empty until then.
+   * </pre>
+   *
+   * <code>string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for rematchTable.
+   */
+  com.google.protobuf.ByteString
+      getRematchTableBytes();
+
+  /**
+   * <pre>
+   * For a table made by RematchTable, the resource name of the finished
+   * table it follows; empty otherwise.
+   * </pre>
+   *
+   * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The rematchOf.
+   */
+  java.lang.String getRematchOf();
+  /**
+   * <pre>
+   * For a table made by RematchTable, the resource name of the finished
+   * table it follows; empty otherwise.
+   * </pre>
+   *
+   * <code>string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for rematchOf.
+   */
+  com.google.protobuf.ByteString
+      getRematchOfBytes();
 }

@@ -263,6 +263,37 @@ public final class TableServiceGrpc {
     return getPlayCardMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.RematchTableRequest,
+      hearts.v1.RematchTableResponse> getRematchTableMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RematchTable",
+      requestType = hearts.v1.RematchTableRequest.class,
+      responseType = hearts.v1.RematchTableResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.RematchTableRequest,
+      hearts.v1.RematchTableResponse> getRematchTableMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.RematchTableRequest, hearts.v1.RematchTableResponse> getRematchTableMethod;
+    if ((getRematchTableMethod = TableServiceGrpc.getRematchTableMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getRematchTableMethod = TableServiceGrpc.getRematchTableMethod) == null) {
+          TableServiceGrpc.getRematchTableMethod = getRematchTableMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.RematchTableRequest, hearts.v1.RematchTableResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RematchTable"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.RematchTableRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.RematchTableResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("RematchTable"))
+              .build();
+        }
+      }
+    }
+    return getRematchTableMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
       hearts.v1.WatchTableResponse> getWatchTableMethod;
 
@@ -451,6 +482,25 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * RematchTable starts the next game with the same players: called at a
+     * finished game with one of its seat tokens, it seats the caller at the
+     * same seat of a new table with the finished table's settings (display
+     * name, rules, bot seats, turn timeout, listing) and returns that seat's
+     * token. The first call creates the new table, names it in the finished
+     * table's Table.rematch_table and tells the finished table's watchers with
+     * a RematchCreatedEvent; each later call by another of its players seats
+     * that player too. The new game starts when all four seats are taken, by
+     * the old players or by anyone who joins. Called again by a player already
+     * seated there, it returns a new token for that seat.
+     * </pre>
+     */
+    default void rematchTable(hearts.v1.RematchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.RematchTableResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRematchTableMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -593,6 +643,26 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * RematchTable starts the next game with the same players: called at a
+     * finished game with one of its seat tokens, it seats the caller at the
+     * same seat of a new table with the finished table's settings (display
+     * name, rules, bot seats, turn timeout, listing) and returns that seat's
+     * token. The first call creates the new table, names it in the finished
+     * table's Table.rematch_table and tells the finished table's watchers with
+     * a RematchCreatedEvent; each later call by another of its players seats
+     * that player too. The new game starts when all four seats are taken, by
+     * the old players or by anyone who joins. Called again by a player already
+     * seated there, it returns a new token for that seat.
+     * </pre>
+     */
+    public void rematchTable(hearts.v1.RematchTableRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.RematchTableResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRematchTableMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -710,6 +780,25 @@ public final class TableServiceGrpc {
     public hearts.v1.PlayCardResponse playCard(hearts.v1.PlayCardRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getPlayCardMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RematchTable starts the next game with the same players: called at a
+     * finished game with one of its seat tokens, it seats the caller at the
+     * same seat of a new table with the finished table's settings (display
+     * name, rules, bot seats, turn timeout, listing) and returns that seat's
+     * token. The first call creates the new table, names it in the finished
+     * table's Table.rematch_table and tells the finished table's watchers with
+     * a RematchCreatedEvent; each later call by another of its players seats
+     * that player too. The new game starts when all four seats are taken, by
+     * the old players or by anyone who joins. Called again by a player already
+     * seated there, it returns a new token for that seat.
+     * </pre>
+     */
+    public hearts.v1.RematchTableResponse rematchTable(hearts.v1.RematchTableRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRematchTableMethod(), getCallOptions(), request);
     }
 
     /**
@@ -832,6 +921,25 @@ public final class TableServiceGrpc {
     public hearts.v1.PlayCardResponse playCard(hearts.v1.PlayCardRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getPlayCardMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RematchTable starts the next game with the same players: called at a
+     * finished game with one of its seat tokens, it seats the caller at the
+     * same seat of a new table with the finished table's settings (display
+     * name, rules, bot seats, turn timeout, listing) and returns that seat's
+     * token. The first call creates the new table, names it in the finished
+     * table's Table.rematch_table and tells the finished table's watchers with
+     * a RematchCreatedEvent; each later call by another of its players seats
+     * that player too. The new game starts when all four seats are taken, by
+     * the old players or by anyone who joins. Called again by a player already
+     * seated there, it returns a new token for that seat.
+     * </pre>
+     */
+    public hearts.v1.RematchTableResponse rematchTable(hearts.v1.RematchTableRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRematchTableMethod(), getCallOptions(), request);
     }
 
     /**
@@ -962,6 +1070,26 @@ public final class TableServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getPlayCardMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * RematchTable starts the next game with the same players: called at a
+     * finished game with one of its seat tokens, it seats the caller at the
+     * same seat of a new table with the finished table's settings (display
+     * name, rules, bot seats, turn timeout, listing) and returns that seat's
+     * token. The first call creates the new table, names it in the finished
+     * table's Table.rematch_table and tells the finished table's watchers with
+     * a RematchCreatedEvent; each later call by another of its players seats
+     * that player too. The new game starts when all four seats are taken, by
+     * the old players or by anyone who joins. Called again by a player already
+     * seated there, it returns a new token for that seat.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.RematchTableResponse> rematchTable(
+        hearts.v1.RematchTableRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRematchTableMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_TABLE = 0;
@@ -972,7 +1100,8 @@ public final class TableServiceGrpc {
   private static final int METHODID_LEAVE_TABLE = 5;
   private static final int METHODID_PASS_CARDS = 6;
   private static final int METHODID_PLAY_CARD = 7;
-  private static final int METHODID_WATCH_TABLE = 8;
+  private static final int METHODID_REMATCH_TABLE = 8;
+  private static final int METHODID_WATCH_TABLE = 9;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1022,6 +1151,10 @@ public final class TableServiceGrpc {
         case METHODID_PLAY_CARD:
           serviceImpl.playCard((hearts.v1.PlayCardRequest) request,
               (io.grpc.stub.StreamObserver<hearts.v1.PlayCardResponse>) responseObserver);
+          break;
+        case METHODID_REMATCH_TABLE:
+          serviceImpl.rematchTable((hearts.v1.RematchTableRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.RematchTableResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
           serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
@@ -1102,6 +1235,13 @@ public final class TableServiceGrpc {
               hearts.v1.PlayCardResponse>(
                 service, METHODID_PLAY_CARD)))
         .addMethod(
+          getRematchTableMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.RematchTableRequest,
+              hearts.v1.RematchTableResponse>(
+                service, METHODID_REMATCH_TABLE)))
+        .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1164,6 +1304,7 @@ public final class TableServiceGrpc {
               .addMethod(getLeaveTableMethod())
               .addMethod(getPassCardsMethod())
               .addMethod(getPlayCardMethod())
+              .addMethod(getRematchTableMethod())
               .addMethod(getWatchTableMethod())
               .build();
         }

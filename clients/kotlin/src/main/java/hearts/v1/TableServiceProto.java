@@ -87,6 +87,16 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_LeaveTableResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_RematchTableRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_RematchTableRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_RematchTableResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_RematchTableResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_hearts_v1_PassCardsRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -152,46 +162,54 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       "name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreques" +
       "t_id\030\003 \001(\t\"F\n\022LeaveTableResponse\022\"\n\004view" +
       "\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001" +
-      "(\t\"n\n\020PassCardsRequest\022\022\n\004name\030\001 \001(\tB\004\342A" +
-      "\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1.CardB\004\342A\001\002" +
-      "\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"E\n\021Pa" +
-      "ssCardsResponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v" +
-      "1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017PlayCardReq" +
-      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004card\030\002 \001(\0132\017" +
-      ".hearts.v1.CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nr" +
-      "equest_id\030\004 \001(\t\"D\n\020PlayCardResponse\022\"\n\004v" +
-      "iew\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030" +
-      "\002 \001(\t\"W\n\021WatchTableRequest\022\022\n\004name\030\001 \001(\t" +
-      "B\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003H\000\210\001\001B\021\n\017_" +
-      "after_sequence\"\200\001\n\022WatchTableResponse\022\020\n" +
-      "\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.hear" +
-      "ts.v1.TableViewH\000\022&\n\005event\030\003 \001(\0132\025.heart" +
-      "s.v1.TableEventH\000B\006\n\004kind2\321\007\n\014TableServi" +
-      "ce\022`\n\010GetTable\022\032.hearts.v1.GetTableReque" +
-      "st\032\033.hearts.v1.GetTableResponse\"\033\202\323\344\223\002\025\022" +
-      "\023/v1/{name=tables/*}\022]\n\nListTables\022\034.hea" +
-      "rts.v1.ListTablesRequest\032\035.hearts.v1.Lis" +
-      "tTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/tables\022g\n\013C" +
-      "reateTable\022\035.hearts.v1.CreateTableReques" +
-      "t\032\036.hearts.v1.CreateTableResponse\"\031\202\323\344\223\002" +
-      "\023\"\n/v1/tables:\005table\022i\n\013DeleteTable\022\035.he" +
-      "arts.v1.DeleteTableRequest\032\036.hearts.v1.D" +
-      "eleteTableResponse\"\033\202\323\344\223\002\025*\023/v1/{name=ta" +
-      "bles/*}\022k\n\tJoinTable\022\033.hearts.v1.JoinTab" +
-      "leRequest\032\034.hearts.v1.JoinTableResponse\"" +
-      "#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:join:\001*\022o\n\n" +
-      "LeaveTable\022\034.hearts.v1.LeaveTableRequest" +
-      "\032\035.hearts.v1.LeaveTableResponse\"$\202\323\344\223\002\036\"" +
-      "\031/v1/{name=tables/*}:leave:\001*\022p\n\tPassCar" +
-      "ds\022\033.hearts.v1.PassCardsRequest\032\034.hearts" +
-      ".v1.PassCardsResponse\"(\202\323\344\223\002\"\"\035/v1/{name" +
-      "=tables/*}:passCards:\001*\022l\n\010PlayCard\022\032.he" +
-      "arts.v1.PlayCardRequest\032\033.hearts.v1.Play" +
-      "CardResponse\"\'\202\323\344\223\002!\"\034/v1/{name=tables/*" +
-      "}:playCard:\001*\022n\n\nWatchTable\022\034.hearts.v1." +
-      "WatchTableRequest\032\035.hearts.v1.WatchTable" +
-      "Response\"!\202\323\344\223\002\033\022\031/v1/{name=tables/*}:wa" +
-      "tch0\001B\025B\021TableServiceProtoP\001b\006proto3"
+      "(\t\"=\n\023RematchTableRequest\022\022\n\004name\030\001 \001(\tB" +
+      "\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024RematchTabl" +
+      "eResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 " +
+      "\001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableView\022" +
+      "\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsRequest\022\022\n\004nam" +
+      "e\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1" +
+      ".CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030" +
+      "\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004view\030\001 \001(\013" +
+      "2\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017" +
+      "PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004c" +
+      "ard\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002\022\014\n\004etag" +
+      "\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020PlayCardRe" +
+      "sponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableVi" +
+      "ew\022\014\n\004etag\030\002 \001(\t\"W\n\021WatchTableRequest\022\022\n" +
+      "\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(" +
+      "\003H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022WatchTable" +
+      "Response\022\020\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002" +
+      " \001(\0132\024.hearts.v1.TableViewH\000\022&\n\005event\030\003 " +
+      "\001(\0132\025.hearts.v1.TableEventH\000B\006\n\004kind2\312\010\n" +
+      "\014TableService\022`\n\010GetTable\022\032.hearts.v1.Ge" +
+      "tTableRequest\032\033.hearts.v1.GetTableRespon" +
+      "se\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]\n\nListT" +
+      "ables\022\034.hearts.v1.ListTablesRequest\032\035.he" +
+      "arts.v1.ListTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/" +
+      "tables\022g\n\013CreateTable\022\035.hearts.v1.Create" +
+      "TableRequest\032\036.hearts.v1.CreateTableResp" +
+      "onse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i\n\013Delet" +
+      "eTable\022\035.hearts.v1.DeleteTableRequest\032\036." +
+      "hearts.v1.DeleteTableResponse\"\033\202\323\344\223\002\025*\023/" +
+      "v1/{name=tables/*}\022k\n\tJoinTable\022\033.hearts" +
+      ".v1.JoinTableRequest\032\034.hearts.v1.JoinTab" +
+      "leResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:" +
+      "join:\001*\022o\n\nLeaveTable\022\034.hearts.v1.LeaveT" +
+      "ableRequest\032\035.hearts.v1.LeaveTableRespon" +
+      "se\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:leave:\001*" +
+      "\022p\n\tPassCards\022\033.hearts.v1.PassCardsReque" +
+      "st\032\034.hearts.v1.PassCardsResponse\"(\202\323\344\223\002\"" +
+      "\"\035/v1/{name=tables/*}:passCards:\001*\022l\n\010Pl" +
+      "ayCard\022\032.hearts.v1.PlayCardRequest\032\033.hea" +
+      "rts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034/v1/{na" +
+      "me=tables/*}:playCard:\001*\022w\n\014RematchTable" +
+      "\022\036.hearts.v1.RematchTableRequest\032\037.heart" +
+      "s.v1.RematchTableResponse\"&\202\323\344\223\002 \"\033/v1/{" +
+      "name=tables/*}:rematch:\001*\022n\n\nWatchTable\022" +
+      "\034.hearts.v1.WatchTableRequest\032\035.hearts.v" +
+      "1.WatchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=" +
+      "tables/*}:watch0\001B\025B\021TableServiceProtoP\001" +
+      "b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -273,38 +291,50 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_LeaveTableResponse_descriptor,
         new java.lang.String[] { "View", "Etag", });
-    internal_static_hearts_v1_PassCardsRequest_descriptor =
+    internal_static_hearts_v1_RematchTableRequest_descriptor =
       getDescriptor().getMessageType(12);
+    internal_static_hearts_v1_RematchTableRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_RematchTableRequest_descriptor,
+        new java.lang.String[] { "Name", "RequestId", });
+    internal_static_hearts_v1_RematchTableResponse_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_hearts_v1_RematchTableResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_RematchTableResponse_descriptor,
+        new java.lang.String[] { "SeatToken", "Seat", "View", "Etag", });
+    internal_static_hearts_v1_PassCardsRequest_descriptor =
+      getDescriptor().getMessageType(14);
     internal_static_hearts_v1_PassCardsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_PassCardsRequest_descriptor,
         new java.lang.String[] { "Name", "Cards", "Etag", "RequestId", });
     internal_static_hearts_v1_PassCardsResponse_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(15);
     internal_static_hearts_v1_PassCardsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_PassCardsResponse_descriptor,
         new java.lang.String[] { "View", "Etag", });
     internal_static_hearts_v1_PlayCardRequest_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(16);
     internal_static_hearts_v1_PlayCardRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_PlayCardRequest_descriptor,
         new java.lang.String[] { "Name", "Card", "Etag", "RequestId", });
     internal_static_hearts_v1_PlayCardResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(17);
     internal_static_hearts_v1_PlayCardResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_PlayCardResponse_descriptor,
         new java.lang.String[] { "View", "Etag", });
     internal_static_hearts_v1_WatchTableRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(18);
     internal_static_hearts_v1_WatchTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableRequest_descriptor,
         new java.lang.String[] { "Name", "AfterSequence", });
     internal_static_hearts_v1_WatchTableResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(19);
     internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableResponse_descriptor,

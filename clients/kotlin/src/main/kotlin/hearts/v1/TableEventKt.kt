@@ -614,6 +614,48 @@ public object TableEventKt {
     public fun hasTurnTimedOut(): kotlin.Boolean {
       return _builder.hasTurnTimedOut()
     }
+
+    /**
+     * ```
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * ```
+     *
+     * `.hearts.v1.RematchCreatedEvent rematch_created = 17;`
+     */
+    public var rematchCreated: hearts.v1.RematchCreatedEvent
+      @kotlin.jvm.JvmName("getRematchCreated")
+        get() = _builder.rematchCreated
+      @kotlin.jvm.JvmName("setRematchCreated")
+        set(value) {
+        _builder.rematchCreated = value
+      }
+    /**
+     * ```
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * ```
+     *
+     * `.hearts.v1.RematchCreatedEvent rematch_created = 17;`
+     */
+    public fun clearRematchCreated() {
+      _builder.clearRematchCreated()
+    }
+    /**
+     * ```
+     * A player of the finished game asked for a rematch: the next game's
+     * table exists and the other players may take their seats there with
+     * RematchTable.
+     * ```
+     *
+     * `.hearts.v1.RematchCreatedEvent rematch_created = 17;`
+     * @return Whether the rematchCreated field is set.
+     */
+    public fun hasRematchCreated(): kotlin.Boolean {
+      return _builder.hasRematchCreated()
+    }
     public val eventCase: hearts.v1.TableEvent.EventCase
     @kotlin.jvm.JvmName("getEventCase")
       get() = _builder.getEventCase()
@@ -674,4 +716,7 @@ public val hearts.v1.TableEventOrBuilder.tableDeletedOrNull: hearts.v1.TableDele
 
 public val hearts.v1.TableEventOrBuilder.turnTimedOutOrNull: hearts.v1.TurnTimedOutEvent?
   get() = if (hasTurnTimedOut()) getTurnTimedOut() else null
+
+public val hearts.v1.TableEventOrBuilder.rematchCreatedOrNull: hearts.v1.RematchCreatedEvent?
+  get() = if (hasRematchCreated()) getRematchCreated() else null
 

@@ -824,6 +824,62 @@ public object TableKt {
     public fun clearUnlisted() {
       _builder.clearUnlisted()
     }
+
+    /**
+     * ```
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * ```
+     *
+     * `string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var rematchTable: kotlin.String
+      @kotlin.jvm.JvmName("getRematchTable")
+        get() = _builder.rematchTable
+      @kotlin.jvm.JvmName("setRematchTable")
+        set(value) {
+        _builder.rematchTable = value
+      }
+    /**
+     * ```
+     * Once the game is over and one of its players asked for a rematch
+     * (RematchTable), the resource name of the table where the same players
+     * play the next game; empty until then.
+     * ```
+     *
+     * `string rematch_table = 19 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearRematchTable() {
+      _builder.clearRematchTable()
+    }
+
+    /**
+     * ```
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * ```
+     *
+     * `string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var rematchOf: kotlin.String
+      @kotlin.jvm.JvmName("getRematchOf")
+        get() = _builder.rematchOf
+      @kotlin.jvm.JvmName("setRematchOf")
+        set(value) {
+        _builder.rematchOf = value
+      }
+    /**
+     * ```
+     * For a table made by RematchTable, the resource name of the finished
+     * table it follows; empty otherwise.
+     * ```
+     *
+     * `string rematch_of = 20 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearRematchOf() {
+      _builder.clearRematchOf()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic
