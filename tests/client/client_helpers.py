@@ -1,6 +1,15 @@
-"""Helpers for the client tests: a server, bots at a table, a player that makes legal moves."""
+"""Helpers for the client tests: a server (on the test's loop or in a thread), bots at a table, a
+player that makes legal moves, an interceptor that loses an answer."""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, JoinedTable
@@ -14,11 +23,76 @@ SECRET = "client-tests-secret-0123456789abcdef"
 THREE_BOTS = {1: "heuristic", 2: "heuristic", 3: "heuristic"}
 
 
-async def start_server(port: int = 0, store: MemoryStore | None = None) -> HeartsServer:
-    """A started server on ``port`` (0: a free one), optionally over an existing store."""
-    server = HeartsServer(Settings(port=port, token_secret=SECRET, bot_workers=0), store=store)
+async def start_server(
+    port: int = 0, store: MemoryStore | None = None, **settings: Any
+) -> HeartsServer:
+    """A started server on ``port`` (0: a free one), optionally over an existing store, with
+    ``settings`` (``identity_secret=...``) added to the tests' own."""
+    server = HeartsServer(
+        Settings(port=port, token_secret=SECRET, bot_workers=0, **settings), store=store
+    )
     await server.start()
     return server
+
+
+@contextlib.contextmanager
+def server_in_thread(**settings: Any) -> Iterator[str]:
+    """A server on its own event loop in a thread (the sync client must own the test's); its
+    address. ``settings`` are added to the tests' own."""
+    ready = threading.Event()
+    address: list[str] = []
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        server = await start_server(**settings)
+        address.append(server.address)
+        ready.set()
+        await stop.wait()
+        await server.stop(0)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        yield address[0]
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(10)
+        loop.close()
+
+
+class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Loses the answer of the first call to ``method`` after the server has applied it; keeps
+    the request of every attempt of ``method`` (``requests``) and their ``request_ids``."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.requests: list[Any] = []
+        self.request_ids: list[str] = []
+        self.lost = False
+
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: Any, request: Any
+    ) -> Any:
+        call = await continuation(client_call_details, request)
+        method = client_call_details.method
+        if isinstance(method, bytes):
+            method = method.decode()
+        if not method.endswith(f"/{self.method}"):
+            return call
+        self.requests.append(request)
+        self.request_ids.append(request.request_id)
+        if not self.lost:
+            self.lost = True
+            await call  # the server has applied the call and answered
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                details="answer lost on the way (injected)",
+            )
+        return call
 
 
 async def table_with_bots(

@@ -17,6 +17,13 @@ from hearts_server.server import HeartsServer
 from .client_helpers import start_server
 
 
+@pytest.fixture(autouse=True)
+def _no_identity_token_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``hearts`` command reads ``HEARTS_IDENTITY_TOKEN``; a developer's own must not leak
+    into the tests (a server without identity checks refuses it)."""
+    monkeypatch.delenv("HEARTS_IDENTITY_TOKEN", raising=False)
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[HeartsServer]:
     """A running server with a fresh memory store."""

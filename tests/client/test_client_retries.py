@@ -26,37 +26,7 @@ from hearts_client import (
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
 
-from .client_helpers import SECRET, table_with_bots
-
-
-class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-    """Loses the answer of the first call to ``method`` after the server has applied it."""
-
-    def __init__(self, method: str) -> None:
-        self.method = method
-        self.request_ids: list[str] = []
-        self.lost = False
-
-    async def intercept_unary_unary(
-        self, continuation: Any, client_call_details: Any, request: Any
-    ) -> Any:
-        call = await continuation(client_call_details, request)
-        method = client_call_details.method
-        if isinstance(method, bytes):
-            method = method.decode()
-        if not method.endswith(f"/{self.method}"):
-            return call
-        self.request_ids.append(request.request_id)
-        if not self.lost:
-            self.lost = True
-            await call  # the server has applied the call and answered
-            raise grpc.aio.AioRpcError(
-                grpc.StatusCode.UNAVAILABLE,
-                grpc.aio.Metadata(),
-                grpc.aio.Metadata(),
-                details="answer lost on the way (injected)",
-            )
-        return call
+from .client_helpers import SECRET, LoseFirstAnswer, table_with_bots
 
 
 def _played_by(view: pb.TableView, seat: int) -> list[str]:

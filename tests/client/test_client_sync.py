@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import IllegalMoveError, SyncHeartsClient
-from hearts_server.config import Settings
-from hearts_server.server import HeartsServer
 
-from .client_helpers import SECRET
+from .client_helpers import server_in_thread as serve_in_thread
 
 
 @pytest.fixture
 def server_in_thread() -> Iterator[str]:
     """A server on its own event loop in a thread, since the sync client must own this one."""
-    ready = threading.Event()
-    address: list[str] = []
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        server = HeartsServer(Settings(port=0, token_secret=SECRET, bot_workers=0))
-        await server.start()
-        address.append(server.address)
-        ready.set()
-        await stop.wait()
-        await server.stop(0)
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield address[0]
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(10)
-    loop.close()
+    with serve_in_thread() as address:
+        yield address
 
 
 def test_sync_client_plays_and_watches(server_in_thread: str) -> None:

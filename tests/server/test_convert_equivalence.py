@@ -127,6 +127,7 @@ def reference_table(
                 seat=index,
                 occupant=_OCCUPANTS[seat.occupant],
                 player_display_name=seat.name,
+                player_id=seat.player_id,
                 bot_level=(
                     _BOT_LEVELS[seat.bot_level] if seat.bot_level else pb.BOT_LEVEL_UNSPECIFIED
                 ),
@@ -274,7 +275,7 @@ _RULES = (
 
 _SEATINGS = (
     (
-        SeatRecord(Occupant.HUMAN, "Ann", None, 2),
+        SeatRecord(Occupant.HUMAN, "Ann", None, 2, player_id="auth0|5f7c8ec7c33c6c004bbafe82"),
         SeatRecord(Occupant.BOT, "Bot Bo", BotLevel.RANDOM),
         SeatRecord(Occupant.BOT, "Ann (bot)", BotLevel.HEURISTIC, 3, stand_in=True),
         SeatRecord(Occupant.BOT, "Bot Di", BotLevel.MONTE_CARLO),

@@ -208,3 +208,22 @@ def test_rematch_links_and_rematched_seats_round_trip_and_others_do_not_mention_
         broken = dict(data, **{key: damaged})
         with pytest.raises(UnreadableRecordError):
             TableRecord.from_json(json.dumps(broken).encode())
+
+
+def test_player_ids_round_trip_and_are_left_out_when_nobody_has_one() -> None:
+    game = _random_game(4, 30)
+    seats = (
+        SeatRecord(Occupant.HUMAN, "Ann", None, 2, player_id="auth0|abc"),
+        SeatRecord(Occupant.HUMAN, "Bea", None, 0),
+        SeatRecord(Occupant.BOT, "Bot", BotLevel.HEURISTIC),
+        SeatRecord(Occupant.HUMAN, "Cy", None, 1, rematched=True, player_id="uid-9"),
+    )
+    record = dataclasses.replace(_record(game), seats=seats)
+    assert TableRecord.from_json(record.to_json()) == record
+    data = json.loads(record.to_json())
+    assert data["player_ids"] == ["auth0|abc", "", "", "uid-9"]
+    assert b"player_ids" not in _record(game).to_json()
+    for damaged in (["", "", "x", ""], ["a", "", ""], "a", [1, "", "", ""], None):
+        broken = dict(data, player_ids=damaged)
+        with pytest.raises(UnreadableRecordError):
+            TableRecord.from_json(json.dumps(broken).encode())

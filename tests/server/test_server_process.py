@@ -206,6 +206,19 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--log-format", "json", "--log-format", "text", "--port", "x"], {}, "hearts-server: "),
         (["--log-format", "text", "--port", "x"], {"HEARTS_LOG_FORMAT": "json"}, "hearts-server: "),
         (["--log-f", "json"], {}, "hearts-server: error: unrecognized arguments: --log-f"),
+        (["--identity-secret", "s" * 31], {}, "--identity-secret must be at least 32 bytes"),
+        (
+            ["--identity-jwks-url", "https://idp.example/jwks.json"],
+            {},
+            "--identity-jwks-url needs --identity-issuer and --identity-audience",
+        ),
+        (
+            ["--identity-jwks-url", "file:///etc/passwd", "--identity-issuer", "i"],
+            {"HEARTS_IDENTITY_AUDIENCE": "a"},
+            "--identity-jwks-url must be an https:// URL",
+        ),
+        (["--identity-required"], {}, "--identity-required needs --identity-secret or"),
+        ([], {"HEARTS_IDENTITY_REQUIRED": "maybe"}, "HEARTS_IDENTITY_REQUIRED: not true or false"),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(
@@ -219,6 +232,17 @@ def test_a_bad_setting_is_refused_with_a_message(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1, err  # one line for the log, not argparse's usage first
+
+
+def test_a_switch_comes_from_the_environment_and_a_flag_wins() -> None:
+    from hearts_server.config import parse_settings
+
+    secret = {"HEARTS_IDENTITY_SECRET": "s" * 32}
+    assert not parse_settings([], secret).identity_required
+    assert parse_settings([], {**secret, "HEARTS_IDENTITY_REQUIRED": "true"}).identity_required
+    required = {**secret, "HEARTS_IDENTITY_REQUIRED": "1"}
+    assert not parse_settings(["--no-identity-required"], required).identity_required
+    assert parse_settings(["--identity-required"], secret).identity_required
 
 
 def test_log_levels_are_taken_in_any_case() -> None:

@@ -47,6 +47,11 @@ class Settings:
     bot_workers: int = 1
     record_cache_size: int = 4096
     max_connection_age_seconds: float = 300.0
+    identity_secret: str = ""
+    identity_jwks_url: str = ""
+    identity_issuer: str = ""
+    identity_audience: str = ""
+    identity_required: bool = False
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -90,12 +95,33 @@ def parse_settings(
         "max_connection_age_seconds": "after this long a client connection is asked to move on "
         "(its calls and streams go on; new calls reconnect, so new replicas get their share); "
         "0: never",
+        "identity_secret": "secret that checks HS256/384/512 identity tokens (JWTs the app's "
+        "backend signs); at least 32 bytes",
+        "identity_jwks_url": "https URL of the JSON Web Key Set that checks RS/PS/ES/EdDSA "
+        "identity tokens (an identity provider's); needs --identity-issuer and "
+        "--identity-audience",
+        "identity_issuer": "the iss an identity token must carry (checked when set)",
+        "identity_audience": "the aud an identity token must carry (checked when set)",
+        "identity_required": "refuse CreateTable and JoinTable without a valid identity token",
     }
     for name, field in _FIELDS.items():
         env = f"HEARTS_{name.upper()}"
         kind: type = type(field.default)
         default: object = field.default
         raw = environ.get(env)
+        if kind is bool:
+            if raw is not None:
+                if raw.lower() not in _BOOLEANS:
+                    parser.error(f"{env}: not true or false: {raw!r}")
+                default = _BOOLEANS[raw.lower()]
+            parser.add_argument(
+                f"--{name.replace('_', '-')}",
+                dest=name,
+                action=argparse.BooleanOptionalAction,
+                default=default,
+                help=f"{helps[name]} (env {env}; default {field.default!r})",
+            )
+            continue
         if raw is not None:
             try:
                 default = kind(raw)
@@ -152,6 +178,15 @@ MIN_MESSAGE_BYTES = 512 * 1024
 whole history, takes up to about 300 KB (see ``convert.MAX_TARGET_SCORE``)."""
 
 _KIND_NAMES = {int: "whole number", float: "number", str: "string"}
+_BOOLEANS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "": False,
+}
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _AT_LEAST_ONE = (
     "token_ttl_seconds",
@@ -195,6 +230,17 @@ def _problem(settings: Settings) -> str | None:
     for name in ("grace_seconds", "bot_workers", "record_cache_size"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
+    if settings.identity_secret and len(settings.identity_secret.encode()) < 32:
+        # RFC 7518: an HMAC key as long as the hash, 256 bits for HS256.
+        return "--identity-secret must be at least 32 bytes (or unset)"
+    if settings.identity_jwks_url:
+        if not settings.identity_jwks_url.startswith(("https://", "http://")):
+            return "--identity-jwks-url must be an https:// URL"
+        if not (settings.identity_issuer and settings.identity_audience):
+            # An identity provider signs every customer's tokens with the same keys.
+            return "--identity-jwks-url needs --identity-issuer and --identity-audience"
+    if settings.identity_required and not (settings.identity_secret or settings.identity_jwks_url):
+        return "--identity-required needs --identity-secret or --identity-jwks-url"
     if settings.max_message_bytes < MIN_MESSAGE_BYTES:
         # A finished game's view, which carries the whole game, must fit in one message.
         return f"--max-message-bytes must be at least {MIN_MESSAGE_BYTES}"

@@ -394,6 +394,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
                 ),
                 has_passed=has_passed[index],
                 stand_in=seat.stand_in,
+                player_id=seat.player_id,
             )
             for index, seat in enumerate(record.seats)
         ],

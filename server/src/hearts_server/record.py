@@ -87,7 +87,8 @@ class SeatRecord:
 
     ``stand_in``: the seat's bot plays for a player who left mid-game; a player may take over.
     ``rematched``: the player took the seat with RematchTable, from the same seat of the table
-    this one is a rematch of (whose seat token then leads back to it).
+    this one is a rematch of (whose seat token then leads back to it). ``player_id``: the
+    player's verified identity (an identity token's ``sub``), or "".
     """
 
     occupant: Occupant = Occupant.EMPTY
@@ -96,6 +97,7 @@ class SeatRecord:
     epoch: int = 0
     stand_in: bool = False
     rematched: bool = False
+    player_id: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -299,6 +301,8 @@ class TableRecord:
         rematched = [index for index, seat in enumerate(self.seats) if seat.rematched]
         if rematched:
             data["rematched"] = rematched
+        if any(seat.player_id for seat in self.seats):
+            data["player_ids"] = [seat.player_id for seat in self.seats]
         if self.rematch_id:
             data["rematch"] = self.rematch_id
         if self.rematch_of:
@@ -357,6 +361,22 @@ class TableRecord:
         # Flags kept beside "seats", whose entries older versions read as four values.
         seats = _flag_seats(seats, data.get("stand_ins", ()), Occupant.BOT, stand_in=True)
         seats = _flag_seats(seats, data.get("rematched", ()), Occupant.HUMAN, rematched=True)
+        if "player_ids" in data:
+            player_ids = data["player_ids"]
+            if (
+                type(player_ids) is not list
+                or len(player_ids) != 4
+                or any(
+                    type(player_id) is not str
+                    or (player_id and seat.occupant is not Occupant.HUMAN)
+                    for player_id, seat in zip(player_ids, seats, strict=True)
+                )
+            ):
+                raise TypeError("player_ids are not four strings, set for players only")
+            seats = tuple(
+                dataclasses.replace(seat, player_id=player_id) if player_id else seat
+                for player_id, seat in zip(player_ids, seats, strict=True)
+            )
         rematch_id = data.get("rematch", "")
         rematch_of = data.get("rematch_of", "")
         if type(rematch_id) is not str or type(rematch_of) is not str:
@@ -423,6 +443,7 @@ def _flag_seats(
             seat.epoch,
             stand_in=seat.stand_in or stand_in,
             rematched=seat.rematched or rematched,
+            player_id=seat.player_id,
         )
         if index in indexes
         else seat

@@ -323,7 +323,9 @@ class TableServicer(api_grpc.TableServiceServicer):
     async def CreateTable(
         self, request: api.CreateTableRequest, context: grpc.aio.ServicerContext
     ) -> api.CreateTableResponse:
-        return await self.app.create_table(request.table, request.request_id)
+        return await self.app.create_table(
+            request.table, request.request_id, identity_token=request.identity_token
+        )
 
     @_unary("DeleteTable")
     async def DeleteTable(
@@ -345,6 +347,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             etag=request.etag,
             request_id=request.request_id,
             token=bearer_token(context),
+            identity_token=request.identity_token,
         )
 
     @_unary("LeaveTable")

@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection
 
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.config import Settings
+from hearts_server.identity import IdentityVerifier
 from hearts_server.rpc import METRICS, TableServicer, add_lenient, add_servicer
 from hearts_server.service import TableApp
 from hearts_server.store.base import Store, StoreUnavailableError, StoreUnsupportedError
@@ -275,6 +276,15 @@ class HeartsServer:
             # A turn timeout must run out while the table still exists: an idle table expires
             # (no commit refreshes it while a player is away), so leave a minute for the move.
             max_turn_timeout_seconds=max(1.0, min(86_400.0, settings.table_ttl_seconds - 60)),
+            identity=IdentityVerifier(
+                secret=settings.identity_secret,
+                jwks_url=settings.identity_jwks_url,
+                issuer=settings.identity_issuer,
+                audience=settings.identity_audience,
+                required=settings.identity_required,
+            )
+            if settings.identity_secret or settings.identity_jwks_url
+            else None,
         )
         self.servicer = TableServicer(
             self.app,

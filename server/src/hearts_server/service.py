@@ -65,6 +65,7 @@ from hearts_engine.bots import Bot, BotLevel, make_bot
 from hearts_server import convert
 from hearts_server import record as record_module
 from hearts_server.errors import ServiceError, from_engine
+from hearts_server.identity import Identity, IdentityVerifier
 from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
 from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
@@ -326,8 +327,10 @@ class TableApp:
         record_cache_size: int = 4096,
         max_thinking: int = 32,
         max_turn_timeout_seconds: float = 86_400.0,
+        identity: IdentityVerifier | None = None,
     ) -> None:
         self.store = store
+        self.identity = identity
         self.records = RecordCache(record_cache_size)
         self._last_table_id = ""
         self.tokens = tokens
@@ -393,6 +396,22 @@ class TableApp:
                 raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
             raise ServiceError("NOT_A_PLAYER", "a creator token cannot play; join a seat")
         return caller.seat
+
+    async def _identity(self, token: str) -> Identity | None:
+        """The verified identity of an ``identity_token``; None for none, where allowed."""
+        if not token:
+            if self.identity is not None and self.identity.required:
+                raise ServiceError(
+                    "IDENTITY_REQUIRED",
+                    "this server admits signed-in players only: send an identity_token",
+                )
+            return None
+        if self.identity is None:
+            raise ServiceError(
+                "IDENTITY_NOT_ACCEPTED",
+                "this server checks no identity tokens; leave identity_token empty",
+            )
+        return await self.identity.verify(token)
 
     # ------------------------------------------------------------------ reading
 
@@ -652,9 +671,12 @@ class TableApp:
 
     # ------------------------------------------------------------------ creating and seating
 
-    async def create_table(self, table: pb.Table, request_id: str) -> api.CreateTableResponse:
+    async def create_table(
+        self, table: pb.Table, request_id: str, *, identity_token: str = ""
+    ) -> api.CreateTableResponse:
         """Create a table; seats given as bots start as bots, the rest are free."""
         _check_request_id(request_id)
+        await self._identity(identity_token)  # a server may admit signed-in callers only
         fingerprint = _fingerprint(request_id, b"CreateTable", table)
         rules = _rules(table)
         if not 0 <= table.dealer <= 3:
@@ -743,11 +765,14 @@ class TableApp:
         etag: str,
         request_id: str,
         token: str | None = None,
+        identity_token: str = "",
     ) -> api.JoinTableResponse:
         """Take a seat (a given one or any free one); returns the seat token.
 
         With the seat token of one of this table's seats (``token``, expired or not) it is a
-        renewal instead: a new token for that seat, which must still be the caller's.
+        renewal instead: a new token for that seat, which must still be the caller's. With an
+        ``identity_token``, the seat records the player's id, and a player who holds a seat of
+        the table already gets a new token for it instead of a second seat.
         """
         table_id = parse_table_name(name)
         display_name = display_name.strip()
@@ -761,8 +786,19 @@ class TableApp:
             )
         if seat is not None and not 0 <= seat <= 3:
             raise ServiceError("INVALID_REQUEST", f"no seat {seat}; seats are 0 to 3")
+        identity = await self._identity(identity_token)
+        player_id = "" if identity is None else identity.player_id
 
         def decide(record: TableRecord, version: int) -> _Decision:
+            if player_id:
+                held = self._held_by(record, player_id)
+                if held is not None:
+                    if seat is not None and seat != held:
+                        raise _already_seated(held)
+                    # The player's own seat (another device, a lost token): a new token for it.
+                    raise _SeatHeldError(
+                        self._seat_response(api.JoinTableResponse, record, version, held)
+                    )
             free = [i for i, s in enumerate(record.seats) if s.occupant == Occupant.EMPTY]
             if seat is None:
                 if not free:
@@ -774,19 +810,34 @@ class TableApp:
                 raise ServiceError("GAME_OVER", "the game is over: its seats stay as they are")
             else:
                 chosen = seat  # empty, or a bot standing in for a player who left
-            return self._seat_player(record, chosen, display_name, api.JoinTableResponse)
-
-        return _message(
-            await self._mutate(
-                table_id,
-                caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
-                request_id=request_id,
-                etag=etag,
-                decide=decide,
-                response_type=api.JoinTableResponse,
-                fingerprint=_fingerprint(request_id, b"JoinTable", name, seat, display_name, etag),
+            return self._seat_player(
+                record, chosen, display_name, api.JoinTableResponse, player_id=player_id
             )
-        )
+
+        try:
+            return _message(
+                await self._mutate(
+                    table_id,
+                    caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
+                    request_id=request_id,
+                    etag=etag,
+                    decide=decide,
+                    response_type=api.JoinTableResponse,
+                    # The player's id only when there is one: a join without an identity hashes
+                    # as it did before identities existed (retries across an upgrade still match).
+                    fingerprint=_fingerprint(
+                        request_id,
+                        b"JoinTable",
+                        name,
+                        seat,
+                        display_name,
+                        etag,
+                        *((player_id,) if player_id else ()),
+                    ),
+                )
+            )
+        except _SeatHeldError as held:
+            return held.response  # type: ignore[return-value]  # a JoinTableResponse, above
 
     def _seat_player(
         self,
@@ -796,12 +847,15 @@ class TableApp:
         response_type: type[api.JoinTableResponse] | type[api.RematchTableResponse],
         *,
         rematched: bool = False,
+        player_id: str = "",
     ) -> _Decision:
         """Seat a player at ``seat`` (empty, or a stand-in's), answering ``response_type``."""
         batch = _Batch(self._now_after(record))
         seats = list(record.seats)
         old = seats[seat]
-        seats[seat] = SeatRecord(Occupant.HUMAN, display_name, None, old.epoch, rematched=rematched)
+        seats[seat] = SeatRecord(
+            Occupant.HUMAN, display_name, None, old.epoch, rematched=rematched, player_id=player_id
+        )
         joined = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
         joined.player_joined.seat = seat
         joined.player_joined.player_display_name = display_name
@@ -824,6 +878,29 @@ class TableApp:
             )
 
         return _Decision(new, batch, respond, open_seats=new.has_free_seat)
+
+    @staticmethod
+    def _held_by(record: TableRecord, player_id: str) -> int | None:
+        """The seat a player with a verified ``player_id`` holds at the table, if any."""
+        for index, held in enumerate(record.seats):
+            if held.occupant is Occupant.HUMAN and held.player_id == player_id:
+                return index
+        return None
+
+    def _seat_response(
+        self,
+        response_type: type[api.JoinTableResponse] | type[api.RematchTableResponse],
+        record: TableRecord,
+        version: int,
+        seat: int,
+    ) -> Message:
+        """A new token for a seat its caller holds already, and the caller's view: no write."""
+        return response_type(
+            seat_token=self.tokens.issue(record.table_id, seat, record.seats[seat].epoch),
+            seat=seat,
+            view=convert.view_to_pb(record, version, seat),
+            etag=str(version),
+        )
 
     # ------------------------------------------------------------------ rematches
 
@@ -849,7 +926,7 @@ class TableApp:
         if self.records.get(new_id) is None:
             await self._create_rematch(new_id, record)
         return await self._take_rematch_seat(
-            new_id, seat, record.seats[seat].name, name=name, request_id=request_id
+            new_id, seat, record.seats[seat], name=name, request_id=request_id
         )
 
     async def _claim_rematch(self, old_id: str, caller: Caller) -> TableRecord:
@@ -933,23 +1010,23 @@ class TableApp:
             self.records.put(new_id, 1, record)
 
     async def _take_rematch_seat(
-        self, new_id: str, seat: int, display_name: str, *, name: str, request_id: str
+        self, new_id: str, seat: int, player: SeatRecord, *, name: str, request_id: str
     ) -> api.RematchTableResponse:
-        """Seat the caller at ``seat`` of the rematch table, or renew the seat it took there."""
+        """Seat the caller (``player`` at ``seat`` of the finished table) at ``seat`` of the
+        rematch table, or renew the seat it took there."""
 
         def decide(record: TableRecord, version: int) -> _Decision:
             held = record.seats[seat]
             if held.occupant is Occupant.HUMAN and held.rematched:
                 # Taken by RematchTable from this seat of the finished table, whose token the
                 # caller holds: the caller's own seat. A new token for it; nothing changes.
-                raise _RematchSeatHeldError(
-                    api.RematchTableResponse(
-                        seat_token=self.tokens.issue(new_id, seat, held.epoch),
-                        seat=seat,
-                        view=convert.view_to_pb(record, version, seat),
-                        etag=str(version),
-                    )
+                raise _SeatHeldError(
+                    self._seat_response(api.RematchTableResponse, record, version, seat)
                 )
+            if player.player_id:
+                elsewhere = self._held_by(record, player.player_id)
+                if elsewhere is not None:
+                    raise _already_seated(elsewhere)
             if held.occupant is not Occupant.EMPTY and not (
                 held.stand_in and not record.phase_over
             ):
@@ -959,7 +1036,12 @@ class TableApp:
                     "JoinTable takes another seat there",
                 )
             return self._seat_player(
-                record, seat, display_name, api.RematchTableResponse, rematched=True
+                record,
+                seat,
+                player.name,
+                api.RematchTableResponse,
+                rematched=True,
+                player_id=player.player_id,
             )
 
         try:
@@ -974,8 +1056,8 @@ class TableApp:
                     fingerprint=_fingerprint(request_id, b"RematchTable", name),
                 )
             )
-        except _RematchSeatHeldError as seated:
-            return seated.response
+        except _SeatHeldError as seated:
+            return seated.response  # type: ignore[return-value]  # a RematchTableResponse
 
     async def _renew(
         self, table_id: str, seat: int | None, token: str, *, joining: bool
@@ -1727,16 +1809,24 @@ class _RematchClaimedError(Exception):
     """A finished table's rematch was claimed by another call (see ``_claim_rematch``)."""
 
 
-class _RematchSeatHeldError(ServiceError):
-    """The caller already holds its seat at the rematch table; the response renews its token.
+class _SeatHeldError(ServiceError):
+    """The caller holds a seat at the table already; the response renews its token.
 
     A :class:`ServiceError`, so that ``_mutate`` decides again on a fresh read before believing
     a cached record that says so (the seat's epoch must be current for the token to work).
     """
 
-    def __init__(self, response: api.RematchTableResponse) -> None:
-        super().__init__("SEAT_TAKEN", "the caller holds this seat already")
+    def __init__(self, response: Message) -> None:
+        super().__init__("ALREADY_SEATED", "the caller holds this seat already")
         self.response = response
+
+
+def _already_seated(seat: int) -> ServiceError:
+    return ServiceError(
+        "ALREADY_SEATED",
+        f"the player holds seat {seat} of this table already; join without a seat (or with "
+        f"seat {seat}) for a new token for it",
+    )
 
 
 def _event_response(event: StoredEvent) -> api.WatchTableResponse:

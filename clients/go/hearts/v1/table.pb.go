@@ -697,7 +697,12 @@ type Seat struct {
 	// While the game is on, a JoinTable that names this seat seats a player in
 	// the bot's place, who plays on with the seat's cards and points. A game
 	// whose last player left waits, its bots idle, until one comes back so.
-	StandIn       bool `protobuf:"varint,6,opt,name=stand_in,json=standIn,proto3" json:"stand_in,omitempty"`
+	StandIn bool `protobuf:"varint,6,opt,name=stand_in,json=standIn,proto3" json:"stand_in,omitempty"`
+	// The player's id, for a player who joined with a verified identity token
+	// (its `sub` claim): the app's own id of the user, for matching seats and
+	// results to its accounts. Empty otherwise, and for bots. Everyone who can
+	// see the table sees it.
+	PlayerId      string `protobuf:"bytes,7,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -772,6 +777,13 @@ func (x *Seat) GetStandIn() bool {
 		return x.StandIn
 	}
 	return false
+}
+
+func (x *Seat) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
 }
 
 // GameResult is the outcome of a finished game.
@@ -1726,7 +1738,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"!_can_lead_hearts_instead_of_queenB\x19\n" +
 	"\x17_jack_of_diamonds_bonusB\x19\n" +
 	"\x17_avoid_all_tricks_bonusB\x0f\n" +
-	"\r_target_score\"\xf7\x01\n" +
+	"\r_target_score\"\x9a\x02\n" +
 	"\x04Seat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x123\n" +
 	"\boccupant\x18\x02 \x01(\x0e2\x17.hearts.v1.SeatOccupantR\boccupant\x12.\n" +
@@ -1734,7 +1746,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\tbot_level\x18\x04 \x01(\x0e2\x13.hearts.v1.BotLevelR\bbotLevel\x12#\n" +
 	"\n" +
 	"has_passed\x18\x05 \x01(\bB\x04\xe2A\x01\x03R\thasPassed\x12\x1f\n" +
-	"\bstand_in\x18\x06 \x01(\bB\x04\xe2A\x01\x03R\astandIn\">\n" +
+	"\bstand_in\x18\x06 \x01(\bB\x04\xe2A\x01\x03R\astandIn\x12!\n" +
+	"\tplayer_id\x18\a \x01(\tB\x04\xe2A\x01\x03R\bplayerId\">\n" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +

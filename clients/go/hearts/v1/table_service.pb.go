@@ -263,7 +263,11 @@ type CreateTableRequest struct {
 	// unlisted. Other fields are ignored.
 	Table *Table `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
 	// A unique id (a UUID) that makes retries safe (AIP-155).
-	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The caller's signed identity token (a JWT from the app's sign-in), for a
+	// server that verifies them (see docs/api.md, Identity). A server that
+	// requires one refuses a CreateTable without it.
+	IdentityToken string `protobuf:"bytes,3,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -308,6 +312,13 @@ func (x *CreateTableRequest) GetTable() *Table {
 func (x *CreateTableRequest) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CreateTableRequest) GetIdentityToken() string {
+	if x != nil {
+		return x.IdentityToken
 	}
 	return ""
 }
@@ -492,7 +503,13 @@ type JoinTableRequest struct {
 	// When set, the join happens only if the table still has this etag.
 	Etag string `protobuf:"bytes,4,opt,name=etag,proto3" json:"etag,omitempty"`
 	// A unique id (a UUID) that makes retries safe (AIP-155).
-	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The player's signed identity token (a JWT from the app's sign-in), for a
+	// server that verifies them (see docs/api.md, Identity). The seat then shows
+	// the player's id (Seat.player_id), and a player who holds a seat at the
+	// table already gets that seat's token again instead of a second seat. A
+	// server that requires one refuses a JoinTable without it.
+	IdentityToken string `protobuf:"bytes,6,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -558,6 +575,13 @@ func (x *JoinTableRequest) GetEtag() string {
 func (x *JoinTableRequest) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *JoinTableRequest) GetIdentityToken() string {
+	if x != nil {
+		return x.IdentityToken
 	}
 	return ""
 }
@@ -1319,11 +1343,12 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\rhas_free_seat\x18\x03 \x01(\bR\vhasFreeSeat\"f\n" +
 	"\x12ListTablesResponse\x12(\n" +
 	"\x06tables\x18\x01 \x03(\v2\x10.hearts.v1.TableR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"a\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x88\x01\n" +
 	"\x12CreateTableRequest\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x10.hearts.v1.TableB\x04\xe2A\x01\x02R\x05table\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x02 \x01(\tR\trequestId\"x\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12%\n" +
+	"\x0eidentity_token\x18\x03 \x01(\tR\ridentityToken\"x\n" +
 	"\x13CreateTableResponse\x12(\n" +
 	"\x04view\x18\x01 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12#\n" +
 	"\rcreator_token\x18\x02 \x01(\tR\fcreatorToken\x12\x12\n" +
@@ -1333,14 +1358,15 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\x04etag\x18\x02 \x01(\tR\x04etag\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x03 \x01(\tR\trequestId\"\x15\n" +
-	"\x13DeleteTableResponse\"\xb7\x01\n" +
+	"\x13DeleteTableResponse\"\xde\x01\n" +
 	"\x10JoinTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12\x17\n" +
 	"\x04seat\x18\x02 \x01(\x05H\x00R\x04seat\x88\x01\x01\x124\n" +
 	"\x13player_display_name\x18\x03 \x01(\tB\x04\xe2A\x01\x02R\x11playerDisplayName\x12\x12\n" +
 	"\x04etag\x18\x04 \x01(\tR\x04etag\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestIdB\a\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12%\n" +
+	"\x0eidentity_token\x18\x06 \x01(\tR\ridentityTokenB\a\n" +
 	"\x05_seat\"\x84\x01\n" +
 	"\x11JoinTableResponse\x12\x1d\n" +
 	"\n" +

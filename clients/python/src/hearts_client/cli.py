@@ -61,6 +61,15 @@ _GIVE_UP_SECONDS = 3.0
 # only the server's move for us (our time ran out) does.
 _TOO_LATE = frozenset({"NOT_YOUR_TURN", "ALREADY_PASSED", "WRONG_PHASE"})
 _RESENDS = 5  # a move resent on fresh etags while only other seats change the table
+# What to do about a refusal the player can fix with the command's options.
+_HINTS = {
+    "IDENTITY_REQUIRED": "this server admits signed-in players only: give your identity token "
+    "with --identity-token or HEARTS_IDENTITY_TOKEN",
+    "IDENTITY_NOT_ACCEPTED": "this server checks no identity tokens: leave out --identity-token "
+    "and unset HEARTS_IDENTITY_TOKEN",
+    "IDENTITY_EXPIRED": "your identity token has expired: sign in again for a fresh one",
+    "ALREADY_SEATED": "you hold another seat at this table: leave out --seat to take it again",
+}
 EXIT_OK = 0
 EXIT_QUIT = 1
 EXIT_ERROR = 2
@@ -502,7 +511,7 @@ def _symbols_ok(out: TextIO) -> bool:
 
 async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     level = args.bots
-    async with HeartsClient(args.server) as client:
+    async with HeartsClient(args.server, identity_token=args.identity_token) as client:
         if args.table:  # someone else's table: take a free seat, and leave it when done
             name = table_name(args.table)
             joined = await client.join_table(name, args.name, seat=args.seat)
@@ -659,6 +668,8 @@ async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             over = table.phase == pb.PHASE_GAME_OVER
             seats = ", ".join(
                 (seat.player_display_name or "(free)")
+                # A signed-in player's id (the app's id of the user), from the identity token.
+                + (f" <{seat.player_id}>" if seat.player_id else "")
                 # A bot standing in for a player who left: --table NAME --seat N takes it over.
                 + (" (open)" if seat.stand_in and not over else "")
                 for seat in sorted(table.seats, key=_seat_no)
@@ -748,6 +759,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_between(0, 3),
         help="with --table: this seat (an empty one, or one a bot plays for a player who left)",
     )
+    play.add_argument(
+        "--identity-token",
+        default=os.environ.get("HEARTS_IDENTITY_TOKEN") or None,
+        metavar="JWT",
+        help="your identity token (a JWT from the app's sign-in), sent when creating and joining "
+        "a table, for a server that checks them: your seat then shows your player id, and "
+        "joining a table where you hold a seat gives you that seat again (env "
+        "HEARTS_IDENTITY_TOKEN: safer, as other users of the machine can see a command's "
+        "arguments)",
+    )
     play.add_argument("--auto", action="store_true", help="play the first legal card for me")
     play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")
     play.set_defaults(run=_play)
@@ -807,6 +828,9 @@ def main(
         return EXIT_OK
     except HeartsError as error:
         print(f"hearts: the server refused: {error}", file=sys.stderr)
+        hint = _HINTS.get(error.reason)
+        if hint:
+            print(f"hearts: {hint}", file=sys.stderr)
     except KeyboardInterrupt:
         print(file=out)
         return EXIT_QUIT

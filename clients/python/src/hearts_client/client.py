@@ -1,7 +1,8 @@
 """The asyncio client for ``hearts.v1.TableService``.
 
 :class:`HeartsClient` hides the plumbing of the API: it keeps the seat token a join returned and
-sends it as ``authorization: Bearer`` metadata on later calls to that table, gives every mutation
+sends it as ``authorization: Bearer`` metadata on later calls to that table, sends the signed-in
+user's identity token (if given) with every CreateTable and JoinTable, gives every mutation
 one ``request_id`` that all retries of that call reuse (so a retry after a lost answer never acts
 twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and CANCELLED with
 backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses, and resumes a
@@ -96,6 +97,15 @@ class JoinedTable(NamedTuple):
         :meth:`HeartsClient.rematch_table`, the new table's)."""
         return self.view.table.name
 
+    @property
+    def player_id(self) -> str:
+        """The seat's ``player_id``: the verified identity token's ``sub`` when the player
+        joined with one (see :attr:`HeartsClient.identity_token`), else empty."""
+        for seat in self.view.table.seats:
+            if seat.seat == self.seat:
+                return seat.player_id
+        return ""
+
 
 class TablePage(NamedTuple):
     """One page of :meth:`HeartsClient.list_tables`."""
@@ -174,6 +184,13 @@ class HeartsClient:
         token: a token to send on every call that has no table-specific one (a seat token from
             another process, say). Seat tokens from :meth:`join_table` and creator tokens from
             :meth:`create_table` are kept per table and take precedence.
+        identity_token: the signed-in user's identity token (a JWT from the app's sign-in), sent
+            with every :meth:`create_table` and :meth:`join_table` (``identity_token`` field of
+            the request; never as metadata, nor on other calls), for a server that verifies
+            them: the seat then shows the token's ``sub`` as ``Seat.player_id``. Replace it
+            when the app refreshes the token (:attr:`identity_token`); a call's own
+            ``identity_token=`` argument overrides it. A server that checks no identity tokens
+            refuses calls that carry one (``IDENTITY_NOT_ACCEPTED``).
         timeout: the deadline of each attempt of a unary call, in seconds (streams have none).
         max_retries: how many times a call is retried after UNAVAILABLE, DEADLINE_EXCEEDED,
             RESOURCE_EXHAUSTED or CANCELLED (and a mutation after ABORTED / ``CONFLICT``), and
@@ -189,6 +206,7 @@ class HeartsClient:
         target: str,
         *,
         token: str | None = None,
+        identity_token: str | None = None,
         timeout: float = 10,
         max_retries: int = 3,
         credentials: grpc.ChannelCredentials | None = None,
@@ -202,6 +220,7 @@ class HeartsClient:
         self.timeout = timeout
         self.max_retries = max_retries
         self._token = token
+        self._identity_token = identity_token or None
         self._credentials = credentials
         self._interceptors = list(interceptors)
         self._options = [*_CHANNEL_OPTIONS, *options]
@@ -271,6 +290,27 @@ class HeartsClient:
     def creator_token(self, name: str) -> str | None:
         """The creator token of a table this client created, if it still holds it."""
         return self._creator_tokens.get(table_name(name))
+
+    @property
+    def identity_token(self) -> str | None:
+        """The signed-in user's identity token, sent with :meth:`create_table` and
+        :meth:`join_table`; None (or "") for none.
+
+        Assign the new token when the app's sign-in refreshes it (identity tokens are short-lived:
+        a stale one fails with ``IDENTITY_EXPIRED``); calls from then on send it. A call that
+        is already running (and its retries) keeps the token it started with.
+        """
+        return self._identity_token
+
+    @identity_token.setter
+    def identity_token(self, token: str | None) -> None:
+        self._identity_token = token or None
+
+    def _identity_for(self, override: str | None) -> str:
+        """The identity token a CreateTable or JoinTable sends: the call's own, else the
+        client's; "" for none."""
+        token = self._identity_token if override is None else override
+        return token or ""
 
     def _metadata(self, token: str | None) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),) if token else ()
@@ -376,6 +416,7 @@ class HeartsClient:
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> CreatedTable:
         """Create a table; the seats in ``bots`` (``{1: "heuristic"}``) start as bots.
 
@@ -385,6 +426,13 @@ class HeartsClient:
         (``Table.turn_timeout``). An ``unlisted`` table is left
         out of :meth:`list_tables`: share its name with the players you invite. The creator
         token is kept for :meth:`delete_table`.
+
+        ``identity_token`` overrides the client's :attr:`identity_token` for this call ("" sends
+        none); see :meth:`join_table`. Only a server started with ``--identity-required`` needs
+        one here: without one it raises :class:`~hearts_client.errors.AuthError`
+        (``IDENTITY_REQUIRED``); a bad one raises it with ``IDENTITY_INVALID`` or
+        ``IDENTITY_EXPIRED``, and one sent to a server that checks none
+        :class:`~hearts_client.errors.InvalidRequestError` (``IDENTITY_NOT_ACCEPTED``).
         """
         table = pb.Table(display_name=display_name, dealer=dealer, unlisted=unlisted)
         if turn_timeout is not None:
@@ -400,7 +448,11 @@ class HeartsClient:
             )
         if deck_seed is not None:
             table.deck_seed = deck_seed
-        request = api.CreateTableRequest(table=table, request_id=self._request_id(request_id))
+        request = api.CreateTableRequest(
+            table=table,
+            request_id=self._request_id(request_id),
+            identity_token=self._identity_for(identity_token),
+        )
         response: api.CreateTableResponse = await self._call("CreateTable", request, token=None)
         self._creator_tokens[response.view.table.name] = response.creator_token
         return CreatedTable(response.view, response.creator_token)
@@ -413,14 +465,33 @@ class HeartsClient:
         seat: int | None = None,
         etag: str = "",
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> JoinedTable:
-        """Take ``seat`` (None: any free seat); the seat token is kept for later calls."""
+        """Take ``seat`` (None: any free seat); the seat token is kept for later calls.
+
+        With an identity token (the client's :attr:`identity_token`, or ``identity_token`` for
+        this call; "" sends none) the server verifies it and the seat shows its ``sub`` as
+        ``player_id`` (:attr:`JoinedTable.player_id`). A player who already holds a seat at the
+        table (the same ``sub``: another device, a lost seat token) gets a new token for that
+        seat instead of a second one, and the table does not change; naming another ``seat``
+        then raises :class:`~hearts_client.errors.SeatTakenError` (``ALREADY_SEATED``).
+
+        Raises :class:`~hearts_client.errors.SeatTakenError` (``SEAT_TAKEN``,
+        ``ALREADY_SEATED``), :class:`~hearts_client.errors.IllegalMoveError` (``TABLE_FULL``),
+        :class:`~hearts_client.errors.AuthError` (``IDENTITY_REQUIRED`` on a server that admits
+        signed-in players only, ``IDENTITY_INVALID``, ``IDENTITY_EXPIRED``: sign in again),
+        :class:`~hearts_client.errors.InvalidRequestError` (``IDENTITY_NOT_ACCEPTED``: the
+        server checks no identity tokens) and, once the retries are used up,
+        :class:`~hearts_client.errors.UnavailableError` (``IDENTITY_UNAVAILABLE``: the server
+        cannot fetch the identity provider's keys).
+        """
         name = table_name(name)
         request = api.JoinTableRequest(
             name=name,
             player_display_name=player_name,
             etag=etag,
             request_id=self._request_id(request_id),
+            identity_token=self._identity_for(identity_token),
         )
         if seat is not None:
             request.seat = seat
@@ -433,7 +504,9 @@ class HeartsClient:
 
         Tokens expire after the server's ``--token-ttl-seconds`` while the seat stays taken;
         calls then fail with ``TOKEN_EXPIRED``. This asks ``JoinTable`` with the token, which
-        renews it while the seat is still this player's, and keeps the new token.
+        renews it while the seat is still this player's, and keeps the new token. It sends no
+        identity token (the seat token is the proof), so it works on a server that requires
+        one; a player whose seat token is lost may join again with their identity token instead.
         """
         name = table_name(name)
         token = self._token_for(name)  # the table's seat token, else the client's token=

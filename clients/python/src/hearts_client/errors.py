@@ -74,7 +74,11 @@ class HeartsError(Exception):
 
 
 class InvalidRequestError(HeartsError):
-    """The request is malformed (INVALID_ARGUMENT): a bad table name, card, seat or rules."""
+    """The request is malformed (INVALID_ARGUMENT): a bad table name, card, seat or rules.
+
+    ``IDENTITY_NOT_ACCEPTED``: the call carried an identity token, and the server checks none
+    (it was started without an identity secret or key set); call without one.
+    """
 
 
 class IllegalMoveError(HeartsError):
@@ -95,11 +99,20 @@ class AuthError(HeartsError):
 
     UNAUTHENTICATED (``TOKEN_MISSING``, ``TOKEN_INVALID``, ``TOKEN_EXPIRED``, ``TOKEN_REVOKED``)
     or PERMISSION_DENIED (``WRONG_TABLE``, ``NOT_A_PLAYER``, ``NOT_TABLE_CREATOR``).
+
+    The identity token of a create or join (UNAUTHENTICATED): ``IDENTITY_REQUIRED`` (the server
+    admits signed-in players only, and the call carried none), ``IDENTITY_INVALID`` (a bad
+    signature, issuer, audience, or claims) and ``IDENTITY_EXPIRED`` (sign in again, or refresh
+    the token, and retry with the new one).
     """
 
 
 class SeatTakenError(HeartsError):
-    """The asked-for seat is held by someone else (ALREADY_EXISTS, ``SEAT_TAKEN``)."""
+    """The asked-for seat is held by someone else (ALREADY_EXISTS, ``SEAT_TAKEN``).
+
+    ``ALREADY_SEATED``: the joining player (by their identity token) holds another seat of the
+    table already; join without naming a seat to get a new token for that one.
+    """
 
 
 class ConflictError(HeartsError):
@@ -114,7 +127,8 @@ class UnavailableError(HeartsError):
     """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED with a
     reason (``OVERLOADED``, ``TOO_MANY_STREAMS``), or CANCELLED by the server (how its gRPC layer
     refuses calls when overloaded). A bare RESOURCE_EXHAUSTED, a message over gRPC's size limit,
-    is an :class:`InvalidRequestError`.
+    is an :class:`InvalidRequestError`. ``IDENTITY_UNAVAILABLE``: the server cannot fetch the
+    identity provider's keys to check an identity token.
 
     Raised once the client's own retries are used up; trying later is safe.
     """

@@ -49,6 +49,7 @@ class SyncHeartsClient:
         target: str,
         *,
         token: str | None = None,
+        identity_token: str | None = None,
         timeout: float = 10,
         max_retries: int = 3,
         credentials: grpc.ChannelCredentials | None = None,
@@ -61,6 +62,7 @@ class SyncHeartsClient:
         self.client = HeartsClient(
             target,
             token=token,
+            identity_token=identity_token,
             timeout=timeout,
             max_retries=max_retries,
             credentials=credentials,
@@ -69,6 +71,15 @@ class SyncHeartsClient:
             backoff=backoff,
         )
         """The asyncio client underneath (for its token accessors)."""
+
+    @property
+    def identity_token(self) -> str | None:
+        """See :attr:`HeartsClient.identity_token`; assign the refreshed token here."""
+        return self.client.identity_token
+
+    @identity_token.setter
+    def identity_token(self, token: str | None) -> None:
+        self.client.identity_token = token
 
     def _run(self, awaitable: Awaitable[T]) -> T:
         return self._runner.run(_await(awaitable))
@@ -127,6 +138,7 @@ class SyncHeartsClient:
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> CreatedTable:
         """See :meth:`HeartsClient.create_table`."""
         return self._run(
@@ -139,6 +151,7 @@ class SyncHeartsClient:
                 turn_timeout=turn_timeout,
                 unlisted=unlisted,
                 request_id=request_id,
+                identity_token=identity_token,
             )
         )
 
@@ -150,10 +163,18 @@ class SyncHeartsClient:
         seat: int | None = None,
         etag: str = "",
         request_id: str | None = None,
+        identity_token: str | None = None,
     ) -> JoinedTable:
         """See :meth:`HeartsClient.join_table`."""
         return self._run(
-            self.client.join_table(name, player_name, seat=seat, etag=etag, request_id=request_id)
+            self.client.join_table(
+                name,
+                player_name,
+                seat=seat,
+                etag=etag,
+                request_id=request_id,
+                identity_token=identity_token,
+            )
         )
 
     def renew_seat_token(self, name: str) -> JoinedTable:

@@ -98,6 +98,12 @@ pub struct Seat {
     /// whose last player left waits, its bots idle, until one comes back so.
     #[prost(bool, tag = "6")]
     pub stand_in: bool,
+    /// The player's id, for a player who joined with a verified identity token
+    /// (its `sub` claim): the app's own id of the user, for matching seats and
+    /// results to its accounts. Empty otherwise, and for bots. Everyone who can
+    /// see the table sees it.
+    #[prost(string, tag = "7")]
+    pub player_id: ::prost::alloc::string::String,
 }
 impl ::prost::Name for Seat {
     const NAME: &'static str = "Seat";
@@ -1297,6 +1303,11 @@ pub struct CreateTableRequest {
     /// A unique id (a UUID) that makes retries safe (AIP-155).
     #[prost(string, tag = "2")]
     pub request_id: ::prost::alloc::string::String,
+    /// The caller's signed identity token (a JWT from the app's sign-in), for a
+    /// server that verifies them (see docs/api.md, Identity). A server that
+    /// requires one refuses a CreateTable without it.
+    #[prost(string, tag = "3")]
+    pub identity_token: ::prost::alloc::string::String,
 }
 impl ::prost::Name for CreateTableRequest {
     const NAME: &'static str = "CreateTableRequest";
@@ -1388,6 +1399,13 @@ pub struct JoinTableRequest {
     /// A unique id (a UUID) that makes retries safe (AIP-155).
     #[prost(string, tag = "5")]
     pub request_id: ::prost::alloc::string::String,
+    /// The player's signed identity token (a JWT from the app's sign-in), for a
+    /// server that verifies them (see docs/api.md, Identity). The seat then shows
+    /// the player's id (Seat.player_id), and a player who holds a seat at the
+    /// table already gets that seat's token again instead of a second seat. A
+    /// server that requires one refuses a JoinTable without it.
+    #[prost(string, tag = "6")]
+    pub identity_token: ::prost::alloc::string::String,
 }
 impl ::prost::Name for JoinTableRequest {
     const NAME: &'static str = "JoinTableRequest";

@@ -429,6 +429,7 @@ class Seat(_message.Message):
     BOT_LEVEL_FIELD_NUMBER: _builtins.int
     HAS_PASSED_FIELD_NUMBER: _builtins.int
     STAND_IN_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number, 0 to 3 clockwise."""
     occupant: Global___SeatOccupant.ValueType
@@ -447,6 +448,12 @@ class Seat(_message.Message):
     the bot's place, who plays on with the seat's cards and points. A game
     whose last player left waits, its bots idle, until one comes back so.
     """
+    player_id: _builtins.str
+    """The player's id, for a player who joined with a verified identity token
+    (its `sub` claim): the app's own id of the user, for matching seats and
+    results to its accounts. Empty otherwise, and for bots. Everyone who can
+    see the table sees it.
+    """
     def __init__(
         self,
         *,
@@ -456,10 +463,11 @@ class Seat(_message.Message):
         bot_level: Global___BotLevel.ValueType = ...,
         has_passed: _builtins.bool = ...,
         stand_in: _builtins.bool = ...,
+        player_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "has_passed", b"has_passed", "occupant", b"occupant", "player_display_name", b"player_display_name", "seat", b"seat", "stand_in", b"stand_in"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "has_passed", b"has_passed", "occupant", b"occupant", "player_display_name", b"player_display_name", "player_id", b"player_id", "seat", b"seat", "stand_in", b"stand_in"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,7 +28,7 @@ from hearts.v1 import table_pb2 as hearts_dot_v1_dot_table__pb2
 from hearts.v1 import table_event_pb2 as hearts_dot_v1_dot_table__event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"%\n\x0fGetTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"6\n\x10GetTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\"Q\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rhas_free_seat\x18\x03 \x01(\x08\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"O\n\x12\x43reateTableRequest\x12%\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.TableB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"^\n\x13\x43reateTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"J\n\x12\x44\x65leteTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\x15\n\x13\x44\x65leteTableResponse\"\x87\x01\n\x10JoinTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\tB\x07\n\x05_seat\"g\n\x11JoinTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"I\n\x11LeaveTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"F\n\x12LeaveTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"=\n\x13RematchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"j\n\x14RematchTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"n\n\x10PassCardsRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12$\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"E\n\x11PassCardsResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"l\n\x0fPlayCardRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"D\n\x10PlayCardResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"W\n\x11WatchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03H\x00\x88\x01\x01\x42\x11\n\x0f_after_sequence\"\x80\x01\n\x12WatchTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12(\n\x08snapshot\x18\x02 \x01(\x0b\x32\x14.hearts.v1.TableViewH\x00\x12&\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x15.hearts.v1.TableEventH\x00\x42\x06\n\x04kind2\xca\x08\n\x0cTableService\x12`\n\x08GetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n\nListTables\x12\x1c.hearts.v1.ListTablesRequest\x1a\x1d.hearts.v1.ListTablesResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/v1/tables\x12g\n\x0b\x43reateTable\x12\x1d.hearts.v1.CreateTableRequest\x1a\x1e.hearts.v1.CreateTableResponse\"\x19\x82\xd3\xe4\x93\x02\x13\"\n/v1/tables:\x05table\x12i\n\x0b\x44\x65leteTable\x12\x1d.hearts.v1.DeleteTableRequest\x1a\x1e.hearts.v1.DeleteTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/{name=tables/*}\x12k\n\tJoinTable\x12\x1b.hearts.v1.JoinTableRequest\x1a\x1c.hearts.v1.JoinTableResponse\"#\x82\xd3\xe4\x93\x02\x1d\"\x18/v1/{name=tables/*}:join:\x01*\x12o\n\nLeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e\"\x19/v1/{name=tables/*}:leave:\x01*\x12p\n\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\"\"\x1d/v1/{name=tables/*}:passCards:\x01*\x12l\n\x08PlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tables/*}:playCard:\x01*\x12w\n\x0cRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tables/*}:rematch:\x01*\x12n\n\nWatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01\x42\x15\x42\x11TableServiceProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"%\n\x0fGetTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"6\n\x10GetTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\"Q\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rhas_free_seat\x18\x03 \x01(\x08\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"g\n\x12\x43reateTableRequest\x12%\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.TableB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x16\n\x0eidentity_token\x18\x03 \x01(\t\"^\n\x13\x43reateTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"J\n\x12\x44\x65leteTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\x15\n\x13\x44\x65leteTableResponse\"\x9f\x01\n\x10JoinTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0eidentity_token\x18\x06 \x01(\tB\x07\n\x05_seat\"g\n\x11JoinTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"I\n\x11LeaveTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"F\n\x12LeaveTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"=\n\x13RematchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"j\n\x14RematchTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"n\n\x10PassCardsRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12$\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"E\n\x11PassCardsResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"l\n\x0fPlayCardRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"D\n\x10PlayCardResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"W\n\x11WatchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03H\x00\x88\x01\x01\x42\x11\n\x0f_after_sequence\"\x80\x01\n\x12WatchTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12(\n\x08snapshot\x18\x02 \x01(\x0b\x32\x14.hearts.v1.TableViewH\x00\x12&\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x15.hearts.v1.TableEventH\x00\x42\x06\n\x04kind2\xca\x08\n\x0cTableService\x12`\n\x08GetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n\nListTables\x12\x1c.hearts.v1.ListTablesRequest\x1a\x1d.hearts.v1.ListTablesResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/v1/tables\x12g\n\x0b\x43reateTable\x12\x1d.hearts.v1.CreateTableRequest\x1a\x1e.hearts.v1.CreateTableResponse\"\x19\x82\xd3\xe4\x93\x02\x13\"\n/v1/tables:\x05table\x12i\n\x0b\x44\x65leteTable\x12\x1d.hearts.v1.DeleteTableRequest\x1a\x1e.hearts.v1.DeleteTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/{name=tables/*}\x12k\n\tJoinTable\x12\x1b.hearts.v1.JoinTableRequest\x1a\x1c.hearts.v1.JoinTableResponse\"#\x82\xd3\xe4\x93\x02\x1d\"\x18/v1/{name=tables/*}:join:\x01*\x12o\n\nLeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e\"\x19/v1/{name=tables/*}:leave:\x01*\x12p\n\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\"\"\x1d/v1/{name=tables/*}:passCards:\x01*\x12l\n\x08PlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tables/*}:playCard:\x01*\x12w\n\x0cRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tables/*}:rematch:\x01*\x12n\n\nWatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01\x42\x15\x42\x11TableServiceProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -89,37 +89,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTTABLESRESPONSE']._serialized_start=337
   _globals['_LISTTABLESRESPONSE']._serialized_end=416
   _globals['_CREATETABLEREQUEST']._serialized_start=418
-  _globals['_CREATETABLEREQUEST']._serialized_end=497
-  _globals['_CREATETABLERESPONSE']._serialized_start=499
-  _globals['_CREATETABLERESPONSE']._serialized_end=593
-  _globals['_DELETETABLEREQUEST']._serialized_start=595
-  _globals['_DELETETABLEREQUEST']._serialized_end=669
-  _globals['_DELETETABLERESPONSE']._serialized_start=671
-  _globals['_DELETETABLERESPONSE']._serialized_end=692
-  _globals['_JOINTABLEREQUEST']._serialized_start=695
-  _globals['_JOINTABLEREQUEST']._serialized_end=830
-  _globals['_JOINTABLERESPONSE']._serialized_start=832
-  _globals['_JOINTABLERESPONSE']._serialized_end=935
-  _globals['_LEAVETABLEREQUEST']._serialized_start=937
-  _globals['_LEAVETABLEREQUEST']._serialized_end=1010
-  _globals['_LEAVETABLERESPONSE']._serialized_start=1012
-  _globals['_LEAVETABLERESPONSE']._serialized_end=1082
-  _globals['_REMATCHTABLEREQUEST']._serialized_start=1084
-  _globals['_REMATCHTABLEREQUEST']._serialized_end=1145
-  _globals['_REMATCHTABLERESPONSE']._serialized_start=1147
-  _globals['_REMATCHTABLERESPONSE']._serialized_end=1253
-  _globals['_PASSCARDSREQUEST']._serialized_start=1255
-  _globals['_PASSCARDSREQUEST']._serialized_end=1365
-  _globals['_PASSCARDSRESPONSE']._serialized_start=1367
-  _globals['_PASSCARDSRESPONSE']._serialized_end=1436
-  _globals['_PLAYCARDREQUEST']._serialized_start=1438
-  _globals['_PLAYCARDREQUEST']._serialized_end=1546
-  _globals['_PLAYCARDRESPONSE']._serialized_start=1548
-  _globals['_PLAYCARDRESPONSE']._serialized_end=1616
-  _globals['_WATCHTABLEREQUEST']._serialized_start=1618
-  _globals['_WATCHTABLEREQUEST']._serialized_end=1705
-  _globals['_WATCHTABLERESPONSE']._serialized_start=1708
-  _globals['_WATCHTABLERESPONSE']._serialized_end=1836
-  _globals['_TABLESERVICE']._serialized_start=1839
-  _globals['_TABLESERVICE']._serialized_end=2937
+  _globals['_CREATETABLEREQUEST']._serialized_end=521
+  _globals['_CREATETABLERESPONSE']._serialized_start=523
+  _globals['_CREATETABLERESPONSE']._serialized_end=617
+  _globals['_DELETETABLEREQUEST']._serialized_start=619
+  _globals['_DELETETABLEREQUEST']._serialized_end=693
+  _globals['_DELETETABLERESPONSE']._serialized_start=695
+  _globals['_DELETETABLERESPONSE']._serialized_end=716
+  _globals['_JOINTABLEREQUEST']._serialized_start=719
+  _globals['_JOINTABLEREQUEST']._serialized_end=878
+  _globals['_JOINTABLERESPONSE']._serialized_start=880
+  _globals['_JOINTABLERESPONSE']._serialized_end=983
+  _globals['_LEAVETABLEREQUEST']._serialized_start=985
+  _globals['_LEAVETABLEREQUEST']._serialized_end=1058
+  _globals['_LEAVETABLERESPONSE']._serialized_start=1060
+  _globals['_LEAVETABLERESPONSE']._serialized_end=1130
+  _globals['_REMATCHTABLEREQUEST']._serialized_start=1132
+  _globals['_REMATCHTABLEREQUEST']._serialized_end=1193
+  _globals['_REMATCHTABLERESPONSE']._serialized_start=1195
+  _globals['_REMATCHTABLERESPONSE']._serialized_end=1301
+  _globals['_PASSCARDSREQUEST']._serialized_start=1303
+  _globals['_PASSCARDSREQUEST']._serialized_end=1413
+  _globals['_PASSCARDSRESPONSE']._serialized_start=1415
+  _globals['_PASSCARDSRESPONSE']._serialized_end=1484
+  _globals['_PLAYCARDREQUEST']._serialized_start=1486
+  _globals['_PLAYCARDREQUEST']._serialized_end=1594
+  _globals['_PLAYCARDRESPONSE']._serialized_start=1596
+  _globals['_PLAYCARDRESPONSE']._serialized_end=1664
+  _globals['_WATCHTABLEREQUEST']._serialized_start=1666
+  _globals['_WATCHTABLEREQUEST']._serialized_end=1753
+  _globals['_WATCHTABLERESPONSE']._serialized_start=1756
+  _globals['_WATCHTABLERESPONSE']._serialized_end=1884
+  _globals['_TABLESERVICE']._serialized_start=1887
+  _globals['_TABLESERVICE']._serialized_end=2985
 # @@protoc_insertion_point(module_scope)

@@ -154,8 +154,14 @@ class CreateTableRequest(_message.Message):
 
     TABLE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """A unique id (a UUID) that makes retries safe (AIP-155)."""
+    identity_token: _builtins.str
+    """The caller's signed identity token (a JWT from the app's sign-in), for a
+    server that verifies them (see docs/api.md, Identity). A server that
+    requires one refuses a CreateTable without it.
+    """
     @_builtins.property
     def table(self) -> _table_pb2.Table:
         """The table to create: display_name, rules (unset fields take the German
@@ -169,10 +175,11 @@ class CreateTableRequest(_message.Message):
         *,
         table: _table_pb2.Table | None = ...,
         request_id: _builtins.str = ...,
+        identity_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["identity_token", b"identity_token", "request_id", b"request_id", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -272,6 +279,7 @@ class JoinTableRequest(_message.Message):
     PLAYER_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     ETAG_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     seat: _builtins.int
@@ -284,6 +292,13 @@ class JoinTableRequest(_message.Message):
     """When set, the join happens only if the table still has this etag."""
     request_id: _builtins.str
     """A unique id (a UUID) that makes retries safe (AIP-155)."""
+    identity_token: _builtins.str
+    """The player's signed identity token (a JWT from the app's sign-in), for a
+    server that verifies them (see docs/api.md, Identity). The seat then shows
+    the player's id (Seat.player_id), and a player who holds a seat at the
+    table already gets that seat's token again instead of a second seat. A
+    server that requires one refuses a JoinTable without it.
+    """
     def __init__(
         self,
         *,
@@ -292,10 +307,11 @@ class JoinTableRequest(_message.Message):
         player_display_name: _builtins.str = ...,
         etag: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        identity_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "etag", b"etag", "name", b"name", "player_display_name", b"player_display_name", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "etag", b"etag", "identity_token", b"identity_token", "name", b"name", "player_display_name", b"player_display_name", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

@@ -65,4 +65,28 @@ public interface CreateTableRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRequestIdBytes();
+
+  /**
+   * <pre>
+   * The caller's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). A server that
+   * requires one refuses a CreateTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 3;</code>
+   * @return The identityToken.
+   */
+  java.lang.String getIdentityToken();
+  /**
+   * <pre>
+   * The caller's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). A server that
+   * requires one refuses a CreateTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 3;</code>
+   * @return The bytes for identityToken.
+   */
+  com.google.protobuf.ByteString
+      getIdentityTokenBytes();
 }

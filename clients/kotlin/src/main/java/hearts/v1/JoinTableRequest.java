@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     playerDisplayName_ = "";
     etag_ = "";
     requestId_ = "";
+    identityToken_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -274,6 +275,61 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int IDENTITY_TOKEN_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object identityToken_ = "";
+  /**
+   * <pre>
+   * The player's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). The seat then shows
+   * the player's id (Seat.player_id), and a player who holds a seat at the
+   * table already gets that seat's token again instead of a second seat. A
+   * server that requires one refuses a JoinTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 6;</code>
+   * @return The identityToken.
+   */
+  @java.lang.Override
+  public java.lang.String getIdentityToken() {
+    java.lang.Object ref = identityToken_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      identityToken_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The player's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). The seat then shows
+   * the player's id (Seat.player_id), and a player who holds a seat at the
+   * table already gets that seat's token again instead of a second seat. A
+   * server that requires one refuses a JoinTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 6;</code>
+   * @return The bytes for identityToken.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getIdentityTokenBytes() {
+    java.lang.Object ref = identityToken_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      identityToken_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -303,6 +359,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, requestId_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(identityToken_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, identityToken_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -322,6 +381,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, requestId_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(identityToken_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, identityToken_);
     }
     return size;
   }
@@ -360,6 +422,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getEtag())) return false;
     if (!getRequestId()
         .equals(other.getRequestId())) return false;
+    if (!getIdentityToken()
+        .equals(other.getIdentityToken())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -383,6 +447,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getEtag().hashCode();
     hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRequestId().hashCode();
+    hash = (37 * hash) + IDENTITY_TOKEN_FIELD_NUMBER;
+    hash = (53 * hash) + getIdentityToken().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -523,6 +589,7 @@ private static final long serialVersionUID = 0L;
       playerDisplayName_ = "";
       etag_ = "";
       requestId_ = "";
+      identityToken_ = "";
       return this;
     }
 
@@ -573,6 +640,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.requestId_ = requestId_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.identityToken_ = identityToken_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -609,6 +679,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getRequestId().isEmpty()) {
         requestId_ = other.requestId_;
         bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (!other.getIdentityToken().isEmpty()) {
+        identityToken_ = other.identityToken_;
+        bitField0_ |= 0x00000020;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -662,6 +737,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              identityToken_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1103,6 +1183,118 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       requestId_ = value;
       bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object identityToken_ = "";
+    /**
+     * <pre>
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * </pre>
+     *
+     * <code>string identity_token = 6;</code>
+     * @return The identityToken.
+     */
+    public java.lang.String getIdentityToken() {
+      java.lang.Object ref = identityToken_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        identityToken_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * </pre>
+     *
+     * <code>string identity_token = 6;</code>
+     * @return The bytes for identityToken.
+     */
+    public com.google.protobuf.ByteString
+        getIdentityTokenBytes() {
+      java.lang.Object ref = identityToken_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        identityToken_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * </pre>
+     *
+     * <code>string identity_token = 6;</code>
+     * @param value The identityToken to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIdentityToken(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      identityToken_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * </pre>
+     *
+     * <code>string identity_token = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearIdentityToken() {
+      identityToken_ = getDefaultInstance().getIdentityToken();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * </pre>
+     *
+     * <code>string identity_token = 6;</code>
+     * @param value The bytes for identityToken to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIdentityTokenBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      identityToken_ = value;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

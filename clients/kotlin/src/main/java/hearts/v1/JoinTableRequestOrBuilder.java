@@ -110,4 +110,32 @@ public interface JoinTableRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRequestIdBytes();
+
+  /**
+   * <pre>
+   * The player's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). The seat then shows
+   * the player's id (Seat.player_id), and a player who holds a seat at the
+   * table already gets that seat's token again instead of a second seat. A
+   * server that requires one refuses a JoinTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 6;</code>
+   * @return The identityToken.
+   */
+  java.lang.String getIdentityToken();
+  /**
+   * <pre>
+   * The player's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see docs/api.md, Identity). The seat then shows
+   * the player's id (Seat.player_id), and a player who holds a seat at the
+   * table already gets that seat's token again instead of a second seat. A
+   * server that requires one refuses a JoinTable without it.
+   * </pre>
+   *
+   * <code>string identity_token = 6;</code>
+   * @return The bytes for identityToken.
+   */
+  com.google.protobuf.ByteString
+      getIdentityTokenBytes();
 }

@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     occupant_ = 0;
     playerDisplayName_ = "";
     botLevel_ = 0;
+    playerId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -204,6 +205,59 @@ private static final long serialVersionUID = 0L;
     return standIn_;
   }
 
+  public static final int PLAYER_ID_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object playerId_ = "";
+  /**
+   * <pre>
+   * The player's id, for a player who joined with a verified identity token
+   * (its `sub` claim): the app's own id of the user, for matching seats and
+   * results to its accounts. Empty otherwise, and for bots. Everyone who can
+   * see the table sees it.
+   * </pre>
+   *
+   * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The playerId.
+   */
+  @java.lang.Override
+  public java.lang.String getPlayerId() {
+    java.lang.Object ref = playerId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      playerId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The player's id, for a player who joined with a verified identity token
+   * (its `sub` claim): the app's own id of the user, for matching seats and
+   * results to its accounts. Empty otherwise, and for bots. Everyone who can
+   * see the table sees it.
+   * </pre>
+   *
+   * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for playerId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getPlayerIdBytes() {
+    java.lang.Object ref = playerId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      playerId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -236,6 +290,9 @@ private static final long serialVersionUID = 0L;
     if (standIn_ != false) {
       output.writeBool(6, standIn_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(playerId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, playerId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -262,6 +319,9 @@ private static final long serialVersionUID = 0L;
     if (standIn_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(6, standIn_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(playerId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, playerId_);
     }
     return size;
   }
@@ -297,6 +357,8 @@ private static final long serialVersionUID = 0L;
         != other.getHasPassed()) return false;
     if (getStandIn()
         != other.getStandIn()) return false;
+    if (!getPlayerId()
+        .equals(other.getPlayerId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -322,6 +384,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + STAND_IN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getStandIn());
+    hash = (37 * hash) + PLAYER_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getPlayerId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -463,6 +527,7 @@ private static final long serialVersionUID = 0L;
       botLevel_ = 0;
       hasPassed_ = false;
       standIn_ = false;
+      playerId_ = "";
       return this;
     }
 
@@ -514,6 +579,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.standIn_ = standIn_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.playerId_ = playerId_;
+      }
     }
 
     @java.lang.Override
@@ -547,6 +615,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getStandIn() != false) {
         setStandIn(other.getStandIn());
+      }
+      if (!other.getPlayerId().isEmpty()) {
+        playerId_ = other.playerId_;
+        bitField0_ |= 0x00000040;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -604,6 +677,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 58: {
+              playerId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -999,6 +1077,113 @@ private static final long serialVersionUID = 0L;
     public Builder clearStandIn() {
       bitField0_ = (bitField0_ & ~0x00000020);
       standIn_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object playerId_ = "";
+    /**
+     * <pre>
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * </pre>
+     *
+     * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The playerId.
+     */
+    public java.lang.String getPlayerId() {
+      java.lang.Object ref = playerId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        playerId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * </pre>
+     *
+     * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The bytes for playerId.
+     */
+    public com.google.protobuf.ByteString
+        getPlayerIdBytes() {
+      java.lang.Object ref = playerId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        playerId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * </pre>
+     *
+     * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The playerId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPlayerId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      playerId_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * </pre>
+     *
+     * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPlayerId() {
+      playerId_ = getDefaultInstance().getPlayerId();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * </pre>
+     *
+     * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The bytes for playerId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPlayerIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      playerId_ = value;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }

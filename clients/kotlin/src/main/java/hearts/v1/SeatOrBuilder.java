@@ -102,4 +102,30 @@ public interface SeatOrBuilder extends
    * @return The standIn.
    */
   boolean getStandIn();
+
+  /**
+   * <pre>
+   * The player's id, for a player who joined with a verified identity token
+   * (its `sub` claim): the app's own id of the user, for matching seats and
+   * results to its accounts. Empty otherwise, and for bots. Everyone who can
+   * see the table sees it.
+   * </pre>
+   *
+   * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The playerId.
+   */
+  java.lang.String getPlayerId();
+  /**
+   * <pre>
+   * The player's id, for a player who joined with a verified identity token
+   * (its `sub` claim): the app's own id of the user, for matching seats and
+   * results to its accounts. Empty otherwise, and for bots. Everyone who can
+   * see the table sees it.
+   * </pre>
+   *
+   * <code>string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The bytes for playerId.
+   */
+  com.google.protobuf.ByteString
+      getPlayerIdBytes();
 }

@@ -145,71 +145,72 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       "e_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022\025\n\rhas_" +
       "free_seat\030\003 \001(\010\"O\n\022ListTablesResponse\022 \n" +
       "\006tables\030\001 \003(\0132\020.hearts.v1.Table\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"O\n\022CreateTableRequest\022%" +
+      "page_token\030\002 \001(\t\"g\n\022CreateTableRequest\022%" +
       "\n\005table\030\001 \001(\0132\020.hearts.v1.TableB\004\342A\001\002\022\022\n" +
-      "\nrequest_id\030\002 \001(\t\"^\n\023CreateTableResponse" +
-      "\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableView\022\025\n\r" +
-      "creator_token\030\002 \001(\t\022\014\n\004etag\030\003 \001(\t\"J\n\022Del" +
-      "eteTableRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\014\n\004e" +
-      "tag\030\002 \001(\t\022\022\n\nrequest_id\030\003 \001(\t\"\025\n\023DeleteT" +
-      "ableResponse\"\207\001\n\020JoinTableRequest\022\022\n\004nam" +
-      "e\030\001 \001(\tB\004\342A\001\002\022\021\n\004seat\030\002 \001(\005H\000\210\001\001\022!\n\023play" +
-      "er_display_name\030\003 \001(\tB\004\342A\001\002\022\014\n\004etag\030\004 \001(" +
-      "\t\022\022\n\nrequest_id\030\005 \001(\tB\007\n\005_seat\"g\n\021JoinTa" +
-      "bleResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030" +
-      "\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableVie" +
-      "w\022\014\n\004etag\030\004 \001(\t\"I\n\021LeaveTableRequest\022\022\n\004" +
-      "name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreques" +
-      "t_id\030\003 \001(\t\"F\n\022LeaveTableResponse\022\"\n\004view" +
-      "\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001" +
-      "(\t\"=\n\023RematchTableRequest\022\022\n\004name\030\001 \001(\tB" +
-      "\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024RematchTabl" +
-      "eResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 " +
-      "\001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableView\022" +
-      "\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsRequest\022\022\n\004nam" +
-      "e\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1" +
-      ".CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030" +
-      "\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004view\030\001 \001(\013" +
-      "2\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017" +
-      "PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004c" +
-      "ard\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002\022\014\n\004etag" +
-      "\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020PlayCardRe" +
-      "sponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableVi" +
-      "ew\022\014\n\004etag\030\002 \001(\t\"W\n\021WatchTableRequest\022\022\n" +
-      "\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(" +
-      "\003H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022WatchTable" +
-      "Response\022\020\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002" +
-      " \001(\0132\024.hearts.v1.TableViewH\000\022&\n\005event\030\003 " +
-      "\001(\0132\025.hearts.v1.TableEventH\000B\006\n\004kind2\312\010\n" +
-      "\014TableService\022`\n\010GetTable\022\032.hearts.v1.Ge" +
-      "tTableRequest\032\033.hearts.v1.GetTableRespon" +
-      "se\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]\n\nListT" +
-      "ables\022\034.hearts.v1.ListTablesRequest\032\035.he" +
-      "arts.v1.ListTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/" +
-      "tables\022g\n\013CreateTable\022\035.hearts.v1.Create" +
-      "TableRequest\032\036.hearts.v1.CreateTableResp" +
-      "onse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i\n\013Delet" +
-      "eTable\022\035.hearts.v1.DeleteTableRequest\032\036." +
-      "hearts.v1.DeleteTableResponse\"\033\202\323\344\223\002\025*\023/" +
-      "v1/{name=tables/*}\022k\n\tJoinTable\022\033.hearts" +
-      ".v1.JoinTableRequest\032\034.hearts.v1.JoinTab" +
-      "leResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:" +
-      "join:\001*\022o\n\nLeaveTable\022\034.hearts.v1.LeaveT" +
-      "ableRequest\032\035.hearts.v1.LeaveTableRespon" +
-      "se\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:leave:\001*" +
-      "\022p\n\tPassCards\022\033.hearts.v1.PassCardsReque" +
-      "st\032\034.hearts.v1.PassCardsResponse\"(\202\323\344\223\002\"" +
-      "\"\035/v1/{name=tables/*}:passCards:\001*\022l\n\010Pl" +
-      "ayCard\022\032.hearts.v1.PlayCardRequest\032\033.hea" +
-      "rts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034/v1/{na" +
-      "me=tables/*}:playCard:\001*\022w\n\014RematchTable" +
-      "\022\036.hearts.v1.RematchTableRequest\032\037.heart" +
-      "s.v1.RematchTableResponse\"&\202\323\344\223\002 \"\033/v1/{" +
-      "name=tables/*}:rematch:\001*\022n\n\nWatchTable\022" +
-      "\034.hearts.v1.WatchTableRequest\032\035.hearts.v" +
-      "1.WatchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=" +
-      "tables/*}:watch0\001B\025B\021TableServiceProtoP\001" +
-      "b\006proto3"
+      "\nrequest_id\030\002 \001(\t\022\026\n\016identity_token\030\003 \001(" +
+      "\t\"^\n\023CreateTableResponse\022\"\n\004view\030\001 \001(\0132\024" +
+      ".hearts.v1.TableView\022\025\n\rcreator_token\030\002 " +
+      "\001(\t\022\014\n\004etag\030\003 \001(\t\"J\n\022DeleteTableRequest\022" +
+      "\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreq" +
+      "uest_id\030\003 \001(\t\"\025\n\023DeleteTableResponse\"\237\001\n" +
+      "\020JoinTableRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\021\n" +
+      "\004seat\030\002 \001(\005H\000\210\001\001\022!\n\023player_display_name\030" +
+      "\003 \001(\tB\004\342A\001\002\022\014\n\004etag\030\004 \001(\t\022\022\n\nrequest_id\030" +
+      "\005 \001(\t\022\026\n\016identity_token\030\006 \001(\tB\007\n\005_seat\"g" +
+      "\n\021JoinTableResponse\022\022\n\nseat_token\030\001 \001(\t\022" +
+      "\014\n\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1." +
+      "TableView\022\014\n\004etag\030\004 \001(\t\"I\n\021LeaveTableReq" +
+      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022" +
+      "\n\nrequest_id\030\003 \001(\t\"F\n\022LeaveTableResponse" +
+      "\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004" +
+      "etag\030\002 \001(\t\"=\n\023RematchTableRequest\022\022\n\004nam" +
+      "e\030\001 \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024Rem" +
+      "atchTableResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n" +
+      "\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.Ta" +
+      "bleView\022\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsReques" +
+      "t\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.h" +
+      "earts.v1.CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nreq" +
+      "uest_id\030\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004vi" +
+      "ew\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002" +
+      " \001(\t\"l\n\017PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342" +
+      "A\001\002\022#\n\004card\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002" +
+      "\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020Pl" +
+      "ayCardResponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1" +
+      ".TableView\022\014\n\004etag\030\002 \001(\t\"W\n\021WatchTableRe" +
+      "quest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_seque" +
+      "nce\030\002 \001(\003H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022Wa" +
+      "tchTableResponse\022\020\n\010sequence\030\001 \001(\003\022(\n\010sn" +
+      "apshot\030\002 \001(\0132\024.hearts.v1.TableViewH\000\022&\n\005" +
+      "event\030\003 \001(\0132\025.hearts.v1.TableEventH\000B\006\n\004" +
+      "kind2\312\010\n\014TableService\022`\n\010GetTable\022\032.hear" +
+      "ts.v1.GetTableRequest\032\033.hearts.v1.GetTab" +
+      "leResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022" +
+      "]\n\nListTables\022\034.hearts.v1.ListTablesRequ" +
+      "est\032\035.hearts.v1.ListTablesResponse\"\022\202\323\344\223" +
+      "\002\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hearts.v" +
+      "1.CreateTableRequest\032\036.hearts.v1.CreateT" +
+      "ableResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022" +
+      "i\n\013DeleteTable\022\035.hearts.v1.DeleteTableRe" +
+      "quest\032\036.hearts.v1.DeleteTableResponse\"\033\202" +
+      "\323\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinTable\022" +
+      "\033.hearts.v1.JoinTableRequest\032\034.hearts.v1" +
+      ".JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{name=ta" +
+      "bles/*}:join:\001*\022o\n\nLeaveTable\022\034.hearts.v" +
+      "1.LeaveTableRequest\032\035.hearts.v1.LeaveTab" +
+      "leResponse\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:" +
+      "leave:\001*\022p\n\tPassCards\022\033.hearts.v1.PassCa" +
+      "rdsRequest\032\034.hearts.v1.PassCardsResponse" +
+      "\"(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passCards:" +
+      "\001*\022l\n\010PlayCard\022\032.hearts.v1.PlayCardReque" +
+      "st\032\033.hearts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"" +
+      "\034/v1/{name=tables/*}:playCard:\001*\022w\n\014Rema" +
+      "tchTable\022\036.hearts.v1.RematchTableRequest" +
+      "\032\037.hearts.v1.RematchTableResponse\"&\202\323\344\223\002" +
+      " \"\033/v1/{name=tables/*}:rematch:\001*\022n\n\nWat" +
+      "chTable\022\034.hearts.v1.WatchTableRequest\032\035." +
+      "hearts.v1.WatchTableResponse\"!\202\323\344\223\002\033\022\031/v" +
+      "1/{name=tables/*}:watch0\001B\025B\021TableServic" +
+      "eProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -248,7 +249,7 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_CreateTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_CreateTableRequest_descriptor,
-        new java.lang.String[] { "Table", "RequestId", });
+        new java.lang.String[] { "Table", "RequestId", "IdentityToken", });
     internal_static_hearts_v1_CreateTableResponse_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_hearts_v1_CreateTableResponse_fieldAccessorTable = new
@@ -272,7 +273,7 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_JoinTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_JoinTableRequest_descriptor,
-        new java.lang.String[] { "Name", "Seat", "PlayerDisplayName", "Etag", "RequestId", });
+        new java.lang.String[] { "Name", "Seat", "PlayerDisplayName", "Etag", "RequestId", "IdentityToken", });
     internal_static_hearts_v1_JoinTableResponse_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_hearts_v1_JoinTableResponse_fieldAccessorTable = new

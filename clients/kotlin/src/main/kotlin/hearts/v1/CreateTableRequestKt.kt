@@ -105,6 +105,35 @@ public object CreateTableRequestKt {
     public fun clearRequestId() {
       _builder.clearRequestId()
     }
+
+    /**
+     * ```
+     * The caller's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). A server that
+     * requires one refuses a CreateTable without it.
+     * ```
+     *
+     * `string identity_token = 3;`
+     */
+    public var identityToken: kotlin.String
+      @kotlin.jvm.JvmName("getIdentityToken")
+        get() = _builder.identityToken
+      @kotlin.jvm.JvmName("setIdentityToken")
+        set(value) {
+        _builder.identityToken = value
+      }
+    /**
+     * ```
+     * The caller's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). A server that
+     * requires one refuses a CreateTable without it.
+     * ```
+     *
+     * `string identity_token = 3;`
+     */
+    public fun clearIdentityToken() {
+      _builder.clearIdentityToken()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic

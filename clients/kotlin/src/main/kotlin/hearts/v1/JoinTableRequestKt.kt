@@ -171,6 +171,39 @@ public object JoinTableRequestKt {
     public fun clearRequestId() {
       _builder.clearRequestId()
     }
+
+    /**
+     * ```
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * ```
+     *
+     * `string identity_token = 6;`
+     */
+    public var identityToken: kotlin.String
+      @kotlin.jvm.JvmName("getIdentityToken")
+        get() = _builder.identityToken
+      @kotlin.jvm.JvmName("setIdentityToken")
+        set(value) {
+        _builder.identityToken = value
+      }
+    /**
+     * ```
+     * The player's signed identity token (a JWT from the app's sign-in), for a
+     * server that verifies them (see docs/api.md, Identity). The seat then shows
+     * the player's id (Seat.player_id), and a player who holds a seat at the
+     * table already gets that seat's token again instead of a second seat. A
+     * server that requires one refuses a JoinTable without it.
+     * ```
+     *
+     * `string identity_token = 6;`
+     */
+    public fun clearIdentityToken() {
+      _builder.clearIdentityToken()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic

@@ -204,6 +204,37 @@ public object SeatKt {
     public fun clearStandIn() {
       _builder.clearStandIn()
     }
+
+    /**
+     * ```
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * ```
+     *
+     * `string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var playerId: kotlin.String
+      @kotlin.jvm.JvmName("getPlayerId")
+        get() = _builder.playerId
+      @kotlin.jvm.JvmName("setPlayerId")
+        set(value) {
+        _builder.playerId = value
+      }
+    /**
+     * ```
+     * The player's id, for a player who joined with a verified identity token
+     * (its `sub` claim): the app's own id of the user, for matching seats and
+     * results to its accounts. Empty otherwise, and for bots. Everyone who can
+     * see the table sees it.
+     * ```
+     *
+     * `string player_id = 7 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearPlayerId() {
+      _builder.clearPlayerId()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic

@@ -1,0 +1,258 @@
+"""Identity tokens: players who join with their app's sign-in (a JWT) show its ``sub`` as their
+seat's ``player_id``, never hold two seats of a table, and may be required.
+
+The tokens are signed here as an app's backend (a shared secret) or an identity provider (a key
+pair whose public half a local HTTP server publishes as a JSON Web Key Set) would sign them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+
+from ..key_sets import KeySet
+from .conftest import Hearts, ServerFactory, failure
+
+SECRET = "the-apps-backend-signs-with-this-secret-0123456789"
+ISSUER = "https://idp.test/"
+AUDIENCE = "hearts-app"
+HEURISTIC = pb.BOT_LEVEL_HEURISTIC
+
+
+def signed(sub: object = "user-1", *, key: Any = SECRET, alg: str = "HS256", **claims: Any) -> str:
+    """A token for ``sub`` that expires in an hour, with ``claims`` added (None drops one)."""
+    payload = {"sub": sub, "exp": int(time.time()) + 3600, "name": "Ann", **claims}
+    return jwt.encode({k: v for k, v in payload.items() if v is not None}, key, alg)
+
+
+async def join(
+    hearts: Hearts, name: str, token: str, seat: int | None = None, player: str = "Ann"
+) -> api.JoinTableResponse:
+    request = api.JoinTableRequest(name=name, player_display_name=player, identity_token=token)
+    if seat is not None:
+        request.seat = seat
+    return await hearts.stub.JoinTable(request)
+
+
+@pytest.fixture
+async def hearts(make_server: ServerFactory, connect, store_kind: str) -> Hearts:  # type: ignore[no-untyped-def]
+    return connect(await make_server(store=store_kind, identity_secret=SECRET))
+
+
+async def test_a_verified_player_shows_its_id_on_its_seat(hearts: Hearts) -> None:
+    table = (await hearts.create()).view.table.name
+    joined = await join(hearts, table, signed("google-oauth2|1234"), seat=2)
+    assert joined.seat == 2
+    assert joined.view.table.seats[2].player_id == "google-oauth2|1234"
+    # Everyone sees it (it is the app's id of the user), and it stays on the record.
+    spectator = await hearts.view(table)
+    assert [seat.player_id for seat in spectator.table.seats] == ["", "", "google-oauth2|1234", ""]
+    plain = await hearts.join(table, 0, player="Guest")  # no token: no id
+    assert plain.view.table.seats[0].player_id == ""
+
+
+async def test_the_same_player_gets_its_seat_again_never_a_second_one(hearts: Hearts) -> None:
+    table = (await hearts.create()).view.table.name
+    first = await join(hearts, table, signed("user-1"))
+    etag = await hearts.etag(table)
+    # Another device of the same user (a fresh token, another display name): the same seat.
+    again = await join(hearts, table, signed("user-1", iat=int(time.time())), player="Ann 2")
+    assert (again.seat, again.etag) == (first.seat, first.etag)
+    assert await hearts.etag(table) == etag
+    assert (await hearts.view(table, again.seat_token)).viewer_seat == first.seat
+    named = await join(hearts, table, signed("user-1"), seat=first.seat)
+    assert named.seat == first.seat
+    refusal = await failure(join(hearts, table, signed("user-1"), seat=3))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.ALREADY_EXISTS, "ALREADY_SEATED")
+    assert await hearts.etag(table) == etag
+    other = await join(hearts, table, signed("user-2"))
+    assert other.seat != first.seat
+    # Once the player leaves, the player may join again (a new seat).
+    await hearts.leave(table, first.seat_token)
+    back = await join(hearts, table, signed("user-1"), seat=3)
+    assert back.view.table.seats[3].player_id == "user-1"
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        (lambda: "not-a-jwt", "IDENTITY_INVALID"),
+        (lambda: signed(key="another-secret-of-the-same-length-0123456789abc"), "IDENTITY_INVALID"),
+        (lambda: signed(exp=int(time.time()) - 3600), "IDENTITY_EXPIRED"),
+        (lambda: signed(exp=None), "IDENTITY_INVALID"),  # no expiry: refused
+        (lambda: signed(sub=None), "IDENTITY_INVALID"),
+        (lambda: signed(sub=""), "IDENTITY_INVALID"),
+        (lambda: signed(sub="x" * 129), "IDENTITY_INVALID"),
+        (lambda: signed(nbf=int(time.time()) + 3600), "IDENTITY_INVALID"),
+        (
+            lambda: jwt.encode({"sub": "u", "exp": int(time.time()) + 60}, None, "none"),
+            "IDENTITY_INVALID",
+        ),
+        # Asymmetric algorithms need a key set, which this server has none of.
+        (lambda: signed(key=_rsa_key(), alg="RS256"), "IDENTITY_INVALID"),
+    ],
+)
+async def test_a_bad_identity_token_is_refused_and_changes_nothing(
+    hearts: Hearts, token: Callable[[], str], reason: str
+) -> None:
+    table = (await hearts.create()).view.table.name
+    etag = await hearts.etag(table)
+    refusal = await failure(join(hearts, table, token()))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAUTHENTICATED, reason)
+    assert await hearts.etag(table) == etag
+
+
+async def test_a_server_may_require_identity(make_server: ServerFactory, connect) -> None:  # type: ignore[no-untyped-def]
+    hearts = connect(await make_server(identity_secret=SECRET, identity_required=True))
+    refusal = await failure(hearts.create())
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAUTHENTICATED, "IDENTITY_REQUIRED")
+    created = await hearts.stub.CreateTable(
+        api.CreateTableRequest(table=pb.Table(display_name="signed in"), identity_token=signed())
+    )
+    table = created.view.table.name
+    assert (await failure(hearts.join(table, 0))).reason == "IDENTITY_REQUIRED"
+    joined = await join(hearts, table, signed("user-7"), seat=0)
+    # A seat token renews itself without an identity token.
+    renewed = await hearts.stub.JoinTable(
+        api.JoinTableRequest(name=table),
+        metadata=(("authorization", f"Bearer {joined.seat_token}"),),
+    )
+    assert renewed.seat == 0
+
+
+async def test_a_server_that_checks_no_identity_refuses_identity_tokens(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+) -> None:
+    hearts = connect(await make_server())
+    table = (await hearts.create()).view.table.name
+    refusal = await failure(join(hearts, table, signed()))
+    assert (refusal.code, refusal.reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "IDENTITY_NOT_ACCEPTED",
+    )
+
+
+async def test_a_rematch_keeps_the_players_ids(hearts: Hearts) -> None:
+    created = await hearts.create(bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1)
+    table = created.view.table.name
+    joined = await join(hearts, table, signed("user-9"), seat=0)
+    await hearts.play_out(table, {0: joined.seat_token})
+    rematch = await hearts.rematch(table, joined.seat_token)
+    assert rematch.view.table.seats[0].player_id == "user-9"
+    # The player's identity finds the seat at the new table too.
+    again = await join(hearts, rematch.view.table.name, signed("user-9"))
+    assert again.seat == 0
+
+
+# --------------------------------------------------------------------------- a key set
+
+
+def _rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture
+def key_set() -> Iterator[KeySet]:
+    published = KeySet()
+    yield published
+    published.close()
+
+
+def provider_token(key: Any, kid: str, alg: str = "RS256", **claims: Any) -> str:
+    """A provider's token for ``sub``, signed with ``key`` as ``kid``; None drops a claim."""
+    payload = {
+        "sub": "firebase-uid-42",
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "exp": int(time.time()) + 3600,
+        **claims,
+    }
+    payload = {name: value for name, value in payload.items() if value is not None}
+    return jwt.encode(payload, key, alg, headers={"kid": kid})
+
+
+async def test_tokens_of_an_identity_provider_are_checked_with_its_key_set(
+    make_server: ServerFactory,
+    connect,
+    key_set: KeySet,  # type: ignore[no-untyped-def]
+) -> None:
+    rsa_key, ec_key = _rsa_key(), ec.generate_private_key(ec.SECP256R1())
+    key_set.publish("rsa-1", rsa_key, "RS256")
+    key_set.publish("ec-1", ec_key, "ES256")
+    hearts = connect(
+        await make_server(
+            identity_jwks_url=key_set.url, identity_issuer=ISSUER, identity_audience=AUDIENCE
+        )
+    )
+    table = (await hearts.create()).view.table.name
+    joined = await join(hearts, table, provider_token(rsa_key, "rsa-1"), seat=0)
+    assert joined.view.table.seats[0].player_id == "firebase-uid-42"
+    second = await join(hearts, table, provider_token(ec_key, "ec-1", "ES256", sub="uid-43"))
+    assert second.view.table.seats[second.seat].player_id == "uid-43"
+    assert key_set.fetches == 1  # the key set is cached
+
+    public_pem = rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    for token in [
+        provider_token(rsa_key, "rsa-1", iss="https://someone-else.test/"),
+        provider_token(rsa_key, "rsa-1", aud="another-app"),
+        provider_token(rsa_key, "rsa-1", aud=None),
+        provider_token(_rsa_key(), "rsa-1"),  # signed by a key the set does not hold
+        provider_token(rsa_key, "no-such-kid"),
+        # The public key taken for an HMAC secret (the classic confusion): never.
+        _hs256_with_public_key(public_pem),
+    ]:
+        refusal = await failure(join(hearts, table, token))
+        assert refusal.reason == "IDENTITY_INVALID", refusal
+    assert key_set.fetches <= 2  # an unknown key id fetches the set again at most once per 30 s
+
+
+def _hs256_with_public_key(public_pem: bytes) -> str:
+    """An HS256 token whose HMAC key is the provider's public key, by hand (PyJWT refuses to
+    sign with a PEM as an HMAC secret, for this very reason)."""
+    import base64
+    import hashlib
+    import hmac
+
+    def part(data: bytes) -> bytes:
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+    header = part(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "rsa-1"}).encode())
+    claims = {"sub": "x", "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 60}
+    body = part(json.dumps(claims).encode())
+    signature = part(hmac.new(public_pem, header + b"." + body, hashlib.sha256).digest())
+    return (header + b"." + body + b"." + signature).decode()
+
+
+async def test_an_unreachable_key_set_is_identity_unavailable(
+    make_server: ServerFactory,
+    connect,
+    key_set: KeySet,  # type: ignore[no-untyped-def]
+) -> None:
+    rsa_key = _rsa_key()
+    key_set.publish("rsa-1", rsa_key, "RS256")
+    key_set.up = False
+    hearts = connect(
+        await make_server(
+            identity_jwks_url=key_set.url, identity_issuer=ISSUER, identity_audience=AUDIENCE
+        )
+    )
+    table = (await hearts.create()).view.table.name
+    refusal = await failure(join(hearts, table, provider_token(rsa_key, "rsa-1")))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "IDENTITY_UNAVAILABLE")
+    key_set.up = True
+    joined = await join(hearts, table, provider_token(rsa_key, "rsa-1"))
+    assert joined.view.table.seats[joined.seat].player_id == "firebase-uid-42"
