@@ -40,8 +40,8 @@ async def test_auto_play_finishes_a_game_and_prints_final_scores(
     code = await asyncio.to_thread(main, argv, stdin=io.StringIO())
     out = capsys.readouterr().out
     assert code == 0
-    # Asked to play again, the end of input answers no: no rematch, and the table stays.
-    assert out.endswith("Play again? [y/N]: \n")
+    # --auto plays one game and ends without asking to play again (it reads no input).
+    assert "Play again" not in out
     [table] = [t async for t in client.iter_tables()]
     assert table.phase == pb.PHASE_GAME_OVER
     assert not table.rematch_table
@@ -389,9 +389,10 @@ async def test_a_card_typed_after_the_server_played_for_us_is_never_played_later
 async def test_play_again_plays_a_rematch_at_a_new_table_then_no_ends(
     server: HeartsServer, client: HeartsClient
 ) -> None:
-    argv = ["play", "--server", server.address, "--auto", "--seed", "4", "--target-score", "1"]
+    argv = ["play", "--server", server.address, "--seed", "4", "--target-score", "1"]
     argv += ["--name", "Ada", "--ascii"]
-    code, out = await _run(argv, "y\nn\n")
+    # 'auto' at the first prompt of each game lets the computer play it.
+    code, out = await _run(argv, "auto\ny\nauto\nn\n")
 
     assert code == 0, out
     assert out.count("Play again? [y/N]: ") == 2
@@ -463,8 +464,9 @@ async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rema
     created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
     first = created.name
     await client.join_table(first, "Ann", seat=1)
-    argv = ["play", "--server", server.address, "--table", first, "--auto", "--name", "Bob"]
+    argv = ["play", "--server", server.address, "--table", first, "--name", "Bob"]
     typist, out = _Typist(), io.StringIO()
+    typist.type("auto")  # the computer plays Bob's game (--auto would not ask to play again)
     command = asyncio.create_task(
         asyncio.to_thread(main, [*argv, "--ascii"], stdin=typist, stdout=out)
     )
@@ -474,6 +476,7 @@ async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rema
 
         # Bob asks first: the new table waits for Ann, and says so.
         typist.type("y")
+        typist.type("auto")  # and Bob's next game
         await _until(out, "Waiting for the other players")
         second = (await client.get_table(first)).table.rematch_table
         assert second

@@ -200,3 +200,69 @@ async def test_a_claimed_rematch_whose_table_was_never_made_is_made_by_the_next_
     joined = await hearts.rematch(old.name, old.tokens[3])
     assert joined.view.table.name == f"tables/{new_id}"
     assert joined.seat == 3
+
+
+async def test_another_player_reusing_a_request_id_gets_no_seat_of_anothers(
+    hearts: Hearts,
+) -> None:
+    old = await finished(hearts)
+    first = await hearts.rematch(old.name, old.tokens[0], request_id="rematch")
+    refusal = await failure(hearts.rematch(old.name, old.tokens[3], request_id="rematch"))
+    assert (refusal.code, refusal.reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+    )
+    view = await hearts.view(first.view.table.name)
+    assert view.table.seats[3].occupant == pb.SEAT_OCCUPANT_EMPTY
+
+
+@pytest.mark.redis
+async def test_a_player_who_left_on_another_replica_gets_no_rematch(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+) -> None:
+    one = connect(await make_server(store="redis"))
+    two = connect(await make_server(store="redis"))
+    old = await finished(one)
+    await one.rematch(old.name, old.tokens[0])  # replica one holds the record naming it
+    await two.leave(old.name, old.tokens[3])
+    refusal = await failure(one.rematch(old.name, old.tokens[3]))
+    assert refusal.reason == "TOKEN_REVOKED"
+
+
+async def test_the_rematch_goes_with_the_finished_table(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    server = await make_server(store=store_kind, finished_table_ttl_seconds=1)
+    hearts = connect(server)
+    old = await finished(hearts)
+    await hearts.rematch(old.name, old.tokens[0])
+    await asyncio.sleep(1.3)  # the finished table expires; the process still holds its record
+    assert (await failure(hearts.rematch(old.name, old.tokens[3]))).reason == "TABLE_NOT_FOUND"
+    assert (await failure(hearts.view(old.name))).reason == "TABLE_NOT_FOUND"
+
+
+async def test_a_rematch_table_that_expired_is_made_again_with_its_seats_free(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    server = await make_server(
+        store=store_kind, table_ttl_seconds=1, finished_table_ttl_seconds=600
+    )
+    hearts = connect(server)
+    old = await finished(hearts)
+    first = await hearts.rematch(old.name, old.tokens[0])
+    await asyncio.sleep(1.3)  # idle: the new table expires, the finished one stays
+    again = await hearts.rematch(old.name, old.tokens[3])
+    assert again.view.table.name == first.view.table.name
+    assert [seat.occupant for seat in again.view.table.seats] == [
+        pb.SEAT_OCCUPANT_EMPTY,
+        pb.SEAT_OCCUPANT_BOT,
+        pb.SEAT_OCCUPANT_BOT,
+        pb.SEAT_OCCUPANT_HUMAN,
+    ]
+    back = await hearts.rematch(old.name, old.tokens[0])
+    assert back.seat == 0

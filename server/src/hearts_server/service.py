@@ -394,7 +394,7 @@ class TableApp:
         if caller.seat is None:
             if caller.claims is None:
                 raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
-            raise ServiceError("NOT_A_PLAYER", "a creator token cannot play; join a seat")
+            raise ServiceError("NOT_A_PLAYER", "a creator token holds no seat; join one")
         return caller.seat
 
     async def _identity(self, token: str) -> Identity | None:
@@ -925,6 +925,16 @@ class TableApp:
         new_id, seat = record.rematch_id, caller.claims.seat
         if self.records.get(new_id) is None:
             await self._create_rematch(new_id, record)
+        try:
+            return await self._take_rematch_seat(
+                new_id, seat, record.seats[seat], name=name, request_id=request_id
+            )
+        except ServiceError as error:
+            if error.reason != "TABLE_NOT_FOUND":
+                raise
+        # The rematch table expired (idle longer than --table-ttl-seconds) while the finished
+        # one is still there: it is made again, with its seats free.
+        await self._create_rematch(new_id, record)
         return await self._take_rematch_seat(
             new_id, seat, record.seats[seat], name=name, request_id=request_id
         )
@@ -1032,8 +1042,8 @@ class TableApp:
             ):
                 raise ServiceError(
                     "SEAT_TAKEN",
-                    f"seat {seat} of the rematch tables/{new_id} is taken; "
-                    "JoinTable takes another seat there",
+                    f"seat {seat} of the rematch tables/{new_id} is taken"
+                    + ("" if record.game is not None else "; JoinTable takes another seat there"),
                 )
             return self._seat_player(
                 record,
@@ -1053,7 +1063,9 @@ class TableApp:
                     etag="",
                     decide=decide,
                     response_type=api.RematchTableResponse,
-                    fingerprint=_fingerprint(request_id, b"RematchTable", name),
+                    # The seat too: another player who sends the same id must not be answered
+                    # with this one's seat token (REQUEST_ID_REUSED instead).
+                    fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
                 )
             )
         except _SeatHeldError as seated:
@@ -1805,8 +1817,16 @@ class TableApp:
         return events
 
 
-class _RematchClaimedError(Exception):
-    """A finished table's rematch was claimed by another call (see ``_claim_rematch``)."""
+class _RematchClaimedError(ServiceError):
+    """A finished table's rematch was claimed by another call (see ``_claim_rematch``).
+
+    A :class:`ServiceError`, so that ``_mutate`` decides again on a fresh read before believing
+    a cached record that says so: the caller may have left the table since, or the table may
+    have expired, on another replica's watch.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("CONFLICT", "the rematch is claimed already")
 
 
 class _SeatHeldError(ServiceError):

@@ -560,7 +560,9 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             if rematch:
                 game.show_rematch(view)
             code = await _play_game(game, view, own=own)
-            if code != EXIT_OK or not _can_ask(inp) or not await game.play_again():
+            # --auto never reads the input (it may stay open, as a terminal's does): it plays
+            # one game and ends, as it always did.
+            if code != EXIT_OK or args.auto or not _can_ask(inp) or not await game.play_again():
                 return code
             joined = await client.rematch_table(name)
             # The server made the rematch's table: its creator token is nobody's, so quitting
