@@ -547,6 +547,8 @@ impl Game {
                 ..Table::default()
             }),
             request_id: request_id(),
+            // Fields added to the API later (identity_token, ...) keep their defaults.
+            ..CreateTableRequest::default()
         };
         let created = client
             .create_table(request)
@@ -570,8 +572,8 @@ impl Game {
                     name: name.clone(),
                     seat: Some(*seat),
                     player_display_name: format!("rust conformance {seat}"),
-                    etag: String::new(),
                     request_id: request_id(),
+                    ..JoinTableRequest::default()
                 })
                 .await
                 .unwrap_or_else(|s| panic!("seed {seed}: JoinTable {name}: {}", describe(&s)))
@@ -947,7 +949,8 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
             | Event::SeatPassed(_)
             | Event::HeartsBroken(_)
             | Event::TurnChanged(_)
-            | Event::TurnTimedOut(_) => {}
+            | Event::TurnTimedOut(_)
+            | Event::RematchCreated(_) => {}
         }
     }
 
