@@ -1,7 +1,8 @@
 """A JSON Web Key Set served over loopback HTTP, as an identity provider publishes its keys.
 
 The server and client identity tests check tokens against it; it counts its fetches and can be
-made to fail (503): all of them while ``up`` is false, and the first ``failures``.
+made to fail (503): all of them while ``up`` is false, and the first ``failures``; to answer
+``body`` instead of the keys (garbage, say); or to take ``delay`` seconds to answer.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+import time
 from typing import Any
 
 import jwt
@@ -23,15 +25,18 @@ class KeySet:
         self.keys: list[dict[str, Any]] = []
         self.fetches = 0
         self.up = True
+        self.body: bytes | None = None
+        self.delay = 0.0
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 owner.fetches += 1
+                time.sleep(owner.delay)
                 if not owner.up or owner.fetches <= failures:
                     self.send_error(503)
                     return
-                body = json.dumps({"keys": owner.keys}).encode()
+                body = owner.body or json.dumps({"keys": owner.keys}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -29,6 +29,7 @@ from hearts_client import (
     UnavailableError,
 )
 from hearts_client.cli import main
+from hearts_server.identity import _KeySet as ServerKeySet
 from hearts_server.server import HeartsServer
 
 from ..key_sets import KeySet
@@ -304,8 +305,14 @@ def _provider_token(key: ec.EllipticCurvePrivateKey) -> str:
 
 @pytest.mark.parametrize(("failures", "retries"), [(1, 3), (100, 1)])
 async def test_identity_unavailable_is_retried_like_unavailable(
-    provider_key: ec.EllipticCurvePrivateKey, failures: int, retries: int
+    provider_key: ec.EllipticCurvePrivateKey,
+    failures: int,
+    retries: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The server answers a failed fetch for 5 s without fetching again; here every retry
+    # fetches, so that the first one after the provider is back succeeds.
+    monkeypatch.setattr(ServerKeySet, "FAILURE_SECONDS", 0.0)
     key_set = KeySet(failures=failures)
     key_set.publish("k1", provider_key, "ES256")
     server = await start_server(

@@ -7,6 +7,8 @@ pair whose public half a local HTTP server publishes as a JSON Web Key Set) woul
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+from hearts_server.identity import _KeySet as _KeySetCache
 
 from ..key_sets import KeySet
 from .conftest import Hearts, ServerFactory, failure
@@ -239,20 +242,196 @@ def _hs256_with_public_key(public_pem: bytes) -> str:
 
 async def test_an_unreachable_key_set_is_identity_unavailable(
     make_server: ServerFactory,
-    connect,
-    key_set: KeySet,  # type: ignore[no-untyped-def]
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(_KeySetCache, "FAILURE_SECONDS", 0.3)
     rsa_key = _rsa_key()
     key_set.publish("rsa-1", rsa_key, "RS256")
     key_set.up = False
-    hearts = connect(
+    hearts = await _provider_server(make_server, connect, key_set)
+    table = (await hearts.create()).view.table.name
+    for _ in range(5):  # the failure is remembered a while: one fetch answers them all
+        refusal = await failure(join(hearts, table, provider_token(rsa_key, "rsa-1")))
+        assert (refusal.code, refusal.reason) == (
+            grpc.StatusCode.UNAVAILABLE,
+            "IDENTITY_UNAVAILABLE",
+        )
+    assert key_set.fetches == 1
+    key_set.up = True
+    await asyncio.sleep(0.4)
+    joined = await join(hearts, table, provider_token(rsa_key, "rsa-1"))
+    assert joined.view.table.seats[joined.seat].player_id == "firebase-uid-42"
+
+
+async def _provider_server(make_server: ServerFactory, connect, key_set: KeySet) -> Hearts:  # type: ignore[no-untyped-def]
+    return connect(  # type: ignore[no-any-return]
         await make_server(
             identity_jwks_url=key_set.url, identity_issuer=ISSUER, identity_audience=AUDIENCE
         )
     )
+
+
+@pytest.mark.parametrize(
+    "body", [b"<html>not json</html>", b'{"keys": []}', b"[1, 2]", b'{"keys": [{"kty": "??"}]}']
+)
+async def test_a_key_set_that_cannot_be_read_is_identity_unavailable(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+    body: bytes,
+) -> None:
+    rsa_key = _rsa_key()
+    key_set.body = body
+    hearts = await _provider_server(make_server, connect, key_set)
     table = (await hearts.create()).view.table.name
     refusal = await failure(join(hearts, table, provider_token(rsa_key, "rsa-1")))
     assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "IDENTITY_UNAVAILABLE")
-    key_set.up = True
-    joined = await join(hearts, table, provider_token(rsa_key, "rsa-1"))
-    assert joined.view.table.seats[joined.seat].player_id == "firebase-uid-42"
+
+
+async def test_joins_waiting_for_a_slow_key_set_share_one_fetch(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+) -> None:
+    rsa_key = _rsa_key()
+    key_set.publish("rsa-1", rsa_key, "RS256")
+    key_set.delay = 1.0
+    hearts = await _provider_server(make_server, connect, key_set)
+    tables = [(await hearts.create()).view.table.name for _ in range(8)]
+    # One caller gives up early; its fetch goes on for the others.
+    impatient = hearts.stub.JoinTable(
+        api.JoinTableRequest(
+            name=tables[0],
+            player_display_name="Ann",
+            identity_token=provider_token(rsa_key, "rsa-1"),
+        ),
+        timeout=0.2,
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await impatient
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    joined = await asyncio.gather(
+        *(join(hearts, table, provider_token(rsa_key, "rsa-1")) for table in tables[1:])
+    )
+    assert all(j.view.table.seats[j.seat].player_id == "firebase-uid-42" for j in joined)
+    assert key_set.fetches == 1  # one fetch, shared: not one after another
+
+
+async def test_a_token_that_does_not_fit_its_key_is_invalid_not_an_internal_error(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+) -> None:
+    rsa_key = _rsa_key()
+    key_set.publish("rsa-1", rsa_key, "RS256")
+    hearts = await _provider_server(make_server, connect, key_set)
+    table = (await hearts.create()).view.table.name
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    for token in [
+        provider_token(ec_key, "rsa-1", "ES256"),  # the kid of an RSA key, signed as ES256
+        provider_token(rsa_key, "rsa-1", "PS256"),  # the right key, another algorithm
+        _unsigned({"alg": ["RS256"], "kid": "rsa-1"}),
+        _unsigned({"alg": {"x": 1}}),
+    ]:
+        refusal = await failure(join(hearts, table, token))
+        assert refusal.reason == "IDENTITY_INVALID", refusal
+
+
+def _unsigned(header: dict[str, Any]) -> str:
+    """A token with this header, any claims and a signature of nothing."""
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    claims = {"sub": "x", "exp": int(time.time()) + 60}
+    return f"{part(json.dumps(header).encode())}.{part(json.dumps(claims).encode())}.{part(b'x')}"
+
+
+async def test_a_player_who_left_the_finished_game_gets_neither_seat_nor_rematch_back(
+    hearts: Hearts,
+) -> None:
+    created = await hearts.create(bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1)
+    table = created.view.table.name
+    joined = await join(hearts, table, signed("alice"), seat=0)
+    await hearts.play_out(table, {0: joined.seat_token})
+    await hearts.leave(table, joined.seat_token)
+    etag = await hearts.etag(table)
+    view = await hearts.view(table)
+    assert view.table.seats[0].player_id == "alice"  # the results keep who played
+    refusal = await failure(join(hearts, table, signed("alice")))
+    assert refusal.reason == "TABLE_FULL"
+    assert await hearts.etag(table) == etag
+
+
+async def test_another_caller_reusing_a_request_id_never_gets_anothers_token(
+    hearts: Hearts,
+) -> None:
+    table = (await hearts.create()).view.table.name
+    request = api.JoinTableRequest(
+        name=table, player_display_name="Ann", request_id="join-1", identity_token=signed("user-1")
+    )
+    await hearts.stub.JoinTable(request)
+    # The same id without the identity, its id smuggled into a field: never the replay.
+    for etag, reason in [("\x1fuser-1", "ETAG_MISMATCH"), ("", "REQUEST_ID_REUSED")]:
+        sneaky = api.JoinTableRequest(
+            name=table, player_display_name="Ann", request_id="join-1", etag=etag
+        )
+        assert (await failure(hearts.stub.JoinTable(sneaky))).reason == reason
+    other = api.JoinTableRequest(
+        name=table, player_display_name="Ann", request_id="join-1", identity_token=signed("eve")
+    )
+    assert (await failure(hearts.stub.JoinTable(other))).reason == "REQUEST_ID_REUSED"
+    named = api.JoinTableRequest(name=table, player_display_name="An\x1fn")
+    assert (await failure(hearts.stub.JoinTable(named))).reason == "INVALID_REQUEST"
+    # CreateTable too: another signed-in caller repeating a create gets no creator token.
+    create = api.CreateTableRequest(
+        table=pb.Table(display_name="mine"), request_id="create-1", identity_token=signed("alice")
+    )
+    await hearts.stub.CreateTable(create)
+    create.identity_token = signed("eve")
+    assert (await failure(hearts.stub.CreateTable(create))).reason == "REQUEST_ID_REUSED"
+
+
+async def test_a_rematch_for_a_player_who_joined_it_already_renews_that_seat(
+    hearts: Hearts,
+) -> None:
+    created = await hearts.create(bots={1: HEURISTIC, 2: HEURISTIC}, target_score=1)
+    table = created.view.table.name
+    alice = await join(hearts, table, signed("alice"), seat=0)
+    bob = await join(hearts, table, signed("bob"), seat=3)
+    await hearts.play_out(table, {0: alice.seat_token, 3: bob.seat_token})
+    started = await hearts.rematch(table, bob.seat_token)
+    new = started.view.table.name
+    joined = await join(hearts, new, signed("alice"))
+    assert joined.seat == 0
+    rematch = await hearts.rematch(table, alice.seat_token)
+    assert (rematch.seat, rematch.etag) == (0, joined.etag)
+
+
+@pytest.mark.filterwarnings("ignore::jwt.warnings.InsecureKeyLengthWarning")  # signing it here
+async def test_an_hmac_secret_shorter_than_the_hash_is_refused_for_it(hearts: Hearts) -> None:
+    table = (await hearts.create()).view.table.name
+    # SECRET has 50 bytes: enough for HS256 and HS384, short of HS512's 64.
+    assert (await join(hearts, table, signed("u", alg="HS384"))).view.table.seats[0].player_id
+    refusal = await failure(join(hearts, table, signed("v", alg="HS512")))
+    assert refusal.reason == "IDENTITY_INVALID"
+
+
+async def test_names_with_control_characters_are_refused(hearts: Hearts) -> None:
+    for table in [
+        pb.Table(display_name="Friday\x07"),
+        pb.Table(
+            seats=[
+                pb.Seat(
+                    seat=1,
+                    occupant=pb.SEAT_OCCUPANT_BOT,
+                    bot_level=HEURISTIC,
+                    player_display_name="B\x9bot",
+                )
+            ]
+        ),
+    ]:
+        refusal = await failure(hearts.stub.CreateTable(api.CreateTableRequest(table=table)))
+        assert refusal.reason == "INVALID_REQUEST"

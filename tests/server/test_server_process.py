@@ -217,6 +217,11 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
             {"HEARTS_IDENTITY_AUDIENCE": "a"},
             "--identity-jwks-url must be an https:// URL",
         ),
+        (
+            ["--identity-jwks-url", "http://idp.example/jwks", "--identity-issuer", "i"],
+            {"HEARTS_IDENTITY_AUDIENCE": "a"},
+            "--identity-jwks-url must be an https:// URL (http:// only on loopback)",
+        ),
         (["--identity-required"], {}, "--identity-required needs --identity-secret or"),
         ([], {"HEARTS_IDENTITY_REQUIRED": "maybe"}, "HEARTS_IDENTITY_REQUIRED: not true or false"),
     ],
@@ -243,6 +248,14 @@ def test_a_switch_comes_from_the_environment_and_a_flag_wins() -> None:
     required = {**secret, "HEARTS_IDENTITY_REQUIRED": "1"}
     assert not parse_settings(["--no-identity-required"], required).identity_required
     assert parse_settings(["--identity-required"], secret).identity_required
+
+
+def test_a_key_set_url_is_https_in_any_case_or_http_on_loopback() -> None:
+    from hearts_server.config import parse_settings
+
+    for url in ("HTTPS://idp.example/jwks", "http://127.0.0.1:8080/jwks", "http://[::1]/k"):
+        argv = ["--identity-jwks-url", url, "--identity-issuer", "i", "--identity-audience", "a"]
+        assert parse_settings(argv, {}).identity_jwks_url == url
 
 
 def test_log_levels_are_taken_in_any_case() -> None:

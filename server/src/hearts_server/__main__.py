@@ -44,6 +44,7 @@ def configure_logging(settings: Settings) -> None:
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=settings.log_level.upper(), handlers=[handler], force=True)
+    logging.captureWarnings(True)  # library warnings as log records too (JSON lines with json)
 
 
 _FULL_PASS_AFTER = 100

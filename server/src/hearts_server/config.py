@@ -12,6 +12,7 @@ import datetime
 import json
 import os
 import sys
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
@@ -234,8 +235,13 @@ def _problem(settings: Settings) -> str | None:
         # RFC 7518: an HMAC key as long as the hash, 256 bits for HS256.
         return "--identity-secret must be at least 32 bytes (or unset)"
     if settings.identity_jwks_url:
-        if not settings.identity_jwks_url.startswith(("https://", "http://")):
-            return "--identity-jwks-url must be an https:// URL"
+        url = urllib.parse.urlsplit(settings.identity_jwks_url)
+        loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
+        # Keys fetched over plain HTTP could be swapped on the way: anyone's identity forged.
+        if not url.hostname or not (
+            url.scheme.lower() == "https" or (url.scheme.lower() == "http" and loopback)
+        ):
+            return "--identity-jwks-url must be an https:// URL (http:// only on loopback)"
         if not (settings.identity_issuer and settings.identity_audience):
             # An identity provider signs every customer's tokens with the same keys.
             return "--identity-jwks-url needs --identity-issuer and --identity-audience"

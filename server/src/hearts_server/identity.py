@@ -9,24 +9,31 @@ Design notes.
 * Two ways to check a token, each optional: a shared secret (HS256/384/512, for tokens the
   app's backend signs itself), and an issuer's JSON Web Key Set fetched over HTTPS (RS*, PS*,
   ES* and EdDSA, for identity providers). The token's ``alg`` picks one of them, and only
-  that: a public key is never taken for an HMAC secret, and ``none`` is never accepted.
+  that: a public key is never taken for an HMAC secret, ``none`` is never accepted, and a key of
+  the set verifies only tokens of its own algorithm. Keys shorter than their algorithm wants
+  (an HS512 secret under 64 bytes, an RSA key under 2048 bits) are refused, not warned about.
 * Claims: ``exp`` and ``sub`` are required; ``iss`` and ``aud`` are checked when configured
-  (with a key set they must be: a provider's key set signs the tokens of all its customers);
-  ``nbf`` and ``iat`` when present. Clocks may differ by up to a minute.
-* PyJWT does the checking, and its ``PyJWKClient`` fetches the key set: cached for five minutes,
-  fetched again at most every 30 s for a key id it does not know (a token made up with random
-  key ids cannot make the server hammer the provider), never following redirects. A fetch
-  blocks, so it runs in a thread.
+  (with a key set they must be: a provider's key set signs the tokens of all its customers), and
+  a token that names an audience is refused where none is configured (RFC 7519); ``nbf`` and
+  ``iat`` when present. Clocks may differ by up to a minute. PyJWT does the checking.
+* The key set (see :class:`_KeySet`): fetched by PyJWT's client (no redirects, http(s) only) on
+  a thread of its own, one fetch at a time, which every join waiting for it shares; kept five
+  minutes, and fetched again for a key id it lacks at most every 30 s (a token made up with
+  random key ids cannot make the server hammer the provider). A failed fetch is remembered for
+  5 s (joins meanwhile answer at once), and the last good set keeps serving the keys it has.
 * Refusals carry the API's reasons: ``IDENTITY_INVALID`` (signature, claims, issuer, audience,
-  format), ``IDENTITY_EXPIRED``, and ``IDENTITY_UNAVAILABLE`` when the key set cannot be
-  fetched.
+  key id, format), ``IDENTITY_EXPIRED``, and ``IDENTITY_UNAVAILABLE`` when the key set cannot
+  be fetched or read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 import jwt
@@ -41,8 +48,6 @@ MAX_PLAYER_ID = 128
 """The longest ``sub`` taken as a player id."""
 
 _LEEWAY_SECONDS = 60
-_KEY_SET_LIFESPAN_SECONDS = 300
-_FETCH_TIMEOUT_SECONDS = 5
 _HMAC = frozenset({"HS256", "HS384", "HS512"})
 _PUBLIC_KEY = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -68,6 +73,7 @@ class IdentityVerifier:
         issuer: str = "",
         audience: str = "",
         required: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not secret and not jwks_url:
             raise ValueError("an identity verifier needs a secret or a key set URL")
@@ -77,22 +83,13 @@ class IdentityVerifier:
         self._issuer = issuer or None
         self._audience = audience or None
         self.required = required
-        self._jwks = (
-            jwt.PyJWKClient(
-                jwks_url,
-                lifespan=_KEY_SET_LIFESPAN_SECONDS,
-                timeout=_FETCH_TIMEOUT_SECONDS,
-                headers={"User-Agent": "hearts-server"},
-            )
-            if jwks_url
-            else None
-        )
+        self._key_set = _KeySet(jwks_url, clock) if jwks_url else None
         required_claims = ["exp", "sub"]
         if self._issuer:
             required_claims.append("iss")
         if self._audience:
             required_claims.append("aud")
-        self._options: Any = {"require": required_claims}
+        self._options: Any = {"require": required_claims, "enforce_minimum_key_length": True}
 
     async def verify(self, token: str) -> Identity:
         """The identity ``token`` proves; raises :class:`ServiceError` if it proves none."""
@@ -102,10 +99,13 @@ class IdentityVerifier:
             raise _invalid("not a JWT") from None
         algorithm = header.get("alg")
         key: Any
+        if type(algorithm) is not str:
+            raise _invalid("its alg is not a name")
         if algorithm in _HMAC and self._secret:
             key = self._secret
-        elif algorithm in _PUBLIC_KEY and self._jwks is not None:
-            key = await self._public_key(token)
+        elif algorithm in _PUBLIC_KEY and self._key_set is not None:
+            kid = header.get("kid")
+            key = await self._key_set.key(kid if type(kid) is str else None)
         else:
             raise _invalid(f"tokens signed with {algorithm!r} are not accepted here")
         try:
@@ -122,27 +122,99 @@ class IdentityVerifier:
             raise ServiceError(
                 "IDENTITY_EXPIRED", "the identity token has expired; sign in again"
             ) from None
-        except jwt.PyJWTError as error:
-            raise _invalid(str(error)) from None
+        except (jwt.PyJWTError, TypeError, ValueError) as error:
+            # TypeError/ValueError: a key that does not fit the algorithm, in PyJWT's words.
+            raise _invalid(str(error) or type(error).__name__) from None
         subject = claims.get("sub")
-        if not isinstance(subject, str) or not 1 <= len(subject) <= MAX_PLAYER_ID:
-            raise _invalid(f"its sub must be a string of 1 to {MAX_PLAYER_ID} characters")
+        if (
+            not isinstance(subject, str)
+            or not 1 <= len(subject) <= MAX_PLAYER_ID
+            or not subject.isprintable()
+        ):
+            raise _invalid(
+                f"its sub must be 1 to {MAX_PLAYER_ID} printable characters, no control codes"
+            )
         name = claims.get("name")
         return Identity(subject, name if isinstance(name, str) else "")
 
-    async def _public_key(self, token: str) -> Any:
-        """The key set's key for ``token`` (by its ``kid``), fetched in a thread if need be."""
-        assert self._jwks is not None
-        try:
-            signing_key = await asyncio.to_thread(self._jwks.get_signing_key_from_jwt, token)
-        except jwt.PyJWKClientConnectionError as error:
-            log.warning("cannot fetch the identity key set: %s", error)
+    def close(self) -> None:
+        """Stop the key set's fetching thread."""
+        if self._key_set is not None:
+            self._key_set.close()
+
+
+class _KeySet:
+    """An identity provider's keys by key id, fetched as the design notes say."""
+
+    LIFESPAN_SECONDS = 300.0
+    REFETCH_SECONDS = 30.0  # the least time between two fetches for an unknown key id
+    FAILURE_SECONDS = 5.0  # how long a failed fetch answers for the next ones
+    TIMEOUT_SECONDS = 5.0
+
+    def __init__(self, url: str, clock: Callable[[], float]) -> None:
+        self._client = jwt.PyJWKClient(
+            url,
+            cache_jwk_set=False,  # kept here instead, with the rules above
+            timeout=self.TIMEOUT_SECONDS,
+            headers={"User-Agent": "hearts-server"},
+        )
+        self._clock = clock
+        self._keys: dict[str | None, jwt.PyJWK] = {}
+        self._fetched_at: float | None = None
+        self._failed_at: float | None = None
+        self._fetch: asyncio.Task[None] | None = None
+        # Fetches block: one thread of their own, so that a slow provider never holds the
+        # threads that others (asyncio.to_thread, bots) share.
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jwks")
+
+    async def key(self, kid: str | None) -> jwt.PyJWK:
+        """The key for ``kid``; raises IDENTITY_INVALID or IDENTITY_UNAVAILABLE."""
+        now = self._clock()
+        fresh = self._fetched_at is not None and now - self._fetched_at < self.LIFESPAN_SECONDS
+        found = self._lookup(kid)
+        if found is not None and fresh:
+            return found
+        recently = self._fetched_at is not None and now - self._fetched_at < self.REFETCH_SECONDS
+        failed = self._failed_at is not None and now - self._failed_at < self.FAILURE_SECONDS
+        if not recently and not failed:
+            if self._fetch is None:
+                self._fetch = asyncio.create_task(self._refresh())
+            # Shielded: a caller that gives up (its deadline) leaves the fetch to the others.
+            await asyncio.shield(self._fetch)
+            found = self._lookup(kid)
+        if found is not None:
+            return found  # fetched now, or the last good set while the provider fails
+        if self._failed_at is not None and (
+            self._fetched_at is None or self._failed_at > self._fetched_at
+        ):
             raise ServiceError(
                 "IDENTITY_UNAVAILABLE", "the identity provider's keys cannot be fetched; retry"
-            ) from None
-        except jwt.PyJWTError as error:
-            raise _invalid(str(error)) from None
-        return signing_key.key
+            )
+        raise _invalid(f"no key {kid!r} in the identity provider's key set")
+
+    def _lookup(self, kid: str | None) -> jwt.PyJWK | None:
+        if kid is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))  # a set of one key needs no key ids
+        return self._keys.get(kid)
+
+    async def _refresh(self) -> None:
+        """Fetch the set once; on failure keep the old keys and remember when it failed."""
+        try:
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(self._thread, self._client.fetch_data)
+            keys = jwt.PyJWKSet.from_dict(data).keys
+        except Exception as error:  # whatever the provider sent (or not), the fetch failed
+            self._failed_at = self._clock()
+            log.warning("cannot fetch the identity key set: %s", error)
+        else:
+            self._keys = {key.key_id: key for key in keys}
+            self._fetched_at = self._clock()
+            self._failed_at = None
+        finally:
+            self._fetch = None
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=False, cancel_futures=True)
 
 
 def _invalid(why: str) -> ServiceError:

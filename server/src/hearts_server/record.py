@@ -88,7 +88,8 @@ class SeatRecord:
     ``stand_in``: the seat's bot plays for a player who left mid-game; a player may take over.
     ``rematched``: the player took the seat with RematchTable, from the same seat of the table
     this one is a rematch of (whose seat token then leads back to it). ``player_id``: the
-    player's verified identity (an identity token's ``sub``), or "".
+    player's verified identity (an identity token's ``sub``), or "". ``left``: the player left
+    the finished game; the seat keeps its name and id for the results, but is nobody's.
     """
 
     occupant: Occupant = Occupant.EMPTY
@@ -98,6 +99,7 @@ class SeatRecord:
     stand_in: bool = False
     rematched: bool = False
     player_id: str = ""
+    left: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -301,6 +303,9 @@ class TableRecord:
         rematched = [index for index, seat in enumerate(self.seats) if seat.rematched]
         if rematched:
             data["rematched"] = rematched
+        left = [index for index, seat in enumerate(self.seats) if seat.left]
+        if left:
+            data["left"] = left
         if any(seat.player_id for seat in self.seats):
             data["player_ids"] = [seat.player_id for seat in self.seats]
         if self.rematch_id:
@@ -361,6 +366,7 @@ class TableRecord:
         # Flags kept beside "seats", whose entries older versions read as four values.
         seats = _flag_seats(seats, data.get("stand_ins", ()), Occupant.BOT, stand_in=True)
         seats = _flag_seats(seats, data.get("rematched", ()), Occupant.HUMAN, rematched=True)
+        seats = _flag_seats(seats, data.get("left", ()), Occupant.HUMAN, left=True)
         if "player_ids" in data:
             player_ids = data["player_ids"]
             if (
@@ -427,6 +433,7 @@ def _flag_seats(
     *,
     stand_in: bool = False,
     rematched: bool = False,
+    left: bool = False,
 ) -> tuple[SeatRecord, ...]:
     """``seats`` with the flags given set on those at ``indexes``, which must hold
     ``occupant``."""
@@ -444,6 +451,7 @@ def _flag_seats(
             stand_in=seat.stand_in or stand_in,
             rematched=seat.rematched or rematched,
             player_id=seat.player_id,
+            left=seat.left or left,
         )
         if index in indexes
         else seat

@@ -583,6 +583,10 @@ class TableApp:
         ``fingerprint`` identifies the request (see :func:`_fingerprint`): a retry must repeat it
         to be answered from the store's memory of ``request_id``."""
         _check_request_id(request_id)
+        if etag and not (etag.isascii() and etag.isdigit()):
+            # Never a table's etag (a version number), and it must not reach a fingerprint's
+            # separators: refused before a remembered response could answer it.
+            raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
         # The common case needs no read: when this process made (or last read) the table's
         # newest version, decide on that record and commit against its version at once. The
         # compare-and-set refuses the commit if the table moved on meanwhile, and the commit
@@ -676,8 +680,14 @@ class TableApp:
     ) -> api.CreateTableResponse:
         """Create a table; seats given as bots start as bots, the rest are free."""
         _check_request_id(request_id)
-        await self._identity(identity_token)  # a server may admit signed-in callers only
-        fingerprint = _fingerprint(request_id, b"CreateTable", table)
+        identity = await self._identity(identity_token)  # a server may admit signed-in callers
+        # A signed-in caller's id goes first, under a method name of its own: another caller
+        # who repeats the request and its id is refused, never answered with this creator token.
+        fingerprint = (
+            _fingerprint(request_id, b"CreateTable", table)
+            if identity is None
+            else _fingerprint(request_id, b"CreateTable/identity", identity.player_id, table)
+        )
         rules = _rules(table)
         if not 0 <= table.dealer <= 3:
             raise ServiceError("INVALID_REQUEST", "dealer must be a seat, 0 to 3")
@@ -685,6 +695,8 @@ class TableApp:
             raise ServiceError(
                 "INVALID_REQUEST", f"display_name is at most {_MAX_TABLE_NAME} characters"
             )
+        if _has_control_characters(table.display_name):
+            raise ServiceError("INVALID_REQUEST", "display_name: no control characters")
         turn_timeout_ms = _turn_timeout_ms(table, self._max_turn_timeout_ms)
         seats = [SeatRecord() for _ in range(4)]
         for seat in table.seats:
@@ -695,6 +707,10 @@ class TableApp:
                 if len(seat.player_display_name) > _MAX_NAME:
                     raise ServiceError(
                         "INVALID_REQUEST", f"player_display_name: at most {_MAX_NAME} characters"
+                    )
+                if _has_control_characters(seat.player_display_name):
+                    raise ServiceError(
+                        "INVALID_REQUEST", "player_display_name: no control characters"
                     )
                 name = seat.player_display_name or f"{level.value.title()} bot"
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name, level)
@@ -784,6 +800,8 @@ class TableApp:
             raise ServiceError(
                 "INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters"
             )
+        if _has_control_characters(display_name):
+            raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
         if seat is not None and not 0 <= seat <= 3:
             raise ServiceError("INVALID_REQUEST", f"no seat {seat}; seats are 0 to 3")
         identity = await self._identity(identity_token)
@@ -823,16 +841,22 @@ class TableApp:
                     etag=etag,
                     decide=decide,
                     response_type=api.JoinTableResponse,
-                    # The player's id only when there is one: a join without an identity hashes
-                    # as it did before identities existed (retries across an upgrade still match).
-                    fingerprint=_fingerprint(
-                        request_id,
-                        b"JoinTable",
-                        name,
-                        seat,
-                        display_name,
-                        etag,
-                        *((player_id,) if player_id else ()),
+                    # A join without an identity hashes as it did before identities existed
+                    # (retries across an upgrade still match); one with, under a method name of
+                    # its own with the player's id first, so that no other caller's request
+                    # hashes the same (the fields hold no control characters; see _mutate).
+                    fingerprint=(
+                        _fingerprint(request_id, b"JoinTable", name, seat, display_name, etag)
+                        if not player_id
+                        else _fingerprint(
+                            request_id,
+                            b"JoinTable/identity",
+                            player_id,
+                            name,
+                            seat,
+                            display_name,
+                            etag,
+                        )
                     ),
                 )
             )
@@ -883,7 +907,7 @@ class TableApp:
     def _held_by(record: TableRecord, player_id: str) -> int | None:
         """The seat a player with a verified ``player_id`` holds at the table, if any."""
         for index, held in enumerate(record.seats):
-            if held.occupant is Occupant.HUMAN and held.player_id == player_id:
+            if held.occupant is Occupant.HUMAN and held.player_id == player_id and not held.left:
                 return index
         return None
 
@@ -1035,6 +1059,10 @@ class TableApp:
                 )
             if player.player_id:
                 elsewhere = self._held_by(record, player.player_id)
+                if elsewhere == seat:  # the player joined the rematch with JoinTable already
+                    raise _SeatHeldError(
+                        self._seat_response(api.RematchTableResponse, record, version, seat)
+                    )
                 if elsewhere is not None:
                     raise _already_seated(elsewhere)
             if held.occupant is not Occupant.EMPTY and not (
@@ -1133,7 +1161,9 @@ class TableApp:
             else:
                 # A finished game keeps its players' names; leaving only revokes the token, so
                 # nobody can join a game that will never restart.
-                seats[seat] = dataclasses.replace(old, epoch=old.epoch + 1, rematched=False)
+                seats[seat] = dataclasses.replace(
+                    old, epoch=old.epoch + 1, rematched=False, left=True
+                )
             batch.add(None, left)
             new = dataclasses.replace(record, seats=tuple(seats))
             if new.game is not None:
@@ -1694,6 +1724,8 @@ class TableApp:
         only stop after their current move.
         """
         self._draining = True
+        if self.identity is not None:
+            self.identity.close()
         for _, handle in self._turn_timers.values():
             handle.cancel()  # other replicas (or the next read) make those moves
         self._turn_timers.clear()
@@ -1839,6 +1871,11 @@ class _SeatHeldError(ServiceError):
     def __init__(self, response: Message) -> None:
         super().__init__("ALREADY_SEATED", "the caller holds this seat already")
         self.response = response
+
+
+def _has_control_characters(text: str) -> bool:
+    """Whether ``text`` holds a C0 or C1 control character (a fingerprint's separator is one)."""
+    return any(ord(char) < 32 or 127 <= ord(char) < 160 for char in text)
 
 
 def _already_seated(seat: int) -> ServiceError:
