@@ -224,6 +224,13 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         ),
         (["--identity-required"], {}, "--identity-required needs --identity-secret or"),
         ([], {"HEARTS_IDENTITY_REQUIRED": "maybe"}, "HEARTS_IDENTITY_REQUIRED: not true or false"),
+        (
+            ["--webhook-url", "http://backend.example/hooks", "--webhook-secret", "s" * 32],
+            {},
+            "--webhook-url must be an https:// URL (http:// only on loopback)",
+        ),
+        (["--webhook-url", "https://backend.example/hooks"], {}, "--webhook-url needs --webhook"),
+        ([], {"HEARTS_WEBHOOK_SECRET": "s" * 32}, "--webhook-secret needs --webhook-url"),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(

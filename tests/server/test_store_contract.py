@@ -22,6 +22,7 @@ from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
     MAX_CALLERS,
     CommitOutcome,
+    OutboxItem,
     Store,
     StoredEvent,
     StoreUnavailableError,
@@ -180,6 +181,49 @@ async def test_commit_replaces_data_and_bumps_version(store: Store) -> None:
     assert (result.outcome, result.version) == (CommitOutcome.APPLIED, 3)
     loaded = await store.load(TABLE)
     assert (loaded.version, loaded.data) == (3, b"v3")
+
+
+async def test_a_commit_puts_its_outbox_item_in_the_outbox_with_it(store: Store) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    item = OutboxItem("hook-1", b'{"type": "game_over"}')
+    # A commit that does not apply puts nothing in the outbox.
+    stale = await store.commit(
+        TABLE, expected_version=7, data=b"x", events=[], outbox=(item, 1_000)
+    )
+    assert stale.outcome == CommitOutcome.CONFLICT
+    assert await store.outbox_size() == 0
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[], outbox=(item, 1_000))
+    # The same id again (a retried decision) changes nothing.
+    again = OutboxItem("hook-1", b"other")
+    await store.commit(TABLE, expected_version=2, data=b"v3", events=[], outbox=(again, 5))
+    assert await store.outbox_size() == 1
+    assert await store.outbox_claim(now_ms=999, lease_ms=100, limit=10) == []  # not due yet
+    [claimed] = await store.outbox_claim(now_ms=1_000, lease_ms=100, limit=10)
+    assert claimed == item
+    # Leased: nobody else gets it until the lease runs out, then it comes back.
+    assert await store.outbox_claim(now_ms=1_050, lease_ms=100, limit=10) == []
+    assert await store.outbox_claim(now_ms=1_100, lease_ms=100, limit=10) == [item]
+    await store.outbox_retry("hook-1", due_ms=5_000, attempts=2)
+    assert await store.outbox_claim(now_ms=4_999, lease_ms=100, limit=10) == []
+    [retried] = await store.outbox_claim(now_ms=5_000, lease_ms=100, limit=10)
+    assert (retried.id, retried.payload, retried.attempts) == ("hook-1", item.payload, 2)
+    await store.outbox_done("hook-1")
+    assert await store.outbox_size() == 0
+    assert await store.outbox_claim(now_ms=10**13, lease_ms=100, limit=10) == []
+
+
+async def test_the_outbox_hands_out_the_oldest_due_first_up_to_the_limit(store: Store) -> None:
+    await store.create(TABLE, b"v", [], open_seats=True)
+    for version, due in enumerate((30, 10, 20), start=1):
+        item = OutboxItem(f"hook-{due}", b"p")
+        await store.commit(
+            TABLE, expected_version=version, data=b"v", events=[], outbox=(item, due)
+        )
+    claimed = await store.outbox_claim(now_ms=100, lease_ms=1_000, limit=2)
+    assert [item.id for item in claimed] == ["hook-10", "hook-20"]
+    assert [item.id for item in await store.outbox_claim(now_ms=100, lease_ms=1_000, limit=2)] == [
+        "hook-30"
+    ]
 
 
 async def test_commit_at_a_stale_version_conflicts_and_changes_nothing(store: Store) -> None:

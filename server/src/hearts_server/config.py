@@ -53,6 +53,8 @@ class Settings:
     identity_issuer: str = ""
     identity_audience: str = ""
     identity_required: bool = False
+    webhook_url: str = ""
+    webhook_secret: str = ""
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -104,6 +106,8 @@ def parse_settings(
         "identity_issuer": "the iss an identity token must carry (checked when set)",
         "identity_audience": "the aud an identity token must carry (checked when set)",
         "identity_required": "refuse CreateTable and JoinTable without a valid identity token",
+        "webhook_url": "https URL that finished games' results are POSTed to (empty: none)",
+        "webhook_secret": "secret that signs the webhooks (Hearts-Signature); at least 32 bytes",
     }
     for name, field in _FIELDS.items():
         env = f"HEARTS_{name.upper()}"
@@ -201,6 +205,14 @@ _AT_LEAST_ONE = (
 )
 
 
+def _https(text: str) -> bool:
+    """Whether ``text`` is an https URL (in any case), or an http one to a loopback address."""
+    url = urllib.parse.urlsplit(text)
+    scheme = url.scheme.lower()
+    loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
+    return bool(url.hostname) and (scheme == "https" or (scheme == "http" and loopback))
+
+
 def _problem(settings: Settings) -> str | None:
     """What is wrong with ``settings``, as the message for the operator; None if nothing."""
     for name in ("port", "metrics_port"):
@@ -235,18 +247,22 @@ def _problem(settings: Settings) -> str | None:
         # RFC 7518: an HMAC key as long as the hash, 256 bits for HS256.
         return "--identity-secret must be at least 32 bytes (or unset)"
     if settings.identity_jwks_url:
-        url = urllib.parse.urlsplit(settings.identity_jwks_url)
-        loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
         # Keys fetched over plain HTTP could be swapped on the way: anyone's identity forged.
-        if not url.hostname or not (
-            url.scheme.lower() == "https" or (url.scheme.lower() == "http" and loopback)
-        ):
+        if not _https(settings.identity_jwks_url):
             return "--identity-jwks-url must be an https:// URL (http:// only on loopback)"
         if not (settings.identity_issuer and settings.identity_audience):
             # An identity provider signs every customer's tokens with the same keys.
             return "--identity-jwks-url needs --identity-issuer and --identity-audience"
     if settings.identity_required and not (settings.identity_secret or settings.identity_jwks_url):
         return "--identity-required needs --identity-secret or --identity-jwks-url"
+    if settings.webhook_url:
+        # Results sent over plain HTTP could be read and changed on the way.
+        if not _https(settings.webhook_url):
+            return "--webhook-url must be an https:// URL (http:// only on loopback)"
+        if len(settings.webhook_secret.encode()) < 32:
+            return "--webhook-url needs --webhook-secret, at least 32 bytes"
+    elif settings.webhook_secret:
+        return "--webhook-secret needs --webhook-url"
     if settings.max_message_bytes < MIN_MESSAGE_BYTES:
         # A finished game's view, which carries the whole game, must fit in one message.
         return f"--max-message-bytes must be at least {MIN_MESSAGE_BYTES}"

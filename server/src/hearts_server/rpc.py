@@ -87,6 +87,13 @@ class Metrics:
             "Moves the server made for players whose time ran out (Table.turn_timeout), "
             "counted where they were made (sampled every 5 s)",
         )
+        self.webhooks = Counter(
+            "hearts_webhooks",
+            "Webhook posts by outcome: delivered (2xx), retried (another answer, a timeout or "
+            "no connection; tried again later), dropped (the last of 12 attempts failed); "
+            "sampled every 5 s",
+            ["outcome"],
+        )
         self.pending_calls = Gauge(
             "hearts_pending_calls",
             "Calls that reached gRPC but that the process has not picked up yet, at the last "

@@ -34,6 +34,7 @@ from hearts_server.service import TableApp
 from hearts_server.store.base import Store, StoreUnavailableError, StoreUnsupportedError
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
+from hearts_server.webhooks import WebhookSender
 
 __all__ = ["SERVICE_NAME", "HeartsServer", "make_store"]
 
@@ -259,6 +260,13 @@ class HeartsServer:
                 return self._executor
 
             factory()
+        self.webhooks = (
+            WebhookSender(
+                self.store, url=settings.webhook_url, secret=settings.webhook_secret.encode()
+            )
+            if settings.webhook_url
+            else None
+        )
         self.app = TableApp(
             self.store,
             TokenCodec(
@@ -285,6 +293,7 @@ class HeartsServer:
             )
             if settings.identity_secret or settings.identity_jwks_url
             else None,
+            webhooks=self.webhooks,
         )
         self.servicer = TableServicer(
             self.app,
@@ -371,6 +380,8 @@ class HeartsServer:
         loop = asyncio.get_running_loop()
         self._gauge_task = loop.create_task(self._sample_gauges())
         self._lag_task = loop.create_task(self._watch_load())
+        if self.webhooks is not None:
+            self.webhooks.start()  # it waits out a store that does not answer yet
         if not ready:
             self._store_task = loop.create_task(self._until_store_answers())
         if ready:
@@ -413,12 +424,18 @@ class HeartsServer:
 
     async def _sample_gauges(self) -> None:
         fallbacks = timeouts = 0
+        sent = {"delivered": 0, "retried": 0, "dropped": 0}
         while True:
             METRICS.bot_thinking.set(self.app.thinking)
             METRICS.bot_fallbacks.inc(self.app.bot_fallbacks - fallbacks)
             fallbacks = self.app.bot_fallbacks
             METRICS.turn_timeouts.inc(self.app.timed_out_moves - timeouts)
             timeouts = self.app.timed_out_moves
+            if self.webhooks is not None:
+                for outcome in ("delivered", "retried", "dropped"):
+                    count = getattr(self.webhooks, outcome)
+                    METRICS.webhooks.labels(outcome).inc(count - sent[outcome])
+                    sent[outcome] = count
             try:
                 METRICS.active_tables.set(await self.store.table_count())
             except Exception:  # a metrics sample must never take the server down
@@ -489,6 +506,10 @@ class HeartsServer:
                 task.cancel()
         # What is left of the grace lets bots answer the moves players made before the stop.
         await self.app.aclose(max(0.0, deadline - asyncio.get_running_loop().time()))
+        if self.webhooks is not None:
+            await (
+                self.webhooks.aclose()
+            )  # what it did not send, another replica (or a restart) sends
         await self.store.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)

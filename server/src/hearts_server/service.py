@@ -33,8 +33,9 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import orjson
 from google.protobuf.message import Message
 
 from hearts.v1 import table_event_pb2 as events_pb
@@ -56,6 +57,7 @@ from hearts_engine import (
     SeatView,
     State,
     new_game,
+    result,
     seats_to_act,
     seeded_deck,
     step,
@@ -71,6 +73,7 @@ from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
     CommitOutcome,
     Loaded,
+    OutboxItem,
     Store,
     StoredEvent,
     StoreUnavailableError,
@@ -78,6 +81,7 @@ from hearts_server.store.base import (
     TableGoneError,
 )
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
+from hearts_server.webhooks import WebhookSender
 
 __all__ = [
     "Caller",
@@ -328,9 +332,11 @@ class TableApp:
         max_thinking: int = 32,
         max_turn_timeout_seconds: float = 86_400.0,
         identity: IdentityVerifier | None = None,
+        webhooks: WebhookSender | None = None,
     ) -> None:
         self.store = store
         self.identity = identity
+        self.webhooks = webhooks
         self.records = RecordCache(record_cache_size)
         self._last_table_id = ""
         self.tokens = tokens
@@ -636,6 +642,7 @@ class TableApp:
                 started_from=record,
             )
             response = decision.respond(new_record, version + 1)
+            outbox = self._outbox(record, new_record, decision.batch.now_ms)
             try:
                 result = await self.store.commit(
                     table_id,
@@ -652,10 +659,13 @@ class TableApp:
                     # An unlisted table is in no listing index to keep up to date.
                     open_seats=None if decided.unlisted else decision.open_seats,
                     finished=new_record.phase_over,
+                    outbox=outbox,
                 )
             except StoreUnavailableError as error:
                 raise self._store_unavailable(error) from None
             if result.outcome == CommitOutcome.APPLIED:
+                if outbox is not None and self.webhooks is not None:
+                    self.webhooks.wake()
                 entry = self.records.put(table_id, version + 1, new_record)
                 if entry is not None and not unread:
                     entry.skip = max(0, entry.skip - 1)
@@ -1627,17 +1637,35 @@ class TableApp:
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
         new = record.evolve(state, record.sequence + len(stored), batch.now_ms)
+        outbox = self._outbox(record, new, batch.now_ms)
         result = await self.store.commit(
             table_id,
             expected_version=version,
             data=new.to_json(),
             events=stored,
             finished=new.phase_over,
+            outbox=outbox,
         )
         if result.outcome != CommitOutcome.APPLIED:
             return False
+        if outbox is not None and self.webhooks is not None:
+            self.webhooks.wake()
         self.records.put(table_id, version + 1, new)
         return True
+
+    def _outbox(
+        self, old: TableRecord, new: TableRecord, now_ms: int
+    ) -> tuple[OutboxItem, int] | None:
+        """The webhook of a game that this commit ends, due now; None for any other commit,
+        without webhooks, and for games of bots only (no player's result to tell)."""
+        if self.webhooks is None or not new.phase_over or old.phase_over:
+            return None
+        if not any(
+            seat.occupant is Occupant.HUMAN or seat.stand_in or seat.left for seat in new.seats
+        ):
+            return None
+        document = game_over_document(new, now_ms)
+        return OutboxItem(document["id"], orjson.dumps(document)), now_ms
 
     def _kick_overdue(self, record: TableRecord) -> None:
         if record.turn_timeout_ms:
@@ -1871,6 +1899,44 @@ class _SeatHeldError(ServiceError):
     def __init__(self, response: Message) -> None:
         super().__init__("ALREADY_SEATED", "the caller holds this seat already")
         self.response = response
+
+
+def game_over_document(record: TableRecord, now_ms: int) -> dict[str, Any]:
+    """The ``game.over`` webhook's JSON document for a finished game's record (see
+    docs/api.md, Webhooks)."""
+    game = record.game
+    assert game is not None
+    outcome = result(game)
+    assert outcome is not None
+    return {
+        "id": f"{record.table_id}.game_over",
+        "type": "game.over",
+        "time": _rfc3339(now_ms),
+        "table": convert.table_name(record.table_id),
+        "display_name": record.display_name,
+        "rematch_of": convert.table_name(record.rematch_of) if record.rematch_of else None,
+        "rules": record.rules.to_dict(),
+        "rounds": len(game.rounds),
+        "seats": [
+            {
+                "seat": index,
+                "occupant": seat.occupant.value,
+                "player_id": seat.player_id or None,
+                "player_display_name": seat.name,
+                "bot_level": seat.bot_level.value if seat.bot_level else None,
+                "stand_in": seat.stand_in,
+                "total_score": outcome.totals[index],
+            }
+            for index, seat in enumerate(record.seats)
+        ],
+        "winners": list(outcome.winners),
+        "losers": list(outcome.losers),
+    }
+
+
+def _rfc3339(ms: int) -> str:
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
 def _has_control_characters(text: str) -> bool:

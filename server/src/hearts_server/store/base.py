@@ -17,6 +17,11 @@ Rules every implementation keeps:
   seat yet); once a table remembers more than :data:`MAX_CALLERS` callers, a new join forgets
   the other joins, so a table joined and left over and over does not grow without bound.
 * Index entries for listing are hints: listing returns records, and the caller re-checks them.
+* A commit may put one item in the outbox, atomically with the record (a finished game's
+  webhook): :meth:`Store.outbox_claim` hands out the items due, each leased to the claimer for a
+  while (another process claims it again only once the lease runs out, so an item whose sender
+  died is not lost), until :meth:`Store.outbox_done` removes it or :meth:`Store.outbox_retry`
+  sets when it is due again.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "CreateResult",
     "EventPage",
     "Loaded",
+    "OutboxItem",
     "Store",
     "StoreUnavailableError",
     "StoreUnsupportedError",
@@ -46,6 +52,15 @@ __all__ = [
 
 JOIN_CALLER_PREFIX = "join:"
 MAX_CALLERS = 64
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """Something to send (a webhook): its id, its payload, and how many times it was tried."""
+
+    id: str
+    payload: bytes
+    attempts: int = 0
 
 
 class StoreUnavailableError(Exception):
@@ -200,12 +215,32 @@ class Store(Protocol):
         response: bytes | None = None,
         open_seats: bool | None = None,
         finished: bool = False,
+        outbox: tuple[OutboxItem, int] | None = None,
     ) -> CommitResult:
         """Compare-and-set the record and append ``events``, atomically.
 
         ``open_seats`` updates the listing hint when not ``None``. ``finished`` means the game is
         over: the table then expires after the finished-table TTL instead of the idle TTL.
+        ``outbox``: an item to put in the outbox with the commit, due at the given time (ms);
+        an item whose id is there already stays as it is.
         """
+        ...
+
+    async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
+        """Up to ``limit`` outbox items due by ``now_ms``, oldest due first, each now leased:
+        due again at ``now_ms + lease_ms`` unless done or retried before."""
+        ...
+
+    async def outbox_done(self, item_id: str) -> None:
+        """Remove an item from the outbox (sent, or given up)."""
+        ...
+
+    async def outbox_retry(self, item_id: str, *, due_ms: int, attempts: int) -> None:
+        """Make a claimed item due at ``due_ms``, ``attempts`` deliveries tried so far."""
+        ...
+
+    async def outbox_size(self) -> int:
+        """How many items the outbox holds (for metrics)."""
         ...
 
     async def delete(

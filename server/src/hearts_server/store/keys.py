@@ -34,6 +34,15 @@ INDEX_OPEN = f"{_PREFIX}:index:open"
 
 _NOTIFY = f"{_PREFIX}:notify:"
 
+OUTBOX = f"{_PREFIX}:outbox"
+"""Sorted set, member = outbox item id, score = when it is due (ms): webhooks to send."""
+
+OUTBOX_ITEMS = f"{_PREFIX}:outbox:items"
+"""Hash, outbox item id -> its payload."""
+
+OUTBOX_ATTEMPTS = f"{_PREFIX}:outbox:attempts"
+"""Hash, outbox item id -> how many deliveries were tried (absent: none)."""
+
 
 def check_table_id(table_id: str) -> str:
     """Return ``table_id`` if it can be a hash tag; raise ``ValueError`` otherwise.

@@ -20,6 +20,7 @@ from hearts_server.store.base import (
     CreateResult,
     EventPage,
     Loaded,
+    OutboxItem,
     StoredEvent,
 )
 from hearts_server.store.hub import Hub, HubSubscription
@@ -61,6 +62,9 @@ class MemoryStore:
         self.hub = hub or Hub()
         self._clock = clock
         self._sweep_at = _FIRST_SWEEP  # tables held when create next sweeps the expired ones
+        # The outbox: item id -> (due ms, payload, attempts). A process's memory store is its
+        # own, so a lease matters only to the process's own sender.
+        self._outbox: dict[str, tuple[int, bytes, int]] = {}
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -148,6 +152,7 @@ class MemoryStore:
         response: bytes | None = None,
         open_seats: bool | None = None,
         finished: bool = False,
+        outbox: tuple[OutboxItem, int] | None = None,
     ) -> CommitResult:
         table = self._get(table_id)
         if table is None:
@@ -171,9 +176,34 @@ class MemoryStore:
         if open_seats is not None:
             table.open_seats = open_seats
         table.expires_at = self._clock() + (self._finished_ttl if finished else self._idle_ttl)
+        if outbox is not None:
+            item, due_ms = outbox
+            self._outbox.setdefault(item.id, (due_ms, item.payload, 0))
         if events:
             self.hub.publish(table_id, tuple(events))
         return CommitResult(CommitOutcome.APPLIED, table.version)
+
+    async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
+        due = sorted(
+            (entry[0], item_id) for item_id, entry in self._outbox.items() if entry[0] <= now_ms
+        )[:limit]
+        claimed = []
+        for _, item_id in due:
+            _, payload, attempts = self._outbox[item_id]
+            self._outbox[item_id] = (now_ms + lease_ms, payload, attempts)
+            claimed.append(OutboxItem(item_id, payload, attempts))
+        return claimed
+
+    async def outbox_done(self, item_id: str) -> None:
+        self._outbox.pop(item_id, None)
+
+    async def outbox_retry(self, item_id: str, *, due_ms: int, attempts: int) -> None:
+        entry = self._outbox.get(item_id)
+        if entry is not None:
+            self._outbox[item_id] = (due_ms, entry[1], attempts)
+
+    async def outbox_size(self) -> int:
+        return len(self._outbox)
 
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]

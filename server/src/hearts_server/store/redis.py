@@ -53,6 +53,7 @@ from hearts_server.store.base import (
     CreateResult,
     EventPage,
     Loaded,
+    OutboxItem,
     StoredEvent,
     StoreUnavailableError,
     StoreUnsupportedError,
@@ -150,7 +151,8 @@ _LOAD = _Script.read("load")
 _CREATE = _Script.read("create")
 _COMMIT = _Script.read("commit")
 _DELETE = _Script.read("delete")
-_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE)
+_OUTBOX_CLAIM = _Script.read("outbox_claim")
+_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 
@@ -471,15 +473,19 @@ class RedisStore:
         response: bytes | None = None,
         open_seats: bool | None = None,
         finished: bool = False,
+        outbox: tuple[OutboxItem, int] | None = None,
     ) -> CommitResult:
         checks = caller is not None and bool(request_id)
         mode = ("2" if response is not None else "1") if checks else "0"
         stamp = _new_stamp()
+        item, due_ms = outbox if outbox is not None else (None, 0)
         script: _Command = (
             "EVALSHA",
             _COMMIT.sha,
-            3,
+            5,
             *_table_keys(table_id),
+            keys.OUTBOX,
+            keys.OUTBOX_ITEMS,
             expected_version,
             data,
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
@@ -493,6 +499,9 @@ class RedisStore:
             encode_batch(events) if events else b"",
             self._stamp_of(table_id, expected_version),
             stamp,
+            "" if item is None else item.id,
+            b"" if item is None else item.payload,
+            due_ms,
             *_event_args(events),
         )
         hint = () if open_seats is None else (_open_hint(table_id, open=open_seats),)
@@ -640,6 +649,41 @@ class RedisStore:
 
     def end_all_watchers(self) -> None:
         self.hub.close_all()
+
+    async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
+        [reply] = await self._run(
+            (
+                "EVALSHA",
+                _OUTBOX_CLAIM.sha,
+                3,
+                keys.OUTBOX,
+                keys.OUTBOX_ITEMS,
+                keys.OUTBOX_ATTEMPTS,
+                now_ms,
+                now_ms + lease_ms,
+                limit,
+            )
+        )
+        return [
+            OutboxItem(reply[i].decode(), reply[i + 1], int(reply[i + 2]))
+            for i in range(0, len(reply), 3)
+        ]
+
+    async def outbox_done(self, item_id: str) -> None:
+        await self._run(
+            ("ZREM", keys.OUTBOX, item_id),
+            ("HDEL", keys.OUTBOX_ITEMS, item_id),
+            ("HDEL", keys.OUTBOX_ATTEMPTS, item_id),
+        )
+
+    async def outbox_retry(self, item_id: str, *, due_ms: int, attempts: int) -> None:
+        await self._run(
+            ("ZADD", keys.OUTBOX, "XX", due_ms, item_id),
+            ("HSET", keys.OUTBOX_ATTEMPTS, item_id, attempts),
+        )
+
+    async def outbox_size(self) -> int:
+        return int(await self._run_one(("ZCARD", keys.OUTBOX)))
 
     async def table_count(self) -> int:
         """Entries in the indexes (for metrics); expired tables count until swept."""

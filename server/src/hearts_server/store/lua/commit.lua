@@ -1,10 +1,11 @@
 -- Compare-and-set a table's record, append events, remember the request, refresh the TTL and
 -- publish the batch: all or nothing, in one round trip.
--- KEYS: table, events, requests
+-- KEYS: table, events, requests, outbox, outbox items
 -- ARGV: 1 expected_version, 2 data, 3 ttl_ms, 4 caller, 5 request_id,
 --       6 request mode ("0" none, "1" check, "2" check and remember), 7 response,
 --       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
 --       12 expected stamp ("-": unknown, which never matches), 13 new stamp,
+--       14 outbox item id ("": none), 15 its payload, 16 when it is due (ms),
 --       then (sequence, audience, payload) triples, sequences increasing and >= 1.
 -- The record is replaced only if both its version and its stamp are the expected ones: after
 -- Redis was restored from older data, a version may come back with other moves (see load.lua).
@@ -29,7 +30,7 @@ end
 if version ~= tonumber(ARGV[1]) or (current[3] or '') ~= ARGV[12] then
   return {0, version, current[2] or ''}
 end
-local first = 14
+local first = 17
 if #ARGV >= first then
   -- Scripts are not rolled back on error, so the one write that can fail (an id not above the
   -- stream's top) goes first and is caught before anything else is written.
@@ -49,6 +50,9 @@ end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2], 's', ARGV[13])
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[1], 'o', ARGV[8])
+end
+if ARGV[14] ~= '' and redis.call('ZADD', KEYS[4], 'NX', ARGV[16], ARGV[14]) == 1 then
+  redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
 end
 if ARGV[6] == '2' then
   redis.call('HSET', KEYS[3], ARGV[4], string.len(ARGV[5]) .. ':' .. ARGV[5] .. ARGV[7])

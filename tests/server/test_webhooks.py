@@ -1,0 +1,245 @@
+"""Webhooks: a finished game's result posted to the app's backend, signed, at least once.
+
+A receiver on loopback (an HTTP server in a thread) records what it is sent and answers with the
+status codes the test gives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from hearts.v1 import table_pb2 as pb
+from hearts_server.server import HeartsServer
+from hearts_server.store.base import OutboxItem
+from hearts_server.store.memory import MemoryStore
+from hearts_server.webhooks import WebhookSender, signature
+
+from .conftest import Hearts, ServerFactory
+
+SECRET = "webhook-secret-of-the-apps-backend-0123456789"
+HEURISTIC = pb.BOT_LEVEL_HEURISTIC
+
+
+class Receiver:
+    """Records each POST (headers and body); answers ``statuses`` in turn, then 200."""
+
+    def __init__(self, statuses: tuple[int, ...] = ()) -> None:
+        self.posts: list[tuple[dict[str, str], bytes]] = []
+        self.statuses = list(statuses)
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                owner.posts.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                status = owner.statuses.pop(0) if owner.statuses else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/hearts"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    async def until(self, count: int) -> None:
+        """Wait (15 s at most) until ``count`` posts came in; the thread's list is polled."""
+        for _ in range(750):
+            if len(self.posts) >= count:
+                return
+            await asyncio.sleep(0.02)
+        pytest.fail(f"{len(self.posts)} posts, not {count}")
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    made = Receiver()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waits between attempts, and polls, in tens of milliseconds."""
+    monkeypatch.setattr(WebhookSender, "FIRST_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(WebhookSender, "POLL_SECONDS", 0.05)
+
+
+async def webhook_server(
+    make_server: ServerFactory, store_kind: str, receiver: Receiver, **settings: Any
+) -> HeartsServer:
+    return await make_server(
+        store=store_kind, webhook_url=receiver.url, webhook_secret=SECRET, **settings
+    )
+
+
+async def one_player_game(hearts: Hearts) -> str:
+    """A finished one-round game of a player (seat 0) and three bots; the table's name."""
+    seated = await hearts.seated(
+        (0,), bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1
+    )
+    await hearts.play_out(seated.name, seated.tokens)
+    return seated.name
+
+
+async def test_a_finished_game_is_posted_signed(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    receiver: Receiver,
+) -> None:
+    server = await webhook_server(make_server, store_kind, receiver)
+    hearts = connect(server)
+    name = await one_player_game(hearts)
+    await receiver.until(1)
+    headers, body = receiver.posts[0]
+    # The signature: HMAC-SHA256 of "<t>.<body>", as a receiver checks it.
+    parts = dict(part.split("=", 1) for part in headers["hearts-signature"].split(","))
+    expected = hmac.new(SECRET.encode(), f"{parts['t']}.".encode() + body, hashlib.sha256)
+    assert hmac.compare_digest(parts["v1"], expected.hexdigest())
+    assert abs(int(parts["t"]) - time.time()) < 60
+    assert headers["content-type"] == "application/json"
+    document = json.loads(body)
+    table = (await hearts.view(name)).table
+    assert (
+        headers["hearts-webhook-id"]
+        == document["id"]
+        == f"{name.removeprefix('tables/')}.game_over"
+    )
+    assert headers["hearts-webhook-attempt"] == "1"
+    assert document["type"] == "game.over"
+    assert document["table"] == name
+    assert document["rules"]["target_score"] == 1
+    assert document["rounds"] == table.round_number
+    assert [seat["total_score"] for seat in document["seats"]] == list(table.total_scores)
+    assert (document["winners"], document["losers"]) == (
+        list(table.result.winners),
+        list(table.result.losers),
+    )
+    assert document["seats"][0] == {
+        "seat": 0,
+        "occupant": "HUMAN",
+        "player_id": None,
+        "player_display_name": "human 0",
+        "bot_level": None,
+        "stand_in": False,
+        "total_score": table.total_scores[0],
+    }
+    assert document["seats"][1]["bot_level"] == "HEURISTIC"
+    await asyncio.sleep(0.3)
+    assert len(receiver.posts) == 1  # sent once
+    assert await server.store.outbox_size() == 0
+
+
+async def test_a_receiver_that_fails_gets_it_again_later(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    quick: None,
+) -> None:
+    receiver = Receiver(statuses=(500, 503))
+    try:
+        server = await webhook_server(make_server, store_kind, receiver)
+        await one_player_game(connect(server))
+        await receiver.until(3)
+        ids = {headers["hearts-webhook-id"] for headers, _ in receiver.posts}
+        assert len(ids) == 1
+        attempts = [headers["hearts-webhook-attempt"] for headers, _ in receiver.posts]
+        assert attempts == ["1", "2", "3"]
+        await asyncio.sleep(0.3)
+        assert len(receiver.posts) == 3
+        assert await server.store.outbox_size() == 0
+        assert server.webhooks is not None
+        assert (server.webhooks.delivered, server.webhooks.retried) == (1, 2)
+    finally:
+        receiver.close()
+
+
+async def test_a_receiver_that_never_answers_2xx_is_given_up_on(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    quick: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(WebhookSender, "MAX_ATTEMPTS", 3)
+    receiver = Receiver(statuses=(500,) * 100)
+    try:
+        server = await webhook_server(make_server, store_kind, receiver)
+        await one_player_game(connect(server))
+        await receiver.until(3)
+        await asyncio.sleep(0.3)
+        assert len(receiver.posts) == 3
+        assert await server.store.outbox_size() == 0
+        assert server.webhooks is not None
+        assert server.webhooks.dropped == 1
+    finally:
+        receiver.close()
+
+
+async def test_games_of_bots_only_send_nothing(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    receiver: Receiver,
+) -> None:
+    server = await webhook_server(make_server, store_kind, receiver)
+    hearts = connect(server)
+    bots = {seat: HEURISTIC for seat in range(4)}
+    created = await hearts.create(bots=bots, target_score=30)
+    await hearts.until_game_over(created.view.table.name)
+    assert await server.store.outbox_size() == 0
+    assert receiver.posts == []
+
+
+@pytest.mark.redis
+async def test_replicas_send_a_game_once(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    receiver: Receiver,
+) -> None:
+    one = await webhook_server(make_server, "redis", receiver)
+    await webhook_server(make_server, "redis", receiver)  # a second sender on the outbox
+    await one_player_game(connect(one))
+    await receiver.until(1)
+    await asyncio.sleep(1.5)  # both senders poll the outbox meanwhile
+    assert len(receiver.posts) == 1
+
+
+async def test_an_item_whose_sender_died_is_sent_once_its_lease_runs_out(
+    receiver: Receiver,
+) -> None:
+    store = MemoryStore()
+    await store.create("01table", b"{}", [], open_seats=False)
+    item = OutboxItem("01table.game_over", b'{"id": "01table.game_over"}')
+    await store.commit("01table", expected_version=1, data=b"{}", events=[], outbox=(item, 0))
+    now = [1_000.0]
+    # A sender claims it and dies before posting: the item is leased to it.
+    assert await store.outbox_claim(now_ms=1_000_000, lease_ms=60_000, limit=1) == [item]
+    sender = WebhookSender(store, url=receiver.url, secret=b"s" * 32, clock=lambda: now[0])
+    try:
+        assert await sender.send_due() == 0  # still leased
+        now[0] += 61
+        assert await sender.send_due() == 1
+    finally:
+        await sender.aclose()
+    assert [body for _, body in receiver.posts] == [item.payload]
+    headers, _ = receiver.posts[0]
+    assert headers["hearts-signature"] == signature(b"s" * 32, 1_061, item.payload)
+    assert await store.outbox_size() == 0
