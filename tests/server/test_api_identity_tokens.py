@@ -214,13 +214,41 @@ async def test_tokens_of_an_identity_provider_are_checked_with_its_key_set(
         provider_token(rsa_key, "rsa-1", aud="another-app"),
         provider_token(rsa_key, "rsa-1", aud=None),
         provider_token(_rsa_key(), "rsa-1"),  # signed by a key the set does not hold
-        provider_token(rsa_key, "no-such-kid"),
         # The public key taken for an HMAC secret (the classic confusion): never.
         _hs256_with_public_key(public_pem),
     ]:
         refusal = await failure(join(hearts, table, token))
         assert refusal.reason == "IDENTITY_INVALID", refusal
-    assert key_set.fetches <= 2  # an unknown key id fetches the set again at most once per 30 s
+    assert key_set.fetches == 1
+
+
+async def test_a_key_the_provider_just_published_is_fetched_once_the_wait_is_up(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_KeySetCache, "REFETCH_SECONDS", 0.5)
+    old_key, new_key = _rsa_key(), _rsa_key()
+    key_set.publish("old", old_key, "RS256")
+    hearts = await _provider_server(make_server, connect, key_set)
+    table = (await hearts.create()).view.table.name
+    await join(hearts, table, provider_token(old_key, "old", sub="a"))
+    key_set.publish("new", new_key, "RS256")  # rotated, and signing with it at once
+    # Too soon after the last fetch: retryable, and no fetch (random key ids cannot force one).
+    for _ in range(3):
+        refusal = await failure(join(hearts, table, provider_token(new_key, "new", sub="b")))
+        assert refusal.reason == "IDENTITY_UNAVAILABLE"
+    assert key_set.fetches == 1
+    await asyncio.sleep(0.6)
+    joined = await join(hearts, table, provider_token(new_key, "new", sub="b"))
+    assert joined.view.table.seats[joined.seat].player_id == "b"
+    assert key_set.fetches == 2
+    # A key id the set does not have, right after a fetch that found none: invalid.
+    await asyncio.sleep(0.6)
+    refusal = await failure(join(hearts, table, provider_token(new_key, "no-such-kid")))
+    assert refusal.reason == "IDENTITY_INVALID"
+    assert key_set.fetches == 3
 
 
 def _hs256_with_public_key(public_pem: bytes) -> str:
@@ -435,3 +463,27 @@ async def test_names_with_control_characters_are_refused(hearts: Hearts) -> None
     ]:
         refusal = await failure(hearts.stub.CreateTable(api.CreateTableRequest(table=table)))
         assert refusal.reason == "INVALID_REQUEST"
+
+
+async def test_a_known_key_serves_while_an_old_set_is_fetched_again(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_KeySetCache, "LIFESPAN_SECONDS", 0.3)
+    rsa_key = _rsa_key()
+    key_set.publish("rsa-1", rsa_key, "RS256")
+    hearts = await _provider_server(make_server, connect, key_set)
+    table = (await hearts.create()).view.table.name
+    await join(hearts, table, provider_token(rsa_key, "rsa-1", sub="a"))
+    key_set.delay = 3.0  # the provider answers slowly from now on
+    await asyncio.sleep(0.4)  # the set is old
+    # The join does not wait for the fetch (3 s) it starts.
+    joined = await asyncio.wait_for(join(hearts, table, provider_token(rsa_key, "rsa-1")), 2.0)
+    assert joined.view.table.seats[joined.seat].player_id == "firebase-uid-42"
+    for _ in range(100):  # and the fetch it started in the background reaches the provider
+        if key_set.fetches == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert key_set.fetches == 2

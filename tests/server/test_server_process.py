@@ -231,6 +231,16 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         ),
         (["--webhook-url", "https://backend.example/hooks"], {}, "--webhook-url needs --webhook"),
         ([], {"HEARTS_WEBHOOK_SECRET": "s" * 32}, "--webhook-secret needs --webhook-url"),
+        *(
+            (["--webhook-url", url], {"HEARTS_WEBHOOK_SECRET": "s" * 32}, "--webhook-url must")
+            for url in (
+                "https://user:pass@backend.example/hooks",
+                "https://backend.example/a b",
+                "https://backend.example:99999/hooks",
+                "https://backend.example/résultats",
+                "https://backend.example/\x07",
+            )
+        ),
     ],
 )
 def test_a_bad_setting_is_refused_with_a_message(

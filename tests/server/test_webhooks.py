@@ -31,11 +31,14 @@ HEURISTIC = pb.BOT_LEVEL_HEURISTIC
 
 
 class Receiver:
-    """Records each POST (headers and body); answers ``statuses`` in turn, then 200."""
+    """Records each POST (headers and body); answers ``statuses`` in turn, then 200. A status
+    of 302 comes with a broken Location; ``delays`` are seconds to wait before answering, in
+    turn."""
 
-    def __init__(self, statuses: tuple[int, ...] = ()) -> None:
+    def __init__(self, statuses: tuple[int, ...] = (), delays: tuple[float, ...] = ()) -> None:
         self.posts: list[tuple[dict[str, str], bytes]] = []
         self.statuses = list(statuses)
+        self.delays = list(delays)
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -43,7 +46,10 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 owner.posts.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 status = owner.statuses.pop(0) if owner.statuses else 200
+                time.sleep(owner.delays.pop(0) if owner.delays else 0)
                 self.send_response(status)
+                if status == 302:
+                    self.send_header("Location", "http://[bad")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -243,3 +249,52 @@ async def test_an_item_whose_sender_died_is_sent_once_its_lease_runs_out(
     headers, _ = receiver.posts[0]
     assert headers["hearts-signature"] == signature(b"s" * 32, 1_061, item.payload)
     assert await store.outbox_size() == 0
+
+
+async def test_no_answer_from_a_receiver_stops_the_sender(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    quick: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A redirect to nowhere (not followed: a failed attempt), then a post that takes longer
+    # than its limit (cut, a failed attempt), then 200.
+    monkeypatch.setattr(WebhookSender, "TIMEOUT_SECONDS", 0.5)
+    receiver = Receiver(statuses=(302, 200), delays=(0, 5))
+    try:
+        server = await webhook_server(make_server, "memory", receiver)
+        hearts = connect(server)
+        started = time.monotonic()
+        await one_player_game(hearts)
+        await receiver.until(3)
+        assert time.monotonic() - started < 5  # the slow post was cut at its limit
+        attempts = [headers["hearts-webhook-attempt"] for headers, _ in receiver.posts]
+        assert attempts == ["1", "2", "3"]
+        await asyncio.sleep(0.3)
+        assert await server.store.outbox_size() == 0
+        # The sender lives on: the next game is sent too.
+        await one_player_game(hearts)
+        await receiver.until(4)
+    finally:
+        receiver.close()
+
+
+async def test_an_error_in_a_post_is_a_failed_attempt(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryStore()
+    await store.create("01table", b"{}", [], open_seats=False)
+    item = OutboxItem("01table.game_over", b"{}")
+    await store.commit("01table", expected_version=1, data=b"{}", events=[], outbox=(item, 0))
+    sender = WebhookSender(store, url=receiver.url, secret=b"s" * 32)
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("something nobody expected")
+
+    monkeypatch.setattr(sender, "_post", broken)
+    try:
+        assert await sender.send_due() == 1
+        assert (sender.delivered, sender.retried) == (0, 1)
+        assert await store.outbox_size() == 1  # due again later
+    finally:
+        await sender.aclose()

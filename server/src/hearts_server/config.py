@@ -206,11 +206,23 @@ _AT_LEAST_ONE = (
 
 
 def _https(text: str) -> bool:
-    """Whether ``text`` is an https URL (in any case), or an http one to a loopback address."""
+    """Whether ``text`` is an https URL (in any case), or an http one to a loopback address,
+    that can be requested as it is: ASCII without spaces or control characters (a path in
+    another script is percent-encoded), no user name or password, a port that is one."""
+    if not text.isascii() or not text.isprintable() or " " in text:
+        return False
     url = urllib.parse.urlsplit(text)
+    try:
+        url.port  # noqa: B018 - reading it checks it
+    except ValueError:
+        return False
     scheme = url.scheme.lower()
     loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
-    return bool(url.hostname) and (scheme == "https" or (scheme == "http" and loopback))
+    return (
+        bool(url.hostname)
+        and url.username is None
+        and (scheme == "https" or (scheme == "http" and loopback))
+    )
 
 
 def _problem(settings: Settings) -> str | None:

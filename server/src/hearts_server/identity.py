@@ -17,10 +17,12 @@ Design notes.
   a token that names an audience is refused where none is configured (RFC 7519); ``nbf`` and
   ``iat`` when present. Clocks may differ by up to a minute. PyJWT does the checking.
 * The key set (see :class:`_KeySet`): fetched by PyJWT's client (no redirects, http(s) only) on
-  a thread of its own, one fetch at a time, which every join waiting for it shares; kept five
-  minutes, and fetched again for a key id it lacks at most every 30 s (a token made up with
-  random key ids cannot make the server hammer the provider). A failed fetch is remembered for
-  5 s (joins meanwhile answer at once), and the last good set keeps serving the keys it has.
+  a thread of its own, one fetch at a time, which every join waiting for it shares; fetched
+  again after five minutes in the background (the keys it has serve meanwhile), and for a key
+  id it lacks at most every 30 s (a token made up with random key ids cannot make the server
+  hammer the provider; until then such a token is IDENTITY_UNAVAILABLE, retryable, since a
+  provider may sign with a key it has just published). A failed fetch is remembered for 5 s
+  (joins meanwhile answer at once), and the last good set keeps serving the keys it has.
 * Refusals carry the API's reasons: ``IDENTITY_INVALID`` (signature, claims, issuer, audience,
   key id, format), ``IDENTITY_EXPIRED``, and ``IDENTITY_UNAVAILABLE`` when the key set cannot
   be fetched or read.
@@ -171,26 +173,30 @@ class _KeySet:
         """The key for ``kid``; raises IDENTITY_INVALID or IDENTITY_UNAVAILABLE."""
         now = self._clock()
         fresh = self._fetched_at is not None and now - self._fetched_at < self.LIFESPAN_SECONDS
-        found = self._lookup(kid)
-        if found is not None and fresh:
-            return found
         recently = self._fetched_at is not None and now - self._fetched_at < self.REFETCH_SECONDS
         failed = self._failed_at is not None and now - self._failed_at < self.FAILURE_SECONDS
+        found = self._lookup(kid)
+        if found is not None:
+            if not fresh and not failed and self._fetch is None:
+                # Old but known: it serves at once while the set is fetched in the background.
+                self._fetch = asyncio.create_task(self._refresh())
+            return found
         if not recently and not failed:
             if self._fetch is None:
                 self._fetch = asyncio.create_task(self._refresh())
             # Shielded: a caller that gives up (its deadline) leaves the fetch to the others.
             await asyncio.shield(self._fetch)
             found = self._lookup(kid)
-        if found is not None:
-            return found  # fetched now, or the last good set while the provider fails
-        if self._failed_at is not None and (
-            self._fetched_at is None or self._failed_at > self._fetched_at
-        ):
-            raise ServiceError(
-                "IDENTITY_UNAVAILABLE", "the identity provider's keys cannot be fetched; retry"
-            )
-        raise _invalid(f"no key {kid!r} in the identity provider's key set")
+            if found is not None:
+                return found
+            if self._fetched_at is not None and self._fetched_at >= self._clock() - 1:
+                raise _invalid(f"no key {kid!r} in the identity provider's key set")
+        # The provider fails, or it was asked moments ago (a key it started to sign with since
+        # is fetched once the 30 s are up): the caller may retry.
+        raise ServiceError(
+            "IDENTITY_UNAVAILABLE",
+            f"key {kid!r} of the identity provider cannot be fetched now; retry",
+        )
 
     def _lookup(self, kid: str | None) -> jwt.PyJWK | None:
         if kid is None and len(self._keys) == 1:

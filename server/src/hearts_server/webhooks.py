@@ -4,21 +4,25 @@ Design notes.
 
 * The app's backend learns results from the server, not from players' devices, which could lie:
   when a game with at least one player ends, the server POSTs a JSON document (see
-  :func:`game_over_payload`) to ``--webhook-url``.
+  ``service.game_over_document``) to ``--webhook-url``.
 * Nothing is lost when a replica dies: the commit that ends the game also puts the document in
   the store's outbox, atomically (see :mod:`hearts_server.store.base`). Every replica runs a
-  :class:`WebhookSender`, which claims the items due (each leased for a while to the claimer, so
-  two replicas never send one item at once unless a send outlives its lease), posts them, and
-  removes them once the receiver answers 2xx. Any other answer, a timeout or a refused
-  connection is tried again later, with the waits doubling from 5 s up to an hour, 12 times at
-  most; then the item is dropped and logged as an error. So a receiver may get an item twice
-  (it answered, but the answer was lost): the ``Hearts-Webhook-Id`` header (and the document's
-  ``id``) tells repeats apart.
+  :class:`WebhookSender`, which claims the items due (each leased to it for a minute, so two
+  replicas never send one item at once), posts them, and removes them once the receiver answers
+  2xx. Any other answer, a post that takes more than 10 s in all, a refused connection or any
+  other failure is tried again later, with the waits doubling from 5 s up to an hour, 12 times
+  at most; then the item is dropped and logged as an error. A receiver may get an item twice (it
+  answered, but the answer was lost; a replica died mid-post): the ``Hearts-Webhook-Id`` header
+  (and the document's ``id``) tells repeats apart. A sender whose lease ran out never changes
+  the item any more (the store checks the lease).
 * Signed like Stripe's: ``Hearts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
   "<t>.<body>" with --webhook-secret>``. The receiver recomputes it, compares in constant time,
   and refuses an old ``t`` (replays).
-* Posts run on a few threads of their own (the standard library's HTTP client, which blocks;
-  redirects are not followed), never on the threads others share.
+* Posts run on a few threads of their own with the standard library's ``http.client`` (which
+  follows no redirects), never on the threads others share. The 10 s limit holds for the whole
+  post: when it passes, the event loop shuts the post's socket, which ends the thread's wait.
+* Nothing a receiver or the store does stops the sender: every failure is one failed attempt,
+  or one missed look at the outbox, logged.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ import hashlib
 import hmac
 import http.client
 import logging
+import socket
+import ssl
+import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable
-from typing import Any
 
-from hearts_server.store.base import OutboxItem, Store, StoreUnavailableError
+from hearts_server.store.base import OutboxItem, Store
 
 __all__ = ["WebhookSender", "signature"]
 
@@ -51,9 +56,31 @@ def signature(secret: bytes, timestamp: int, body: bytes) -> str:
     return f"t={timestamp},v1={digest}"
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx is an answer like any other non-2xx: tried again later
+class _Post:
+    """One post's connection, which the event loop may shut when the post takes too long."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connection: http.client.HTTPConnection | None = None
+        self._cut = False
+
+    def hold(self, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._connection = connection
+            if self._cut:
+                self._shut()
+
+    def cut(self) -> None:
+        """Make the post's blocking calls fail at once (from any thread)."""
+        with self._lock:
+            self._cut = True
+            self._shut()
+
+    def _shut(self) -> None:
+        sock = self._connection.sock if self._connection is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 class WebhookSender:
@@ -62,8 +89,8 @@ class WebhookSender:
     MAX_ATTEMPTS = 12
     FIRST_WAIT_SECONDS = 5.0
     MAX_WAIT_SECONDS = 3600.0
-    LEASE_SECONDS = 60.0  # longer than a post may take, so a live sender's item is not resent
-    TIMEOUT_SECONDS = 10.0
+    LEASE_SECONDS = 60.0  # far longer than a post may take: a live sender's item is not resent
+    TIMEOUT_SECONDS = 10.0  # a whole post, from connecting to the answer's last byte
     POLL_SECONDS = 1.0  # how often the outbox is looked at when nothing wakes the sender
     BATCH = 16
 
@@ -75,12 +102,20 @@ class WebhookSender:
         secret: bytes,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self._https = parts.scheme.lower() == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._host_header = parts.netloc
         self._store = store
-        self._url = url
         self._secret = secret
         self._clock = clock
-        self._opener = urllib.request.build_opener(_NoRedirects())
-        self._threads = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="webhook")
+        self._ssl = ssl.create_default_context() if self._https else None
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            self.BATCH, thread_name_prefix="webhook"
+        )
+        self._posts: set[_Post] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._logged_at = 0.0
@@ -98,9 +133,13 @@ class WebhookSender:
         self._wake.set()
 
     async def aclose(self) -> None:
+        """Stop sending; posts in flight are cut (their items' leases run out, and another
+        replica, or this one restarted, sends them)."""
+        for post in list(self._posts):
+            post.cut()
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(BaseException):
                 await self._task
             self._task = None
         self._threads.shutdown(wait=False, cancel_futures=True)
@@ -109,11 +148,11 @@ class WebhookSender:
         while True:
             self._wake.clear()
             try:
-                sent = await self.send_due()
-            except StoreUnavailableError as error:
-                self._log_store(error)
-                sent = 0
-            if sent == self.BATCH:
+                claimed = await self.send_due()
+            except Exception as error:  # the store, most likely: look again at the next poll
+                self._log_rarely("cannot send from the outbox: %s", error)
+                claimed = 0
+            if claimed == self.BATCH:
                 continue  # more may be due
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.POLL_SECONDS)
@@ -130,54 +169,89 @@ class WebhookSender:
 
     async def _deliver(self, item: OutboxItem) -> None:
         attempt = item.attempts + 1
-        loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(self._threads, self._post, item, attempt)
-        if outcome is None:
-            self.delivered += 1
-            await self._store.outbox_done(item.id)
-            return
-        if attempt >= self.MAX_ATTEMPTS:
-            self.dropped += 1
-            log.error(
-                "gave up on webhook %s after %d attempts (last: %s)", item.id, attempt, outcome
-            )
-            await self._store.outbox_done(item.id)
-            return
-        self.retried += 1
-        wait = min(self.FIRST_WAIT_SECONDS * 2 ** (attempt - 1), self.MAX_WAIT_SECONDS)
-        log.warning(
-            "webhook %s attempt %d failed (%s); next in %.0f s", item.id, attempt, outcome, wait
-        )
-        due_ms = int((self._clock() + wait) * 1000)
-        await self._store.outbox_retry(item.id, due_ms=due_ms, attempts=attempt)
-
-    def _post(self, item: OutboxItem, attempt: int) -> str | None:
-        """POST one item (on a sender thread); None when the receiver took it, else why not."""
-        timestamp = int(self._clock())
-        request = urllib.request.Request(
-            self._url,
-            data=item.payload,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": USER_AGENT,
-                "Hearts-Webhook-Id": item.id,
-                "Hearts-Webhook-Attempt": str(attempt),
-                "Hearts-Signature": signature(self._secret, timestamp, item.payload),
-            },
-        )
+        failure = await self._attempt(item, attempt)
         try:
-            with self._opener.open(request, timeout=self.TIMEOUT_SECONDS) as response:
-                response.read(65536)  # let the connection close cleanly; the body is not used
-                return None  # urllib raises HTTPError for anything but 2xx (no redirects)
-        except urllib.error.HTTPError as error:
-            error.close()
-            return f"HTTP {error.code}"
-        except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as error:
-            return f"{type(error).__name__}: {error}"
+            if failure is None:
+                self.delivered += 1
+                await self._store.outbox_done(item.id)
+            elif attempt >= self.MAX_ATTEMPTS:
+                self.dropped += 1
+                log.error(
+                    "gave up on webhook %s after %d attempts (last: %s)", item.id, attempt, failure
+                )
+                await self._store.outbox_done(item.id)
+            else:
+                wait = min(self.FIRST_WAIT_SECONDS * 2 ** (attempt - 1), self.MAX_WAIT_SECONDS)
+                due_ms = int((self._clock() + wait) * 1000)
+                if await self._store.outbox_retry(item, due_ms=due_ms, attempts=attempt):
+                    self.retried += 1
+                    log.warning(
+                        "webhook %s attempt %d failed (%s); next in %.0f s",
+                        item.id,
+                        attempt,
+                        failure,
+                        wait,
+                    )
+        except Exception as error:  # the item's lease runs out, and it is claimed again
+            self._log_rarely("cannot update webhook %s in the outbox: %s", item.id, error)
 
-    def _log_store(self, error: Exception) -> None:
+    async def _attempt(self, item: OutboxItem, attempt: int) -> str | None:
+        """Post ``item`` once; None when the receiver took it, else why not."""
+        post = _Post()
+        self._posts.add(post)
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(self._threads, self._post, post, item, attempt)
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), self.TIMEOUT_SECONDS)
+            except TimeoutError:
+                post.cut()  # the thread's wait ends at once
+                return f"no answer within {self.TIMEOUT_SECONDS:g} s"
+        except Exception as error:  # whatever it was, this attempt failed
+            return f"{type(error).__name__}: {error}"
+        finally:
+            self._posts.discard(post)
+
+    def _post(self, post: _Post, item: OutboxItem, attempt: int) -> str | None:
+        """POST one item (on a sender thread); None for a 2xx answer, else why not."""
+        connection: http.client.HTTPConnection
+        if self._ssl is not None:
+            connection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self.TIMEOUT_SECONDS, context=self._ssl
+            )
+        else:
+            connection = http.client.HTTPConnection(
+                self._host, self._port, timeout=self.TIMEOUT_SECONDS
+            )
+        timestamp = int(self._clock())
+        try:
+            connection.connect()
+            post.hold(connection)
+            connection.request(
+                "POST",
+                self._path,
+                body=item.payload,
+                headers={
+                    "Host": self._host_header,
+                    "Content-Type": "application/json",
+                    "User-Agent": USER_AGENT,
+                    "Hearts-Webhook-Id": item.id,
+                    "Hearts-Webhook-Attempt": str(attempt),
+                    "Hearts-Signature": signature(self._secret, timestamp, item.payload),
+                },
+            )
+            response = connection.getresponse()
+            response.read(65536)  # the body is not used; a little is read to end cleanly
+            if 200 <= response.status < 300:
+                return None
+            return f"HTTP {response.status}"  # redirects included: they are not followed
+        except (OSError, http.client.HTTPException, ValueError) as error:
+            return f"{type(error).__name__}: {error}"
+        finally:
+            connection.close()
+
+    def _log_rarely(self, message: str, *args: object) -> None:
         now = time.monotonic()
         if now - self._logged_at >= 5:
             self._logged_at = now
-            log.warning("cannot reach the outbox: %s", error)
+            log.warning(message, *args)

@@ -56,11 +56,16 @@ MAX_CALLERS = 64
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OutboxItem:
-    """Something to send (a webhook): its id, its payload, and how many times it was tried."""
+    """Something to send (a webhook): its id, its payload, and how many times it was tried.
+
+    ``lease_ms``: for a claimed item, when the claimer's lease runs out (it identifies the
+    claim: a retry by a claimer whose lease ran out changes nothing).
+    """
 
     id: str
     payload: bytes
     attempts: int = 0
+    lease_ms: int = dataclasses.field(default=0, compare=False)
 
 
 class StoreUnavailableError(Exception):
@@ -235,8 +240,10 @@ class Store(Protocol):
         """Remove an item from the outbox (sent, or given up)."""
         ...
 
-    async def outbox_retry(self, item_id: str, *, due_ms: int, attempts: int) -> None:
-        """Make a claimed item due at ``due_ms``, ``attempts`` deliveries tried so far."""
+    async def outbox_retry(self, item: OutboxItem, *, due_ms: int, attempts: int) -> bool:
+        """Make a claimed item due at ``due_ms``, ``attempts`` deliveries tried so far, if the
+        claim is still the item's (its lease has not run out and been claimed again, nor the
+        item sent meanwhile); whether it was."""
         ...
 
     async def outbox_size(self) -> int:

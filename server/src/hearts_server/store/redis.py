@@ -152,7 +152,8 @@ _CREATE = _Script.read("create")
 _COMMIT = _Script.read("commit")
 _DELETE = _Script.read("delete")
 _OUTBOX_CLAIM = _Script.read("outbox_claim")
-_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM)
+_OUTBOX_RETRY = _Script.read("outbox_retry")
+_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 
@@ -665,7 +666,7 @@ class RedisStore:
             )
         )
         return [
-            OutboxItem(reply[i].decode(), reply[i + 1], int(reply[i + 2]))
+            OutboxItem(reply[i].decode(), reply[i + 1], int(reply[i + 2]), now_ms + lease_ms)
             for i in range(0, len(reply), 3)
         ]
 
@@ -676,11 +677,21 @@ class RedisStore:
             ("HDEL", keys.OUTBOX_ATTEMPTS, item_id),
         )
 
-    async def outbox_retry(self, item_id: str, *, due_ms: int, attempts: int) -> None:
-        await self._run(
-            ("ZADD", keys.OUTBOX, "XX", due_ms, item_id),
-            ("HSET", keys.OUTBOX_ATTEMPTS, item_id, attempts),
+    async def outbox_retry(self, item: OutboxItem, *, due_ms: int, attempts: int) -> bool:
+        [applied] = await self._run(
+            (
+                "EVALSHA",
+                _OUTBOX_RETRY.sha,
+                2,
+                keys.OUTBOX,
+                keys.OUTBOX_ATTEMPTS,
+                item.id,
+                item.lease_ms,
+                due_ms,
+                attempts,
+            )
         )
+        return bool(applied)
 
     async def outbox_size(self) -> int:
         return int(await self._run_one(("ZCARD", keys.OUTBOX)))
