@@ -42,6 +42,7 @@ from hearts_client.errors import (
     UnavailableError,
 )
 from hearts_client.sync import SyncHeartsClient
+from hearts_client.webhooks import WebhookError, verify_webhook
 
 __all__ = [
     "ERROR_DOMAIN",
@@ -63,6 +64,7 @@ __all__ = [
     "SyncHeartsClient",
     "TablePage",
     "UnavailableError",
+    "WebhookError",
     "bot_level",
     "card",
     "card_label",
@@ -72,4 +74,5 @@ __all__ = [
     "make_rules",
     "sort_cards",
     "table_name",
+    "verify_webhook",
 ]
