@@ -75,15 +75,17 @@ async def test_rematch_table_seats_the_player_at_a_new_table_its_token_plays(
 async def test_asking_again_renews_the_token_for_the_same_seat(client: HeartsClient) -> None:
     joined = await table_with_bots(client, target=1)
     await play_to_the_end(client, joined.name, joined.view)
-    first = await client.rematch_table(joined.name)
+    first = await client.rematch_table(joined.name, request_id="rematch-once")
+    # The game moves on; a retry of the first call is answered as it was (a replay) ...
+    moved = await client.pass_cards(first.name, list(first.view.legal_cards)[:3])
+    repeated = await client.rematch_table(joined.name, request_id="rematch-once")
+    assert repeated == first
+    # ... and asking again, another call, renews the token for the same seat, now.
     again = await client.rematch_table(joined.name)
     assert (again.name, again.seat) == (first.name, 0)
+    assert again.view.table.etag == moved.table.etag != first.view.table.etag
     assert client.seat_token(first.name) == again.seat_token
     assert (await client.get_table(first.name)).viewer_seat == 0
-    # A retry with the same request id is answered as the first call was.
-    retried = await client.rematch_table(joined.name, request_id="rematch-once")
-    repeated = await client.rematch_table(joined.name, request_id="rematch-once")
-    assert repeated == retried
 
 
 async def test_refused_rematches_raise_the_clients_errors_with_the_reasons(

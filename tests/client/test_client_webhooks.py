@@ -65,6 +65,8 @@ def test_an_old_post_or_a_broken_header_is_refused() -> None:
     for broken in ("", "t=abc,v1=00", "v1=00", "t=1", "nonsense"):
         with pytest.raises(WebhookError, match="not a Hearts-Signature"):
             verify_webhook(SECRET, broken, body)
+    with pytest.raises(WebhookError, match="signature"):  # not hex, not even ASCII
+        verify_webhook(SECRET, f"t={sent},v1=é\udcff", body, now=sent)
     not_an_object = b"[1]"
     with pytest.raises(WebhookError, match="not a JSON object"):
         verify_webhook(

@@ -487,3 +487,26 @@ async def test_a_known_key_serves_while_an_old_set_is_fetched_again(
             break
         await asyncio.sleep(0.02)
     assert key_set.fetches == 2
+
+
+async def test_an_identity_token_sent_with_a_renewal_is_checked_too(
+    hearts: Hearts,
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+) -> None:
+    table = (await hearts.create()).view.table.name
+    joined = await join(hearts, table, signed("alice"), seat=0)
+    bearer = (("authorization", f"Bearer {joined.seat_token}"),)
+    renewal = api.JoinTableRequest(name=table, identity_token="garbage")
+    refusal = await failure(hearts.stub.JoinTable(renewal, metadata=bearer))
+    assert refusal.reason == "IDENTITY_INVALID"
+    renewal.identity_token = signed("alice")
+    assert (await hearts.stub.JoinTable(renewal, metadata=bearer)).seat == 0
+    # A server that checks no identity tokens refuses one there too.
+    plain = connect(await make_server())
+    other = (await plain.create()).view.table.name
+    seated = await plain.join(other, 0)
+    request = api.JoinTableRequest(name=other, identity_token=signed("alice"))
+    bearer = (("authorization", f"Bearer {seated.seat_token}"),)
+    refusal = await failure(plain.stub.JoinTable(request, metadata=bearer))
+    assert refusal.reason == "IDENTITY_NOT_ACCEPTED"

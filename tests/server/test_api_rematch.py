@@ -92,10 +92,18 @@ async def test_asking_again_renews_the_token_and_changes_nothing(hearts: Hearts)
     # Either token is the seat's: both read the seat's view.
     for token in (first.seat_token, again.seat_token):
         assert (await hearts.view(first.view.table.name, token)).viewer_seat == 0
-    # A retry with the same request id is answered as the first time.
+    # A retry with the same request id is answered as the first time, even once the table
+    # moved on (a fresh call would answer its new etag).
     retried = await hearts.rematch(old.name, old.tokens[3], request_id="rematch-3")
+    assert retried.view.table.phase == pb.PHASE_PASSING
+    moved = await hearts.pass_cards(
+        first.view.table.name, retried.seat_token, list(retried.view.legal_cards)[:3]
+    )
+    assert moved.etag != retried.etag
     repeated = await hearts.rematch(old.name, old.tokens[3], request_id="rematch-3")
     assert repeated == retried
+    fresh = await hearts.rematch(old.name, old.tokens[3])
+    assert fresh.etag == moved.etag
 
 
 async def test_players_asking_at_once_meet_at_one_table(hearts: Hearts) -> None:
@@ -266,3 +274,6 @@ async def test_a_rematch_table_that_expired_is_made_again_with_its_seats_free(
     ]
     back = await hearts.rematch(old.name, old.tokens[0])
     assert back.seat == 0
+    # The seat tokens of the table's first life do not work at the new one.
+    refusal = await failure(hearts.view(first.view.table.name, first.seat_token))
+    assert refusal.reason == "TOKEN_REVOKED"

@@ -79,11 +79,8 @@ async def test_a_finished_game_is_posted_signed(
     assert headers["content-type"] == "application/json"
     document = json.loads(body)
     table = (await hearts.view(name)).table
-    assert (
-        headers["hearts-webhook-id"]
-        == document["id"]
-        == f"{name.removeprefix('tables/')}.game_over"
-    )
+    table_id, created = name.removeprefix("tables/"), table.create_time.ToMilliseconds()
+    assert headers["hearts-webhook-id"] == document["id"] == f"{table_id}.{created}.game_over"
     assert headers["hearts-webhook-attempt"] == "1"
     assert document["type"] == "game.over"
     assert document["table"] == name

@@ -802,6 +802,10 @@ class TableApp:
         """
         table_id = parse_table_name(name)
         display_name = display_name.strip()
+        identity: Identity | None = None
+        if token and identity_token:
+            # A renewal keeps the seat's id; a token sent with it is checked all the same.
+            identity = await self._identity(identity_token)
         if token:
             renewed = await self._renew(table_id, seat, token, joining=bool(display_name))
             if renewed is not None:
@@ -814,7 +818,8 @@ class TableApp:
             raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
         if seat is not None and not 0 <= seat <= 3:
             raise ServiceError("INVALID_REQUEST", f"no seat {seat}; seats are 0 to 3")
-        identity = await self._identity(identity_token)
+        if identity is None:
+            identity = await self._identity(identity_token)
         player_id = "" if identity is None else identity.player_id
 
         def decide(record: TableRecord, version: int) -> _Decision:
@@ -1023,11 +1028,14 @@ class TableApp:
             rules=finished.rules,
             # The deal moves on: the next game's first dealer is the seat after the last one's.
             first_dealer=(finished.first_dealer + 1) % 4,
-            # The bots chosen for the table play again; a seat whose player left is free.
+            # The bots chosen for the table play again; a seat whose player left is free. The
+            # seats' epochs start at the creation time: should this table expire and be made
+            # again under its name (see rematch_table), the tokens of its first life, whose
+            # epochs were another creation's time, do not work at the new one.
             seats=tuple(
-                SeatRecord(Occupant.BOT, seat.name, seat.bot_level)
+                SeatRecord(Occupant.BOT, seat.name, seat.bot_level, now)
                 if seat.occupant is Occupant.BOT and not seat.stand_in
-                else SeatRecord()
+                else SeatRecord(epoch=now)
                 for seat in finished.seats
             ),
             create_ms=now,
@@ -1909,7 +1917,9 @@ def game_over_document(record: TableRecord, now_ms: int) -> dict[str, Any]:
     outcome = result(game)
     assert outcome is not None
     return {
-        "id": f"{record.table_id}.game_over",
+        # The creation time too: a rematch table that expired and was made again under its
+        # name plays another game, with a result of its own.
+        "id": f"{record.table_id}.{record.create_ms}.game_over",
         "type": "game.over",
         "time": _rfc3339(now_ms),
         "table": convert.table_name(record.table_id),

@@ -53,8 +53,8 @@ def verify_webhook(
         given = parts["v1"]
     except (KeyError, ValueError):
         raise WebhookError("not a Hearts-Signature header") from None
-    expected = hmac.new(key, b"%d." % timestamp + body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, given):
+    expected = hmac.new(key, b"%d." % timestamp + body, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(expected, given.encode("utf-8", "replace")):
         raise WebhookError("the signature does not match the body")
     if abs((time.time() if now is None else now) - timestamp) > tolerance:
         raise WebhookError("the post is too old (or from the future): a replay?")
