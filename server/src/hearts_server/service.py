@@ -847,6 +847,38 @@ class TableApp:
                 record, chosen, display_name, api.JoinTableResponse, player_id=player_id
             )
 
+        return await self._mutate_seating(
+            table_id,
+            request_id=request_id,
+            etag=etag,
+            decide=decide,
+            response_type=api.JoinTableResponse,
+            # A join without an identity hashes as it did before identities existed (retries
+            # across an upgrade still match); one with, under a method name of its own with the
+            # player's id first, so that no other caller's request hashes the same (the fields
+            # hold no control characters; see _mutate).
+            fingerprint=(
+                _fingerprint(request_id, b"JoinTable", name, seat, display_name, etag)
+                if not player_id
+                else _fingerprint(
+                    request_id, b"JoinTable/identity", player_id, name, seat, display_name, etag
+                )
+            ),
+        )
+
+    async def _mutate_seating(
+        self,
+        table_id: str,
+        *,
+        request_id: str,
+        etag: str,
+        decide: Callable[[TableRecord, int], _Decision],
+        response_type: type[M],
+        fingerprint: bytes,
+    ) -> M:
+        """:meth:`_mutate` for a call that seats its caller, who holds no seat of the table yet:
+        its request is remembered under its own id (a join's caller key), and a decision that
+        finds the caller seated already answers with a new token for that seat, unwritten."""
         try:
             return _message(
                 await self._mutate(
@@ -855,28 +887,12 @@ class TableApp:
                     request_id=request_id,
                     etag=etag,
                     decide=decide,
-                    response_type=api.JoinTableResponse,
-                    # A join without an identity hashes as it did before identities existed
-                    # (retries across an upgrade still match); one with, under a method name of
-                    # its own with the player's id first, so that no other caller's request
-                    # hashes the same (the fields hold no control characters; see _mutate).
-                    fingerprint=(
-                        _fingerprint(request_id, b"JoinTable", name, seat, display_name, etag)
-                        if not player_id
-                        else _fingerprint(
-                            request_id,
-                            b"JoinTable/identity",
-                            player_id,
-                            name,
-                            seat,
-                            display_name,
-                            etag,
-                        )
-                    ),
+                    response_type=response_type,
+                    fingerprint=fingerprint,
                 )
             )
         except _SeatHeldError as held:
-            return held.response  # type: ignore[return-value]  # a JoinTableResponse, above
+            return held.response  # type: ignore[return-value]  # built as response_type
 
     def _seat_player(
         self,
@@ -1100,22 +1116,16 @@ class TableApp:
                 player_id=player.player_id,
             )
 
-        try:
-            return _message(
-                await self._mutate(
-                    new_id,
-                    caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
-                    request_id=request_id,
-                    etag="",
-                    decide=decide,
-                    response_type=api.RematchTableResponse,
-                    # The seat too: another player who sends the same id must not be answered
-                    # with this one's seat token (REQUEST_ID_REUSED instead).
-                    fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
-                )
-            )
-        except _SeatHeldError as seated:
-            return seated.response  # type: ignore[return-value]  # a RematchTableResponse
+        return await self._mutate_seating(
+            new_id,
+            request_id=request_id,
+            etag="",
+            decide=decide,
+            response_type=api.RematchTableResponse,
+            # The seat too: another player who sends the same id must not be answered with this
+            # one's seat token (REQUEST_ID_REUSED instead).
+            fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
+        )
 
     async def _renew(
         self, table_id: str, seat: int | None, token: str, *, joining: bool
