@@ -1,7 +1,8 @@
 // Package conformance_test plays Hearts against a live hearts-server through the generated Go
 // client, exactly as a Go program would: plain gRPC calls, the seat token as metadata, error
 // details read with status.FromError. It checks what a client relies on: the watch stream tells
-// the whole game in order, a refused move says why, and a forged token is refused.
+// the whole game in order, a refused move says why, a forged token is refused, and a finished
+// game's player gets a rematch (and does not before the game is over).
 //
 // The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
 // scripts/with-server.sh starts one and sets it. They never choose a card the caller's own view
@@ -172,6 +173,54 @@ func TestForgedTokenIsUnauthenticated(t *testing.T) {
 	}
 	if after := getView(ctx, t, client, game.name, game.seatToken); after.GetTable().GetEtag() != view.GetTable().GetEtag() {
 		t.Errorf("seed %d: a play with a forged token changed the table", seed)
+	}
+}
+
+// TestRematchSeatsThePlayerAtANewTable asks for a rematch while the game is in play, which is
+// refused as GAME_NOT_OVER, plays the game to the end, and asks again: the seat's token of the
+// finished table seats it at the same seat of a new table, and each table names the other.
+func TestRematchSeatsThePlayerAtANewTable(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	game := newGame(ctx, t, client, seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 3))
+
+	_, err := client.RematchTable(withToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
+		Name: game.name, RequestId: requestID(t),
+	})
+	got := decodeError(t, err)
+	if got.code != codes.FailedPrecondition || got.info.GetDomain() != "hearts.v1" || got.info.GetReason() != "GAME_NOT_OVER" {
+		t.Fatalf("seed %d: RematchTable in play: %v %v/%v, want FAILED_PRECONDITION hearts.v1/GAME_NOT_OVER", seed,
+			got.code, got.info.GetDomain(), got.info.GetReason())
+	}
+
+	view := game.view
+	for view.GetTable().GetPhase() != heartsv1.Phase_PHASE_GAME_OVER {
+		view = move(ctx, t, client, game, view, rng)
+	}
+	rematch, err := client.RematchTable(withToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
+		Name: game.name, RequestId: requestID(t),
+	})
+	if err != nil {
+		t.Fatalf("seed %d: RematchTable %s after game over: %v", seed, game.name, describe(err))
+	}
+	next := rematch.GetView().GetTable()
+	t.Logf("seed %d: rematch of %s at %s", seed, game.name, next.GetName())
+	if rematch.GetSeat() != humanSeat || rematch.GetView().GetViewerSeat() != humanSeat {
+		t.Errorf("seed %d: RematchTable gave seat %d, viewer seat %d; want seat %d", seed,
+			rematch.GetSeat(), rematch.GetView().GetViewerSeat(), humanSeat)
+	}
+	if token := rematch.GetSeatToken(); token == "" || token == game.seatToken {
+		t.Errorf("seed %d: RematchTable gave a seat token of %d bytes, want a new one", seed, len(token))
+	}
+	if !strings.HasPrefix(next.GetName(), "tables/") || next.GetName() == game.name {
+		t.Errorf("seed %d: the rematch table is %q, want a table other than %q", seed, next.GetName(), game.name)
+	}
+	if next.GetRematchOf() != game.name {
+		t.Errorf("seed %d: the rematch table's rematch_of is %q, want %q", seed, next.GetRematchOf(), game.name)
+	}
+	if finished := getView(ctx, t, client, game.name, game.seatToken).GetTable(); finished.GetRematchTable() != next.GetName() {
+		t.Errorf("seed %d: the finished table's rematch_table is %q, want %q", seed, finished.GetRematchTable(), next.GetName())
 	}
 }
 

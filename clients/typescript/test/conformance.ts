@@ -1,7 +1,8 @@
 /**
  * The conformance tests of the TypeScript client, for any transport: a whole game played against
- * a live Hearts server, the watch stream checked against the final table, and the error details of
- * a refused move and of a forged token read back. conformance.test.ts runs them over gRPC against
+ * a live Hearts server, the watch stream checked against the final table, the error details of
+ * a refused move and of a forged token read back, and a rematch of the finished game (refused
+ * while it is still in play). conformance.test.ts runs them over gRPC against
  * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
@@ -105,6 +106,12 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.equal(cardsText(snapshot.hand), cardsText(must(joined.view, "JoinTable view").hand));
     const watching = collectUntilGameOver(stream, messages);
     watching.catch(() => undefined); // Awaited below; this only keeps an early failure from going unhandled.
+
+    // (5) A rematch before game over is refused.
+    const early = await failureOf(client.rematchTable({ name, requestId: randomUUID() }, asSeat));
+    assert.equal(early.code, Code.FailedPrecondition, early.message);
+    assert.equal(early.errorInfo?.domain, ERROR_DOMAIN);
+    assert.equal(early.reason, "GAME_NOT_OVER");
 
     let view = must(joined.view, "JoinTable view");
     let refusal: { card: Card; legal: Card[]; etag: string; details: HeartsErrorDetails } | undefined;
@@ -224,6 +231,19 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.deepEqual(over.totalScores, scores.at(-1)?.totalScores, "the last round's totals are final");
     assert.deepEqual(over.result, table.result);
     assert.ok(Math.max(...table.totalScores) >= TARGET_SCORE, "the game ends at the target score");
+
+    // (5) The rematch: the seat's token of the finished table seats it at the same seat of a new
+    // table, and each table names the other.
+    const rematch = await client.rematchTable({ name, requestId: randomUUID() }, asSeat);
+    const next = must(must(rematch.view, "RematchTable view").table, "RematchTable table");
+    t.diagnostic(`rematch of ${name} at ${next.name}`);
+    assert.equal(rematch.seat, seat, "a rematch keeps the seat");
+    assert.equal(rematch.view?.viewerSeat, seat);
+    assert.ok(rematch.seatToken !== "" && rematch.seatToken !== joined.seatToken, "a new seat token");
+    assert.ok(next.name.startsWith("tables/") && next.name !== name, `a new table, not ${next.name}`);
+    assert.equal(next.rematchOf, name, "the new table names the finished one");
+    const finished = must((await client.getTable({ name }, asSeat)).view?.table, "finished table");
+    assert.equal(finished.rematchTable, next.name, "the finished table names its rematch");
   });
 
   test(`${protocol}: a forged seat token is refused as TOKEN_INVALID (seed ${seed})`, { timeout: 60_000 }, async () => {
