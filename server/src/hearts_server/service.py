@@ -25,7 +25,6 @@ import binascii
 import collections
 import concurrent.futures
 import concurrent.futures.process
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -212,6 +211,17 @@ class _Decision:
     game: State | None = None
     """A move's new game, when only the game changed: the record to commit is ``record`` with
     it (one copy of the record instead of two)."""
+    write: bool = True
+    """False for an answer that changes nothing (see :func:`_unwritten`)."""
+
+
+def _unwritten(
+    record: TableRecord, respond: Callable[[TableRecord, int], Message | bytes]
+) -> _Decision:
+    """A decision to answer without writing (a caller seated already gets a new token for its
+    seat, say). ``_mutate`` believes it only of a record it read from the store, never of its
+    cache alone: the answer is only as current as the record."""
+    return _Decision(record, _Batch(0), respond, write=False)
 
 
 def _decide_in_worker(level: str, seed: int, seat_view: SeatView) -> Action:
@@ -633,6 +643,11 @@ class TableApp:
                 # (its driver's replica died) gets that bot going again.
                 self._kick_overdue(record)
                 raise
+            if not decision.write:
+                if unread:
+                    unread = False
+                    continue
+                return decision.respond(record, version)  # type: ignore[return-value]
             stored = decision.batch.stored(record.sequence + 1)
             decided = decision.record
             new_record = decided.evolve(
@@ -829,9 +844,7 @@ class TableApp:
                     if seat is not None and seat != held:
                         raise _already_seated(held)
                     # The player's own seat (another device, a lost token): a new token for it.
-                    raise _SeatHeldError(
-                        self._seat_response(api.JoinTableResponse, record, version, held)
-                    )
+                    return self._seat_held(api.JoinTableResponse, record, held)
             free = [i for i, s in enumerate(record.seats) if s.occupant == Occupant.EMPTY]
             if seat is None:
                 if not free:
@@ -877,22 +890,18 @@ class TableApp:
         fingerprint: bytes,
     ) -> M:
         """:meth:`_mutate` for a call that seats its caller, who holds no seat of the table yet:
-        its request is remembered under its own id (a join's caller key), and a decision that
-        finds the caller seated already answers with a new token for that seat, unwritten."""
-        try:
-            return _message(
-                await self._mutate(
-                    table_id,
-                    caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
-                    request_id=request_id,
-                    etag=etag,
-                    decide=decide,
-                    response_type=response_type,
-                    fingerprint=fingerprint,
-                )
+        its request is remembered under its own id (a join's caller key)."""
+        return _message(
+            await self._mutate(
+                table_id,
+                caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
+                request_id=request_id,
+                etag=etag,
+                decide=decide,
+                response_type=response_type,
+                fingerprint=fingerprint,
             )
-        except _SeatHeldError as held:
-            return held.response  # type: ignore[return-value]  # built as response_type
+        )
 
     def _seat_player(
         self,
@@ -942,20 +951,24 @@ class TableApp:
                 return index
         return None
 
-    def _seat_response(
+    def _seat_held(
         self,
         response_type: type[api.JoinTableResponse] | type[api.RematchTableResponse],
         record: TableRecord,
-        version: int,
         seat: int,
-    ) -> Message:
-        """A new token for a seat its caller holds already, and the caller's view: no write."""
-        return response_type(
-            seat_token=self.tokens.issue(record.table_id, seat, record.seats[seat].epoch),
-            seat=seat,
-            view=convert.view_to_pb(record, version, seat),
-            etag=str(version),
-        )
+    ) -> _Decision:
+        """The answer to a caller who holds ``seat`` already: a new token for it, and the
+        caller's view; nothing is written."""
+
+        def respond(final: TableRecord, version: int) -> Message:
+            return response_type(
+                seat_token=self.tokens.issue(final.table_id, seat, final.seats[seat].epoch),
+                seat=seat,
+                view=convert.view_to_pb(final, version, seat),
+                etag=str(version),
+            )
+
+        return _unwritten(record, respond)
 
     # ------------------------------------------------------------------ rematches
 
@@ -1005,8 +1018,8 @@ class TableApp:
             if not record.phase_over:
                 raise ServiceError("GAME_NOT_OVER", "a rematch follows a finished game")
             claimed[:] = [record]
-            if record.rematch_id:
-                raise _RematchClaimedError
+            if record.rematch_id:  # named by an earlier call
+                return _unwritten(record, lambda final, version: b"")
             new_id = (
                 new_table_id(self._now_ms())
                 if record.unlisted
@@ -1023,16 +1036,15 @@ class TableApp:
             claimed[:] = [new]
             return _Decision(new, batch, lambda final, version: b"")
 
-        with contextlib.suppress(_RematchClaimedError):  # then the record read names the rematch
-            await self._mutate(
-                old_id,
-                caller_key=caller.key,
-                request_id="",
-                etag="",
-                decide=decide,
-                response_type=api.RematchTableResponse,
-                fingerprint=b"",
-            )
+        await self._mutate(
+            old_id,
+            caller_key=caller.key,
+            request_id="",
+            etag="",
+            decide=decide,
+            response_type=api.RematchTableResponse,
+            fingerprint=b"",
+        )
         return claimed[0]
 
     async def _create_rematch(self, new_id: str, finished: TableRecord) -> None:
@@ -1088,15 +1100,11 @@ class TableApp:
             if held.occupant is Occupant.HUMAN and held.rematched:
                 # Taken by RematchTable from this seat of the finished table, whose token the
                 # caller holds: the caller's own seat. A new token for it; nothing changes.
-                raise _SeatHeldError(
-                    self._seat_response(api.RematchTableResponse, record, version, seat)
-                )
+                return self._seat_held(api.RematchTableResponse, record, seat)
             if player.player_id:
                 elsewhere = self._held_by(record, player.player_id)
                 if elsewhere == seat:  # the player joined the rematch with JoinTable already
-                    raise _SeatHeldError(
-                        self._seat_response(api.RematchTableResponse, record, version, seat)
-                    )
+                    return self._seat_held(api.RematchTableResponse, record, seat)
                 if elsewhere is not None:
                     raise _already_seated(elsewhere)
             if held.occupant is not Occupant.EMPTY and not (
@@ -1893,30 +1901,6 @@ class TableApp:
                 events.append(event)
                 cursor = event.sequence
         return events
-
-
-class _RematchClaimedError(ServiceError):
-    """A finished table's rematch was claimed by another call (see ``_claim_rematch``).
-
-    A :class:`ServiceError`, so that ``_mutate`` decides again on a fresh read before believing
-    a cached record that says so: the caller may have left the table since, or the table may
-    have expired, on another replica's watch.
-    """
-
-    def __init__(self) -> None:
-        super().__init__("CONFLICT", "the rematch is claimed already")
-
-
-class _SeatHeldError(ServiceError):
-    """The caller holds a seat at the table already; the response renews its token.
-
-    A :class:`ServiceError`, so that ``_mutate`` decides again on a fresh read before believing
-    a cached record that says so (the seat's epoch must be current for the token to work).
-    """
-
-    def __init__(self, response: Message) -> None:
-        super().__init__("ALREADY_SEATED", "the caller holds this seat already")
-        self.response = response
 
 
 def game_over_document(record: TableRecord, now_ms: int) -> dict[str, Any]:
