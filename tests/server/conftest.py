@@ -188,6 +188,7 @@ class Hearts:
         request_id: str = "",
         turn_timeout_ms: int | None = None,
         unlisted: bool = False,
+        turn_notifications: bool = False,
         **rules: Any,
     ) -> api.CreateTableResponse:
         """Create a table; ``bots`` maps seat to ``pb.BOT_LEVEL_*``, ``rules`` are Rules fields."""
@@ -199,6 +200,7 @@ class Hearts:
         if turn_timeout_ms is not None:
             table.turn_timeout.FromMilliseconds(turn_timeout_ms)
         table.unlisted = unlisted
+        table.turn_notifications = turn_notifications
         return await self.stub.CreateTable(
             api.CreateTableRequest(table=table, request_id=request_id)
         )

@@ -162,6 +162,18 @@ def test_an_unlisted_tables_record_round_trips_and_others_do_not_mention_it() ->
     assert b"unlisted" not in _record(game).to_json()
 
 
+def test_turn_notifications_round_trip_and_records_without_them_do_not_mention_them() -> None:
+    game = _random_game(4, 30)
+    notifying = dataclasses.replace(_record(game), turn_notifications=True)
+    assert TableRecord.from_json(notifying.to_json()) == notifying
+    assert notifying.evolve(game, 50, 9).turn_notifications
+    assert b"turn_notifications" not in _record(game).to_json()
+    data = json.loads(notifying.to_json())
+    data["turn_notifications"] = 1
+    with pytest.raises(UnreadableRecordError):
+        TableRecord.from_json(json.dumps(data).encode())
+
+
 def test_stand_ins_that_name_no_bot_seat_make_a_damaged_record() -> None:
     bots = (SeatRecord(Occupant.HUMAN, "Ann", None, 2),) + (
         SeatRecord(Occupant.BOT, "Bo (bot)", BotLevel.HEURISTIC, 1, stand_in=True),

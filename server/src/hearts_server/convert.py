@@ -372,6 +372,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         record.unlisted,
         record.rematch_id,
         record.rematch_of,
+        record.turn_notifications,
         id(seats),
         id(rules),
         has_passed,
@@ -402,6 +403,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
+    table.turn_notifications = record.turn_notifications
     if record.rematch_id:
         table.rematch_table = table_name(record.rematch_id)
     if record.rematch_of:

@@ -127,6 +127,9 @@ class TableRecord:
     # and the finished table that this one is the rematch of: table ids, or "".
     rematch_id: str = ""
     rematch_of: str = ""
+    # Whether a turn.started webhook goes out each time a player is asked for a move (see
+    # Table.turn_notifications).
+    turn_notifications: bool = False
 
     @property
     def phase_over(self) -> bool:
@@ -138,7 +141,7 @@ class TableRecord:
         """Whether a human could still join."""
         return any(seat.occupant == Occupant.EMPTY for seat in self.seats)
 
-    def _owing_players(self) -> tuple[int, ...]:
+    def owing_players(self) -> tuple[int, ...]:
         """The human seats the game waits for now: the seat to play, or those yet to pass."""
         state = self.game
         if state is None:
@@ -154,7 +157,7 @@ class TableRecord:
     @property
     def turn_deadline_ms(self) -> int | None:
         """When the time for the players' moves owed now runs out; None without a limit."""
-        if not self.turn_timeout_ms or not self._owing_players():
+        if not self.turn_timeout_ms or not self.owing_players():
             return None
         return self.turn_ms + self.turn_timeout_ms
 
@@ -162,7 +165,7 @@ class TableRecord:
         """The human seats whose time for the move they owe ran out by ``now_ms``."""
         if not self.turn_timeout_ms or now_ms < self.turn_ms + self.turn_timeout_ms:
             return ()
-        return self._owing_players()
+        return self.owing_players()
 
     def evolve(
         self,
@@ -201,6 +204,7 @@ class TableRecord:
             self.unlisted,
             self.rematch_id,
             self.rematch_of,
+            self.turn_notifications,
         )
 
     def turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
@@ -210,15 +214,7 @@ class TableRecord:
         every card played. One seat's pass leaves it for the seats still to pass; a change of
         seating leaves it too.
         """
-        if game is None or game is old:
-            return self.turn_ms
-        if old is None or game.phase is not old.phase or game.round_index != old.round_index:
-            return update_ms
-        if game.phase is Phase.PLAYING and (
-            game.turn != old.turn or len(game.tricks) != len(old.tricks)
-        ):
-            return update_ms
-        return self.turn_ms
+        return update_ms if asked_anew(old, game) else self.turn_ms
 
     def to_json(self) -> bytes:
         """The record as UTF-8 JSON."""
@@ -239,6 +235,7 @@ class TableRecord:
             self.unlisted,
             self.rematch_id,
             self.rematch_of,
+            self.turn_notifications,
         )
         if encoded is None or encoded.fixed != fixed:
             encoded = _Encoded(fixed, *self._head_parts())
@@ -297,6 +294,8 @@ class TableRecord:
             data["turn_timeout_ms"] = self.turn_timeout_ms
         if self.unlisted:
             data["unlisted"] = True
+        if self.turn_notifications:
+            data["turn_notifications"] = True
         stand_ins = [index for index, seat in enumerate(self.seats) if seat.stand_in]
         if stand_ins:  # beside "seats", whose entries older versions read as four values
             data["stand_ins"] = stand_ins
@@ -353,8 +352,9 @@ class TableRecord:
         if type(turn_timeout_ms) is not int or type(turn_ms) is not int:
             raise TypeError("turn_timeout_ms or turn_ms is not an int")
         unlisted = data.get("unlisted", False)
-        if type(unlisted) is not bool:
-            raise TypeError("unlisted is not a bool")
+        turn_notifications = data.get("turn_notifications", False)
+        if type(unlisted) is not bool or type(turn_notifications) is not bool:
+            raise TypeError("unlisted or turn_notifications is not a bool")
         seats = tuple(
             SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
             for occ, name, level, epoch in data["seats"]
@@ -411,6 +411,7 @@ class TableRecord:
             unlisted=unlisted,
             rematch_id=rematch_id,
             rematch_of=rematch_of,
+            turn_notifications=turn_notifications,
         )
 
 
@@ -424,6 +425,22 @@ class TableRecord:
 _CARD: tuple[Card, ...] = DECK
 _BLANK: State = new_game()
 """A state to build others from by their public fields (``_replace`` takes every one)."""
+
+
+def asked_anew(old: State | None, game: State | None) -> bool:
+    """Whether moving the game from ``old`` to ``game`` asks for new moves.
+
+    It does on a deal (a new round, or the game's first) and on every card played. One seat's
+    pass does not (the seats still to pass owe the passes they owed), nor does a change of
+    seating (the game is the same object).
+    """
+    if game is None or game is old:
+        return False
+    if old is None or game.phase is not old.phase or game.round_index != old.round_index:
+        return True
+    return game.phase is Phase.PLAYING and (
+        game.turn != old.turn or len(game.tricks) != len(old.tricks)
+    )
 
 
 def _flag_seats(

@@ -67,7 +67,13 @@ from hearts_server import convert
 from hearts_server import record as record_module
 from hearts_server.errors import ServiceError, from_engine
 from hearts_server.identity import Identity, IdentityVerifier
-from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
+from hearts_server.record import (
+    Occupant,
+    SeatRecord,
+    TableRecord,
+    UnreadableRecordError,
+    asked_anew,
+)
 from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
     CommitOutcome,
@@ -723,6 +729,11 @@ class TableApp:
         if _has_control_characters(table.display_name):
             raise ServiceError("INVALID_REQUEST", "display_name: no control characters")
         turn_timeout_ms = _turn_timeout_ms(table, self._max_turn_timeout_ms)
+        if table.turn_notifications and self.webhooks is None:
+            raise ServiceError(
+                "WEBHOOKS_DISABLED",
+                "turn_notifications are webhooks, and this server sends none (--webhook-url)",
+            )
         seats = [SeatRecord() for _ in range(4)]
         for seat in table.seats:
             if not 0 <= seat.seat <= 3:
@@ -763,6 +774,7 @@ class TableApp:
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=now,
             unlisted=table.unlisted,
+            turn_notifications=table.turn_notifications,
         )
         batch = _Batch(now)
         record = self._start_if_full(record, batch)
@@ -1075,6 +1087,7 @@ class TableApp:
             turn_ms=now,
             unlisted=finished.unlisted,
             rematch_of=finished.table_id,
+            turn_notifications=finished.turn_notifications,
         )
         try:
             result = await self.store.create(
@@ -1682,15 +1695,29 @@ class TableApp:
     def _outbox(
         self, old: TableRecord, new: TableRecord, now_ms: int
     ) -> tuple[OutboxItem, int] | None:
-        """The webhook of a game that this commit ends, due now; None for any other commit,
-        without webhooks, and for games of bots only (no player's result to tell)."""
-        if self.webhooks is None or not new.phase_over or old.phase_over:
+        """The webhook this commit sends, due now, or None.
+
+        A commit that ends a game with a player sends its result (never for games of bots
+        only: no player's result to tell). At a table with ``turn_notifications``, a commit
+        that asks players for new moves tells whom. Other commits, and any without webhooks,
+        send none. One commit never does both: a game that ends asks for no move.
+        """
+        if self.webhooks is None:
             return None
-        if not any(
-            seat.occupant is Occupant.HUMAN or seat.stand_in or seat.left for seat in new.seats
-        ):
+        document: dict[str, Any]
+        if new.phase_over:
+            if old.phase_over or not any(
+                seat.occupant is Occupant.HUMAN or seat.stand_in or seat.left for seat in new.seats
+            ):
+                return None
+            document = game_over_document(new, now_ms)
+        elif new.turn_notifications and asked_anew(old.game, new.game):
+            seats = new.owing_players()
+            if not seats:
+                return None  # only bots owe moves
+            document = turn_started_document(new, seats, now_ms)
+        else:
             return None
-        document = game_over_document(new, now_ms)
         return OutboxItem(document["id"], orjson.dumps(document)), now_ms
 
     def _kick_overdue(self, record: TableRecord) -> None:
@@ -1935,6 +1962,36 @@ def game_over_document(record: TableRecord, now_ms: int) -> dict[str, Any]:
         ],
         "winners": list(outcome.winners),
         "losers": list(outcome.losers),
+    }
+
+
+def turn_started_document(
+    record: TableRecord, seats: tuple[int, ...], now_ms: int
+) -> dict[str, Any]:
+    """The ``turn.started`` webhook's JSON document: the game of ``record`` asks the players in
+    ``seats`` for a move (see docs/api.md, Webhooks). It tells no card of anyone's."""
+    game = record.game
+    assert game is not None
+    deadline = record.turn_deadline_ms
+    return {
+        # The sequence of the commit's last event: one document per commit of the table.
+        "id": f"{record.table_id}.{record.create_ms}.turn.{record.sequence}",
+        "type": "turn.started",
+        "time": _rfc3339(now_ms),
+        "table": convert.table_name(record.table_id),
+        "display_name": record.display_name,
+        "sequence": record.sequence,
+        "phase": "PASSING" if game.phase is Phase.PASSING else "PLAYING",
+        "round_number": game.round_index + 1,
+        "deadline": None if deadline is None else _rfc3339(deadline),
+        "seats": [
+            {
+                "seat": seat,
+                "player_id": record.seats[seat].player_id or None,
+                "player_display_name": record.seats[seat].name,
+            }
+            for seat in seats
+        ],
     }
 
 

@@ -1,4 +1,4 @@
-"""Webhooks: a finished game's result, posted to the app's backend, signed, at least once.
+"""Webhooks: finished games' results (and players' turns), posted to the app's backend, signed.
 
 Design notes.
 
@@ -11,16 +11,20 @@ Design notes.
   replicas never send one item at once), posts them, and removes them once the receiver answers
   2xx. Any other answer, a post that takes more than 10 s in all, a refused connection or any
   other failure is tried again later, with the waits doubling from 5 s up to an hour, 12 times
-  at most; then the item is dropped and logged as an error. A receiver may get an item twice (it
-  answered, but the answer was lost; a replica died mid-post): the ``Hearts-Webhook-Id`` header
-  (and the document's ``id``) tells repeats apart. A sender whose lease ran out never changes
-  the item any more (the store checks the lease).
+  at most (a ``turn.started`` notification 4 times, about half a minute: later, the turn may
+  well be over); then the item is dropped and logged as an error. A receiver may get an item
+  twice (it answered, but the answer was lost; a replica died mid-post): the
+  ``Hearts-Webhook-Id`` header (and the document's ``id``) tells repeats apart. A sender whose
+  lease ran out never changes the item any more (the store checks the lease).
 * Signed like Stripe's: ``Hearts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
   "<t>.<body>" with --webhook-secret>``. The receiver recomputes it, compares in constant time,
   and refuses an old ``t`` (replays).
 * Posts run on a few threads of their own with the standard library's ``http.client`` (which
   follows no redirects), never on the threads others share. The 10 s limit holds for the whole
   post: when it passes, the event loop shuts the post's socket, which ends the thread's wait.
+* The outbox holds two kinds of documents: a finished game's result (``game.over``), and at
+  tables that ask for them a player's new turn (``turn.started``). Their ids end in the kind
+  (``.game_over``; ``.turn.<sequence>``), which is how the sender tells their schedules apart.
 * Nothing a receiver or the store does stops the sender: every failure is one failed attempt,
   or one missed look at the outbox, logged.
 """
@@ -87,6 +91,7 @@ class WebhookSender:
     """Sends the outbox's items to one URL, as the design notes say."""
 
     MAX_ATTEMPTS = 12
+    TURN_MAX_ATTEMPTS = 4  # a turn notification goes stale: 5, 10 and 20 s after the first
     FIRST_WAIT_SECONDS = 5.0
     MAX_WAIT_SECONDS = 3600.0
     LEASE_SECONDS = 60.0  # far longer than a post may take: a live sender's item is not resent
@@ -174,7 +179,7 @@ class WebhookSender:
             if failure is None:
                 self.delivered += 1
                 await self._store.outbox_done(item.id)
-            elif attempt >= self.MAX_ATTEMPTS:
+            elif attempt >= self._max_attempts(item):
                 self.dropped += 1
                 log.error(
                     "gave up on webhook %s after %d attempts (last: %s)", item.id, attempt, failure
@@ -194,6 +199,9 @@ class WebhookSender:
                     )
         except Exception as error:  # the item's lease runs out, and it is claimed again
             self._log_rarely("cannot update webhook %s in the outbox: %s", item.id, error)
+
+    def _max_attempts(self, item: OutboxItem) -> int:
+        return self.TURN_MAX_ATTEMPTS if ".turn." in item.id else self.MAX_ATTEMPTS
 
     async def _attempt(self, item: OutboxItem, attempt: int) -> str | None:
         """Post ``item`` once; None when the receiver took it, else why not."""

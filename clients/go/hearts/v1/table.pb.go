@@ -845,8 +845,8 @@ func (x *GameResult) GetLosers() []int32 {
 // Table is the API resource: four seats, fixed rules and one game.
 //
 // On CreateTable a client sets display_name, rules, seats (only to make seats
-// start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
-// sets everything else.
+// start as bots), dealer, deck_seed, turn_timeout, unlisted and
+// turn_notifications; the server sets everything else.
 type Table struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource name of the table, `tables/{table}`.
@@ -916,9 +916,16 @@ type Table struct {
 	RematchTable string `protobuf:"bytes,19,opt,name=rematch_table,json=rematchTable,proto3" json:"rematch_table,omitempty"`
 	// For a table made by RematchTable, the resource name of the finished
 	// table it follows; empty otherwise.
-	RematchOf     string `protobuf:"bytes,20,opt,name=rematch_of,json=rematchOf,proto3" json:"rematch_of,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RematchOf string `protobuf:"bytes,20,opt,name=rematch_of,json=rematchOf,proto3" json:"rematch_of,omitempty"`
+	// When true, the server posts a `turn.started` webhook to the app's backend
+	// each time the game starts waiting for a player's move (not a bot's): the
+	// passes of a new round, or a card. The app can then notify a player who is
+	// not watching the table, for games played over hours or days. The server
+	// must run with webhooks (--webhook-url); otherwise CreateTable fails with
+	// FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+	TurnNotifications bool `protobuf:"varint,21,opt,name=turn_notifications,json=turnNotifications,proto3" json:"turn_notifications,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -1089,6 +1096,13 @@ func (x *Table) GetRematchOf() string {
 		return x.RematchOf
 	}
 	return ""
+}
+
+func (x *Table) GetTurnNotifications() bool {
+	if x != nil {
+		return x.TurnNotifications
+	}
+	return false
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1751,7 +1765,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xb6\a\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xeb\a\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1776,7 +1790,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\bunlisted\x18\x12 \x01(\bB\x04\xe2A\x01\x05R\bunlisted\x12)\n" +
 	"\rrematch_table\x18\x13 \x01(\tB\x04\xe2A\x01\x03R\frematchTable\x12#\n" +
 	"\n" +
-	"rematch_of\x18\x14 \x01(\tB\x04\xe2A\x01\x03R\trematchOfB\f\n" +
+	"rematch_of\x18\x14 \x01(\tB\x04\xe2A\x01\x03R\trematchOf\x123\n" +
+	"\x12turn_notifications\x18\x15 \x01(\bB\x04\xe2A\x01\x05R\x11turnNotificationsB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +

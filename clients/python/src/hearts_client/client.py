@@ -415,6 +415,7 @@ class HeartsClient:
         dealer: int = 0,
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
+        turn_notifications: bool = False,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> CreatedTable:
@@ -424,8 +425,11 @@ class HeartsClient:
         reproducible. With ``turn_timeout`` (seconds: at least 1, at most the server's limit,
         59 minutes by default) a player who takes longer for a move has it made for them
         (``Table.turn_timeout``). An ``unlisted`` table is left
-        out of :meth:`list_tables`: share its name with the players you invite. The creator
-        token is kept for :meth:`delete_table`.
+        out of :meth:`list_tables`: share its name with the players you invite. With
+        ``turn_notifications`` the server posts a ``turn.started`` webhook each time a player
+        owes a move, for apps that notify players who are away (the server must send webhooks;
+        otherwise :class:`~hearts_client.errors.IllegalMoveError`, ``WEBHOOKS_DISABLED``). The
+        creator token is kept for :meth:`delete_table`.
 
         ``identity_token`` overrides the client's :attr:`identity_token` for this call ("" sends
         none); see :meth:`join_table`. Only a server started with ``--identity-required`` needs
@@ -434,7 +438,12 @@ class HeartsClient:
         ``IDENTITY_EXPIRED``, and one sent to a server that checks none
         :class:`~hearts_client.errors.InvalidRequestError` (``IDENTITY_NOT_ACCEPTED``).
         """
-        table = pb.Table(display_name=display_name, dealer=dealer, unlisted=unlisted)
+        table = pb.Table(
+            display_name=display_name,
+            dealer=dealer,
+            unlisted=unlisted,
+            turn_notifications=turn_notifications,
+        )
         if turn_timeout is not None:
             if isinstance(turn_timeout, datetime.timedelta):
                 table.turn_timeout.FromTimedelta(turn_timeout)

@@ -137,6 +137,7 @@ class SyncHeartsClient:
         dealer: int = 0,
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
+        turn_notifications: bool = False,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> CreatedTable:
@@ -150,6 +151,7 @@ class SyncHeartsClient:
                 dealer=dealer,
                 turn_timeout=turn_timeout,
                 unlisted=unlisted,
+                turn_notifications=turn_notifications,
                 request_id=request_id,
                 identity_token=identity_token,
             )

@@ -14,6 +14,9 @@ seconds, which a replay would be, and returns the parsed document::
             return 400
         if event["type"] == "game.over":
             store_result(event["id"], event)  # delivery is at least once: keyed by id
+        elif event["type"] == "turn.started":  # tables created with turn_notifications
+            for seat in event["seats"]:
+                notify(seat["player_id"], event["table"], event["deadline"])
         return 200
 """
 

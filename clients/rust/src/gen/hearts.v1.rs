@@ -139,8 +139,8 @@ impl ::prost::Name for GameResult {
 /// Table is the API resource: four seats, fixed rules and one game.
 ///
 /// On CreateTable a client sets display_name, rules, seats (only to make seats
-/// start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
-/// sets everything else.
+/// start as bots), dealer, deck_seed, turn_timeout, unlisted and
+/// turn_notifications; the server sets everything else.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Table {
     /// The resource name of the table, `tables/{table}`.
@@ -231,6 +231,14 @@ pub struct Table {
     /// table it follows; empty otherwise.
     #[prost(string, tag = "20")]
     pub rematch_of: ::prost::alloc::string::String,
+    /// When true, the server posts a `turn.started` webhook to the app's backend
+    /// each time the game starts waiting for a player's move (not a bot's): the
+    /// passes of a new round, or a card. The app can then notify a player who is
+    /// not watching the table, for games played over hours or days. The server
+    /// must run with webhooks (--webhook-url); otherwise CreateTable fails with
+    /// FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+    #[prost(bool, tag = "21")]
+    pub turn_notifications: bool,
 }
 impl ::prost::Name for Table {
     const NAME: &'static str = "Table";

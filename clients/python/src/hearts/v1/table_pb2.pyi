@@ -510,8 +510,8 @@ class Table(_message.Message):
     """Table is the API resource: four seats, fixed rules and one game.
 
     On CreateTable a client sets display_name, rules, seats (only to make seats
-    start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
-    sets everything else.
+    start as bots), dealer, deck_seed, turn_timeout, unlisted and
+    turn_notifications; the server sets everything else.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -536,6 +536,7 @@ class Table(_message.Message):
     UNLISTED_FIELD_NUMBER: _builtins.int
     REMATCH_TABLE_FIELD_NUMBER: _builtins.int
     REMATCH_OF_FIELD_NUMBER: _builtins.int
+    TURN_NOTIFICATIONS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -584,6 +585,14 @@ class Table(_message.Message):
     rematch_of: _builtins.str
     """For a table made by RematchTable, the resource name of the finished
     table it follows; empty otherwise.
+    """
+    turn_notifications: _builtins.bool
+    """When true, the server posts a `turn.started` webhook to the app's backend
+    each time the game starts waiting for a player's move (not a bot's): the
+    passes of a new round, or a card. The app can then notify a player who is
+    not watching the table, for games played over hours or days. The server
+    must run with webhooks (--webhook-url); otherwise CreateTable fails with
+    FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
     """
     @_builtins.property
     def rules(self) -> Global___Rules:
@@ -655,10 +664,11 @@ class Table(_message.Message):
         unlisted: _builtins.bool = ...,
         rematch_table: _builtins.str = ...,
         rematch_of: _builtins.str = ...,
+        turn_notifications: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_notifications", b"turn_notifications", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

@@ -10,8 +10,8 @@ package hearts.v1;
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
- * sets everything else.
+ * start as bots), dealer, deck_seed, turn_timeout, unlisted and
+ * turn_notifications; the server sets everything else.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.Table}
@@ -851,6 +851,26 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TURN_NOTIFICATIONS_FIELD_NUMBER = 21;
+  private boolean turnNotifications_ = false;
+  /**
+   * <pre>
+   * When true, the server posts a `turn.started` webhook to the app's backend
+   * each time the game starts waiting for a player's move (not a bot's): the
+   * passes of a new round, or a card. The app can then notify a player who is
+   * not watching the table, for games played over hours or days. The server
+   * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+   * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+   * </pre>
+   *
+   * <code>bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The turnNotifications.
+   */
+  @java.lang.Override
+  public boolean getTurnNotifications() {
+    return turnNotifications_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -929,6 +949,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchOf_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 20, rematchOf_);
+    }
+    if (turnNotifications_ != false) {
+      output.writeBool(21, turnNotifications_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1024,6 +1047,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(rematchOf_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(20, rematchOf_);
     }
+    if (turnNotifications_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(21, turnNotifications_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1110,6 +1137,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getRematchTable())) return false;
     if (!getRematchOf()
         .equals(other.getRematchOf())) return false;
+    if (getTurnNotifications()
+        != other.getTurnNotifications()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1183,6 +1212,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getRematchTable().hashCode();
     hash = (37 * hash) + REMATCH_OF_FIELD_NUMBER;
     hash = (53 * hash) + getRematchOf().hashCode();
+    hash = (37 * hash) + TURN_NOTIFICATIONS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getTurnNotifications());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1285,8 +1317,8 @@ private static final long serialVersionUID = 0L;
    * Table is the API resource: four seats, fixed rules and one game.
    *
    * On CreateTable a client sets display_name, rules, seats (only to make seats
-   * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
-   * sets everything else.
+   * start as bots), dealer, deck_seed, turn_timeout, unlisted and
+   * turn_notifications; the server sets everything else.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.Table}
@@ -1384,6 +1416,7 @@ private static final long serialVersionUID = 0L;
       unlisted_ = false;
       rematchTable_ = "";
       rematchOf_ = "";
+      turnNotifications_ = false;
       return this;
     }
 
@@ -1509,6 +1542,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00080000) != 0)) {
         result.rematchOf_ = rematchOf_;
       }
+      if (((from_bitField0_ & 0x00100000) != 0)) {
+        result.turnNotifications_ = turnNotifications_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1624,6 +1660,9 @@ private static final long serialVersionUID = 0L;
         rematchOf_ = other.rematchOf_;
         bitField0_ |= 0x00080000;
         onChanged();
+      }
+      if (other.getTurnNotifications() != false) {
+        setTurnNotifications(other.getTurnNotifications());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1782,6 +1821,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00080000;
               break;
             } // case 162
+            case 168: {
+              turnNotifications_ = input.readBool();
+              bitField0_ |= 0x00100000;
+              break;
+            } // case 168
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4201,6 +4245,65 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       rematchOf_ = value;
       bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+
+    private boolean turnNotifications_ ;
+    /**
+     * <pre>
+     * When true, the server posts a `turn.started` webhook to the app's backend
+     * each time the game starts waiting for a player's move (not a bot's): the
+     * passes of a new round, or a card. The app can then notify a player who is
+     * not watching the table, for games played over hours or days. The server
+     * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+     * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+     * </pre>
+     *
+     * <code>bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return The turnNotifications.
+     */
+    @java.lang.Override
+    public boolean getTurnNotifications() {
+      return turnNotifications_;
+    }
+    /**
+     * <pre>
+     * When true, the server posts a `turn.started` webhook to the app's backend
+     * each time the game starts waiting for a player's move (not a bot's): the
+     * passes of a new round, or a card. The app can then notify a player who is
+     * not watching the table, for games played over hours or days. The server
+     * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+     * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+     * </pre>
+     *
+     * <code>bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @param value The turnNotifications to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTurnNotifications(boolean value) {
+
+      turnNotifications_ = value;
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When true, the server posts a `turn.started` webhook to the app's backend
+     * each time the game starts waiting for a player's move (not a bot's): the
+     * passes of a new round, or a card. The app can then notify a player who is
+     * not watching the table, for games played over hours or days. The server
+     * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+     * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+     * </pre>
+     *
+     * <code>bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTurnNotifications() {
+      bitField0_ = (bitField0_ & ~0x00100000);
+      turnNotifications_ = false;
       onChanged();
       return this;
     }

@@ -518,4 +518,19 @@ public interface TableOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRematchOfBytes();
+
+  /**
+   * <pre>
+   * When true, the server posts a `turn.started` webhook to the app's backend
+   * each time the game starts waiting for a player's move (not a bot's): the
+   * passes of a new round, or a card. The app can then notify a player who is
+   * not watching the table, for games played over hours or days. The server
+   * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+   * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+   * </pre>
+   *
+   * <code>bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The turnNotifications.
+   */
+  boolean getTurnNotifications();
 }

@@ -15,8 +15,8 @@ public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed, turn_timeout and unlisted; the server
- * sets everything else.
+ * start as bots), dealer, deck_seed, turn_timeout, unlisted and
+ * turn_notifications; the server sets everything else.
  * ```
  *
  * Protobuf type `hearts.v1.Table`
@@ -879,6 +879,41 @@ public object TableKt {
      */
     public fun clearRematchOf() {
       _builder.clearRematchOf()
+    }
+
+    /**
+     * ```
+     * When true, the server posts a `turn.started` webhook to the app's backend
+     * each time the game starts waiting for a player's move (not a bot's): the
+     * passes of a new round, or a card. The app can then notify a player who is
+     * not watching the table, for games played over hours or days. The server
+     * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+     * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+     * ```
+     *
+     * `bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public var turnNotifications: kotlin.Boolean
+      @kotlin.jvm.JvmName("getTurnNotifications")
+        get() = _builder.turnNotifications
+      @kotlin.jvm.JvmName("setTurnNotifications")
+        set(value) {
+        _builder.turnNotifications = value
+      }
+    /**
+     * ```
+     * When true, the server posts a `turn.started` webhook to the app's backend
+     * each time the game starts waiting for a player's move (not a bot's): the
+     * passes of a new round, or a card. The app can then notify a player who is
+     * not watching the table, for games played over hours or days. The server
+     * must run with webhooks (--webhook-url); otherwise CreateTable fails with
+     * FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+     * ```
+     *
+     * `bool turn_notifications = 21 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public fun clearTurnNotifications() {
+      _builder.clearTurnNotifications()
     }
   }
 }
