@@ -51,6 +51,27 @@ async def test_client_plays_a_whole_game_against_three_bots(client: HeartsClient
     assert table.deck_seed == 11  # revealed once the game is over
 
 
+async def test_suggested_moves_play_a_round_and_a_seat_that_owes_none_is_refused(
+    client: HeartsClient,
+) -> None:
+    joined = await table_with_bots(client, seed=12, target=1)
+    name = joined.view.table.name
+    view = joined.view
+    while view.table.phase != pb.PHASE_GAME_OVER:
+        suggestion = await client.suggest_move(name)
+        assert suggestion.etag == view.table.etag
+        legal = {card_str(card) for card in view.legal_cards}
+        assert {card_str(card) for card in suggestion.cards} <= legal
+        if view.table.phase == pb.PHASE_PASSING:
+            assert len(suggestion.cards) == 3
+            view = await client.pass_cards(name, suggestion.cards, etag=suggestion.etag)
+        else:
+            view = await client.play_card(name, suggestion.cards[0], etag=suggestion.etag)
+    with pytest.raises(IllegalMoveError) as refused:
+        await client.suggest_move(name)
+    assert refused.value.reason == "GAME_OVER"
+
+
 async def test_get_table_shows_the_hand_only_to_the_seat(
     client: HeartsClient, server: HeartsServer
 ) -> None:

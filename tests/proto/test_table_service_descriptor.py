@@ -21,6 +21,7 @@ EXPECTED_HTTP = {
     "PassCards": ("post", "/v1/{name=tables/*}:passCards", "*"),
     "PlayCard": ("post", "/v1/{name=tables/*}:playCard", "*"),
     "RematchTable": ("post", "/v1/{name=tables/*}:rematch", "*"),
+    "SuggestMove": ("get", "/v1/{name=tables/*}:suggestMove", ""),
     "WatchTable": ("get", "/v1/{name=tables/*}:watch", ""),
 }
 

@@ -134,8 +134,18 @@ export function conformanceTests(protocol: string, newClient: () => TableService
           const after = must((await client.getTable({ name }, asSeat)).view, "view");
           assert.equal(after.table?.etag, refusal.etag, "a refused move must not change the table");
         }
-        const card = must(legal[Math.floor(random() * legal.length)], "legal card");
-        view = must((await client.playCard({ name, card, requestId: randomUUID() }, asSeat)).view, "view");
+        let card = must(legal[Math.floor(random() * legal.length)], "legal card");
+        let etag = "";
+        if (moves % 4 === 0) {
+          // (6) SuggestMove: one legal card, decided on this version of the table, changing nothing.
+          const hint = await client.suggestMove({ name }, asSeat);
+          assert.equal(hint.etag, view.table?.etag, "a suggestion is made on the current table");
+          assert.equal(hint.cards.length, 1, "a play suggests one card");
+          card = must(hint.cards[0], "suggested card");
+          assert.ok(legal.some((ok) => sameCard(ok, card)), `suggested ${cardsText([card])} of [${cardsText(legal)}]`);
+          etag = hint.etag;
+        }
+        view = must((await client.playCard({ name, card, etag, requestId: randomUUID() }, asSeat)).view, "view");
       } else {
         // This seat owes nothing yet (bots that think off the request); read the table again.
         await new Promise((resolve) => setTimeout(resolve, 50));

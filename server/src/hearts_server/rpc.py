@@ -318,6 +318,12 @@ class TableServicer(api_grpc.TableServiceServicer):
     ) -> api.GetTableResponse:
         return await self.app.get_table(request.name, bearer_token(context))
 
+    @_unary("SuggestMove")
+    async def SuggestMove(
+        self, request: api.SuggestMoveRequest, context: grpc.aio.ServicerContext
+    ) -> api.SuggestMoveResponse:
+        return await self.app.suggest_move(request.name, bearer_token(context))
+
     @_unary("ListTables")
     async def ListTables(
         self, request: api.ListTablesRequest, context: grpc.aio.ServicerContext

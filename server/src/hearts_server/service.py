@@ -542,6 +542,37 @@ class TableApp:
         response.view.MergeFromString(convert.view_bytes(record, version, caller.seat))
         return response
 
+    async def suggest_move(self, name: str, token: str | None) -> api.SuggestMoveResponse:
+        """The move a heuristic bot would make in the caller's seat, from its view only (the
+        move the turn timer makes); it changes nothing."""
+        table_id = parse_table_name(name)
+        caller = self.caller(token, table_id)
+        version, record = await self._read(table_id)
+        seat = self._player(record, caller)
+        self._kick_overdue(record)
+        state = record.game
+        if state is None:
+            raise ServiceError("WRONG_PHASE", "the game starts when all four seats are taken")
+        if state.phase is Phase.PLAYING:
+            if state.turn != seat:
+                raise ServiceError("NOT_YOUR_TURN", f"it is seat {state.turn}'s turn")
+        elif state.phase is Phase.PASSING:
+            if seat not in seats_to_act(state):
+                raise ServiceError("ALREADY_PASSED", "this seat has passed its cards")
+        elif state.phase is Phase.GAME_OVER:
+            raise ServiceError("GAME_OVER", "the game is over")
+        else:  # dealing: only while the last player is away from a bots' table
+            raise ServiceError("WRONG_PHASE", "no move is owed while the round is dealt")
+        action = self._bot(BotLevel.HEURISTIC, record.bot_seed + seat).decide(view(state, seat))
+        if isinstance(action, PlayCard):
+            cards: Sequence[Card] = (action.card,)
+        else:
+            assert isinstance(action, PassCards)  # a bot never deals
+            cards = action.cards
+        return api.SuggestMoveResponse(
+            cards=[convert.card_to_pb(card) for card in cards], etag=str(version)
+        )
+
     async def list_tables(
         self, page_size: int, page_token: str, *, has_free_seat: bool
     ) -> api.ListTablesResponse:

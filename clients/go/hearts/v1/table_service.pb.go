@@ -3,8 +3,8 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token, RematchTable one of the finished table; DeleteTable needs the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
+// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
 // creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
@@ -1169,6 +1169,109 @@ func (x *PlayCardResponse) GetEtag() string {
 	return ""
 }
 
+// SuggestMoveRequest names the table; the call must carry the seat token.
+type SuggestMoveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name of the table, `tables/{table}`.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuggestMoveRequest) Reset() {
+	*x = SuggestMoveRequest{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuggestMoveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuggestMoveRequest) ProtoMessage() {}
+
+func (x *SuggestMoveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuggestMoveRequest.ProtoReflect.Descriptor instead.
+func (*SuggestMoveRequest) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SuggestMoveRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// SuggestMoveResponse holds the suggested move.
+type SuggestMoveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cards of the move: one card to play, or the cards to pass. Send them
+	// with PlayCard or PassCards, with the etag below.
+	Cards []*Card `protobuf:"bytes,1,rep,name=cards,proto3" json:"cards,omitempty"`
+	// The etag of the table version the suggestion was made for: a move sent
+	// with it is refused (ETAG_MISMATCH) if the table moved on meanwhile.
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuggestMoveResponse) Reset() {
+	*x = SuggestMoveResponse{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuggestMoveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuggestMoveResponse) ProtoMessage() {}
+
+func (x *SuggestMoveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuggestMoveResponse.ProtoReflect.Descriptor instead.
+func (*SuggestMoveResponse) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SuggestMoveResponse) GetCards() []*Card {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+func (x *SuggestMoveResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // WatchTableRequest names the table to watch and where to resume.
 type WatchTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1185,7 +1288,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1300,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[18]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1313,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{18}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchTableRequest) GetName() string {
@@ -1248,7 +1351,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1363,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[19]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1376,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{19}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchTableResponse) GetSequence() int64 {
@@ -1409,6 +1512,11 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\"P\n" +
 	"\x10PlayCardResponse\x12(\n" +
 	"\x04view\x18\x01 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\".\n" +
+	"\x12SuggestMoveRequest\x12\x18\n" +
+	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\"P\n" +
+	"\x13SuggestMoveResponse\x12%\n" +
+	"\x05cards\x18\x01 \x03(\v2\x0f.hearts.v1.CardR\x05cards\x12\x12\n" +
 	"\x04etag\x18\x02 \x01(\tR\x04etag\"l\n" +
 	"\x11WatchTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12*\n" +
@@ -1418,7 +1526,7 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
 	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xca\b\n" +
+	"\x04kind2\xc1\t\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -1432,7 +1540,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"LeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*\"\x19/v1/{name=tables/*}:leave\x12p\n" +
 	"\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/{name=tables/*}:passCards\x12l\n" +
 	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12w\n" +
-	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12n\n" +
+	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12u\n" +
+	"\vSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12n\n" +
 	"\n" +
 	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
@@ -1448,7 +1557,7 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*GetTableRequest)(nil),      // 0: hearts.v1.GetTableRequest
 	(*GetTableResponse)(nil),     // 1: hearts.v1.GetTableResponse
@@ -1468,52 +1577,57 @@ var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*PassCardsResponse)(nil),    // 15: hearts.v1.PassCardsResponse
 	(*PlayCardRequest)(nil),      // 16: hearts.v1.PlayCardRequest
 	(*PlayCardResponse)(nil),     // 17: hearts.v1.PlayCardResponse
-	(*WatchTableRequest)(nil),    // 18: hearts.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),   // 19: hearts.v1.WatchTableResponse
-	(*TableView)(nil),            // 20: hearts.v1.TableView
-	(*Table)(nil),                // 21: hearts.v1.Table
-	(*Card)(nil),                 // 22: hearts.v1.Card
-	(*TableEvent)(nil),           // 23: hearts.v1.TableEvent
+	(*SuggestMoveRequest)(nil),   // 18: hearts.v1.SuggestMoveRequest
+	(*SuggestMoveResponse)(nil),  // 19: hearts.v1.SuggestMoveResponse
+	(*WatchTableRequest)(nil),    // 20: hearts.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),   // 21: hearts.v1.WatchTableResponse
+	(*TableView)(nil),            // 22: hearts.v1.TableView
+	(*Table)(nil),                // 23: hearts.v1.Table
+	(*Card)(nil),                 // 24: hearts.v1.Card
+	(*TableEvent)(nil),           // 25: hearts.v1.TableEvent
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	20, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	21, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	21, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	20, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	20, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	20, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	20, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
-	22, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	20, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	22, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	20, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	20, // 11: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	23, // 12: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 13: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 14: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 15: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 16: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 17: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 18: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 19: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 20: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 21: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 22: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 23: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 24: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 25: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 26: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 27: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 28: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 29: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 30: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 31: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 32: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	23, // [23:33] is the sub-list for method output_type
-	13, // [13:23] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	22, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	23, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	23, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	22, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	22, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	22, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	22, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	24, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	22, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	24, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	22, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	24, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
+	22, // 12: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	25, // 13: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 14: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 15: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 16: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 17: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 18: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 19: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 20: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 21: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 22: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 23: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 24: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 25: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 26: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 27: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 28: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 29: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 30: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 31: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 32: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 33: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 34: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 35: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	25, // [25:36] is the sub-list for method output_type
+	14, // [14:25] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -1524,8 +1638,8 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_proto_init()
 	file_hearts_v1_table_event_proto_init()
 	file_hearts_v1_table_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[18].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[19].OneofWrappers = []any{
+	file_hearts_v1_table_service_proto_msgTypes[20].OneofWrappers = []any{}
+	file_hearts_v1_table_service_proto_msgTypes[21].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -1535,7 +1649,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -3,8 +3,8 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token, RematchTable one of the finished table; DeleteTable needs the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
+// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
 // creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
@@ -47,6 +47,7 @@ const (
 	TableService_PassCards_FullMethodName    = "/hearts.v1.TableService/PassCards"
 	TableService_PlayCard_FullMethodName     = "/hearts.v1.TableService/PlayCard"
 	TableService_RematchTable_FullMethodName = "/hearts.v1.TableService/RematchTable"
+	TableService_SuggestMove_FullMethodName  = "/hearts.v1.TableService/SuggestMove"
 	TableService_WatchTable_FullMethodName   = "/hearts.v1.TableService/WatchTable"
 )
 
@@ -92,6 +93,12 @@ type TableServiceClient interface {
 	// the old players or by anyone who joins. Called again by a player already
 	// seated there, it returns a new token for that seat.
 	RematchTable(ctx context.Context, in *RematchTableRequest, opts ...grpc.CallOption) (*RematchTableResponse, error)
+	// SuggestMove answers what the server would play in the caller's seat now:
+	// the card to play, or the three cards to pass, as a heuristic bot would
+	// choose them from the caller's view only (the move a turn timer makes).
+	// It changes nothing. For a hint button, or a client's auto-play, in any
+	// language. Needs the seat token of a seat that owes a move.
+	SuggestMove(ctx context.Context, in *SuggestMoveRequest, opts ...grpc.CallOption) (*SuggestMoveResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
@@ -195,6 +202,16 @@ func (c *tableServiceClient) RematchTable(ctx context.Context, in *RematchTableR
 	return out, nil
 }
 
+func (c *tableServiceClient) SuggestMove(ctx context.Context, in *SuggestMoveRequest, opts ...grpc.CallOption) (*SuggestMoveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuggestMoveResponse)
+	err := c.cc.Invoke(ctx, TableService_SuggestMove_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
@@ -256,6 +273,12 @@ type TableServiceServer interface {
 	// the old players or by anyone who joins. Called again by a player already
 	// seated there, it returns a new token for that seat.
 	RematchTable(context.Context, *RematchTableRequest) (*RematchTableResponse, error)
+	// SuggestMove answers what the server would play in the caller's seat now:
+	// the card to play, or the three cards to pass, as a heuristic bot would
+	// choose them from the caller's view only (the move a turn timer makes).
+	// It changes nothing. For a hint button, or a client's auto-play, in any
+	// language. Needs the seat token of a seat that owes a move.
+	SuggestMove(context.Context, *SuggestMoveRequest) (*SuggestMoveResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
@@ -295,6 +318,9 @@ func (UnimplementedTableServiceServer) PlayCard(context.Context, *PlayCardReques
 }
 func (UnimplementedTableServiceServer) RematchTable(context.Context, *RematchTableRequest) (*RematchTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RematchTable not implemented")
+}
+func (UnimplementedTableServiceServer) SuggestMove(context.Context, *SuggestMoveRequest) (*SuggestMoveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SuggestMove not implemented")
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
@@ -482,6 +508,24 @@ func _TableService_RematchTable_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_SuggestMove_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SuggestMoveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).SuggestMove(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_SuggestMove_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).SuggestMove(ctx, req.(*SuggestMoveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchTableRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -535,6 +579,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RematchTable",
 			Handler:    _TableService_RematchTable_Handler,
+		},
+		{
+			MethodName: "SuggestMove",
+			Handler:    _TableService_SuggestMove_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

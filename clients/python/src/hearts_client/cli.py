@@ -51,7 +51,8 @@ _DIRECTIONS = {
 _HELP = (
     "Type cards in notation, rank then suit: QS, TD (or 10D), 2C, AH.\n"
     "  Passing: three cards, like 'QS KS AH'. Playing: one card, like '7H'.\n"
-    "  'auto' lets the computer play the rest of the game for you; 'quit' leaves."
+    "  'hint' shows what the server would play; 'auto' lets the computer play the rest of the\n"
+    "  game for you; 'quit' leaves."
 )
 
 # How long leaving (or deleting) the table may take when the command ends early.
@@ -304,6 +305,9 @@ class _Game:
                 if text.lower() == "auto":
                     self.auto = True
                     continue
+                if text.lower() == "hint":
+                    await self.hint()
+                    continue
                 try:
                     chosen = cards(text)
                 except InvalidCardError as error:
@@ -335,6 +339,9 @@ class _Game:
                 if text.lower() == "auto":
                     self.auto = True
                     continue
+                if text.lower() == "hint":
+                    await self.hint()
+                    continue
                 chosen = text
             try:
                 if await self.send(
@@ -352,6 +359,15 @@ class _Game:
                     self.say(f"  Legal: {self.labels(sort_cards(error.legal_cards))}")
                 if self.auto:
                     raise
+
+    async def hint(self) -> None:
+        """Say the move the server suggests (a heuristic bot's choice from our view)."""
+        try:
+            suggestion = await self.client.suggest_move(self.name)
+        except IllegalMoveError as error:  # the game moved on: the next prompt shows it
+            self.say(f"  No hint: {error}")
+            return
+        self.say(f"  Hint: {self.labels(suggestion.cards)}")
 
     # ------------------------------------------------------------------ the game
 

@@ -116,6 +116,15 @@ class TablePage(NamedTuple):
     """The token for the next page; empty on the last page."""
 
 
+class Suggestion(NamedTuple):
+    """A move :meth:`HeartsClient.suggest_move` suggests."""
+
+    cards: list[pb.Card]
+    """One card to play, or the cards to pass."""
+    etag: str
+    """The table's etag it was decided on: pass it with the move."""
+
+
 def table_name(name: str) -> str:
     """The resource name for a table name or bare id.
 
@@ -632,6 +641,21 @@ class HeartsClient:
             "PlayCard", request, token=self._token_for(name)
         )
         return response.view
+
+    async def suggest_move(self, name: str) -> Suggestion:
+        """The move the server suggests for this client's seat: what a heuristic bot would
+        play (or pass) from the seat's view. It changes nothing.
+
+        Make it with :meth:`play_card` or :meth:`pass_cards`, passing ``etag`` so that it is
+        refused if the table moved on meanwhile. Raises
+        :class:`~hearts_client.errors.IllegalMoveError` (``NOT_YOUR_TURN``, ``ALREADY_PASSED``,
+        ``WRONG_PHASE``, ``GAME_OVER``) when the seat owes no move.
+        """
+        name = table_name(name)
+        response: api.SuggestMoveResponse = await self._call(
+            "SuggestMove", api.SuggestMoveRequest(name=name), token=self._token_for(name)
+        )
+        return Suggestion(list(response.cards), response.etag)
 
     # ------------------------------------------------------------------ watching
 

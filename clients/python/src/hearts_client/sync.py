@@ -24,6 +24,7 @@ from hearts_client.client import (
     HeartsClient,
     JoinedTable,
     RulesLike,
+    Suggestion,
     TablePage,
 )
 
@@ -224,6 +225,10 @@ class SyncHeartsClient:
     ) -> pb.TableView:
         """See :meth:`HeartsClient.play_card`."""
         return self._run(self.client.play_card(name, to_play, etag=etag, request_id=request_id))
+
+    def suggest_move(self, name: str) -> Suggestion:
+        """See :meth:`HeartsClient.suggest_move`."""
+        return self._run(self.client.suggest_move(name))
 
     def watch(
         self,

@@ -1639,6 +1639,45 @@ impl ::prost::Name for PlayCardResponse {
         "type.googleapis.com/hearts.v1.PlayCardResponse".into()
     }
 }
+/// SuggestMoveRequest names the table; the call must carry the seat token.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SuggestMoveRequest {
+    /// The resource name of the table, `tables/{table}`.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+}
+impl ::prost::Name for SuggestMoveRequest {
+    const NAME: &'static str = "SuggestMoveRequest";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.SuggestMoveRequest".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.SuggestMoveRequest".into()
+    }
+}
+/// SuggestMoveResponse holds the suggested move.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct SuggestMoveResponse {
+    /// The cards of the move: one card to play, or the cards to pass. Send them
+    /// with PlayCard or PassCards, with the etag below.
+    #[prost(message, repeated, tag = "1")]
+    pub cards: ::prost::alloc::vec::Vec<Card>,
+    /// The etag of the table version the suggestion was made for: a move sent
+    /// with it is refused (ETAG_MISMATCH) if the table moved on meanwhile.
+    #[prost(string, tag = "2")]
+    pub etag: ::prost::alloc::string::String,
+}
+impl ::prost::Name for SuggestMoveResponse {
+    const NAME: &'static str = "SuggestMoveResponse";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.SuggestMoveResponse".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.SuggestMoveResponse".into()
+    }
+}
 /// WatchTableRequest names the table to watch and where to resume.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WatchTableRequest {
@@ -2032,6 +2071,35 @@ pub mod table_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("hearts.v1.TableService", "RematchTable"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// SuggestMove answers what the server would play in the caller's seat now:
+        /// the card to play, or the three cards to pass, as a heuristic bot would
+        /// choose them from the caller's view only (the move a turn timer makes).
+        /// It changes nothing. For a hint button, or a client's auto-play, in any
+        /// language. Needs the seat token of a seat that owes a move.
+        pub async fn suggest_move(
+            &mut self,
+            request: impl tonic::IntoRequest<super::SuggestMoveRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SuggestMoveResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hearts.v1.TableService/SuggestMove",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hearts.v1.TableService", "SuggestMove"));
             self.inner.unary(req, path, codec).await
         }
         /// WatchTable streams the caller's view of a table and then every event the

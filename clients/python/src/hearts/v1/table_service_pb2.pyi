@@ -6,8 +6,8 @@ and watch a table's game as it happens.
 
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
-`authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-seat token, RematchTable one of the finished table; DeleteTable needs the
+`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
+LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
 creator token. GetTable and WatchTable work without a token (the
 spectator's view) and show the seat's private cards with a seat token.
 
@@ -616,6 +616,60 @@ class PlayCardResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlayCardResponse: _TypeAlias = PlayCardResponse  # noqa: Y015
+
+@_typing.final
+class SuggestMoveRequest(_message.Message):
+    """SuggestMoveRequest names the table; the call must carry the seat token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The resource name of the table, `tables/{table}`."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuggestMoveRequest: _TypeAlias = SuggestMoveRequest  # noqa: Y015
+
+@_typing.final
+class SuggestMoveResponse(_message.Message):
+    """SuggestMoveResponse holds the suggested move."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    ETAG_FIELD_NUMBER: _builtins.int
+    etag: _builtins.str
+    """The etag of the table version the suggestion was made for: a move sent
+    with it is refused (ETAG_MISMATCH) if the table moved on meanwhile.
+    """
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.Card]:
+        """The cards of the move: one card to play, or the cards to pass. Send them
+        with PlayCard or PassCards, with the etag below.
+        """
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_table_pb2.Card] | None = ...,
+        etag: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "etag", b"etag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuggestMoveResponse: _TypeAlias = SuggestMoveResponse  # noqa: Y015
 
 @_typing.final
 class WatchTableRequest(_message.Message):

@@ -80,6 +80,11 @@ class TableServiceStub:
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.FromString,
                 _registered_method=True)
+        self.SuggestMove = channel.unary_unary(
+                '/hearts.v1.TableService/SuggestMove',
+                request_serializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/hearts.v1.TableService/WatchTable',
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -172,6 +177,17 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SuggestMove(self, request, context):
+        """SuggestMove answers what the server would play in the caller's seat now:
+        the card to play, or the three cards to pass, as a heuristic bot would
+        choose them from the caller's view only (the move a turn timer makes).
+        It changes nothing. For a hint button, or a client's auto-play, in any
+        language. Needs the seat token of a seat that owes a move.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTable(self, request, context):
         """WatchTable streams the caller's view of a table and then every event the
         caller may see, until the table is deleted or the caller hangs up.
@@ -227,6 +243,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.RematchTable,
                     request_deserializer=hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.SerializeToString,
+            ),
+            'SuggestMove': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuggestMove,
+                    request_deserializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -478,6 +499,33 @@ class TableService:
             '/hearts.v1.TableService/RematchTable',
             hearts_dot_v1_dot_table__service__pb2.RematchTableRequest.SerializeToString,
             hearts_dot_v1_dot_table__service__pb2.RematchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuggestMove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.TableService/SuggestMove',
+            hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.SerializeToString,
+            hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.FromString,
             options,
             channel_credentials,
             insecure,

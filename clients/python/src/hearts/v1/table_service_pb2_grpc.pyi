@@ -6,8 +6,8 @@ and watch a table's game as it happens.
 
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
-`authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-seat token, RematchTable one of the finished table; DeleteTable needs the
+`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
+LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
 creator token. GetTable and WatchTable work without a token (the
 spectator's view) and show the seat's private cards with a seat token.
 
@@ -92,6 +92,13 @@ class TableServiceStub:
     the old players or by anyone who joins. Called again by a player already
     seated there, it returns a new token for that seat.
     """
+    SuggestMove: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SuggestMoveRequest, _table_service_pb2.SuggestMoveResponse]
+    """SuggestMove answers what the server would play in the caller's seat now:
+    the card to play, or the three cards to pass, as a heuristic bot would
+    choose them from the caller's view only (the move a turn timer makes).
+    It changes nothing. For a hint button, or a client's auto-play, in any
+    language. Needs the seat token of a seat that owes a move.
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -142,6 +149,13 @@ class TableServiceAsyncStub(TableServiceStub):
     that player too. The new game starts when all four seats are taken, by
     the old players or by anyone who joins. Called again by a player already
     seated there, it returns a new token for that seat.
+    """
+    SuggestMove: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SuggestMoveRequest, _table_service_pb2.SuggestMoveResponse]  # type: ignore[assignment]
+    """SuggestMove answers what the server would play in the caller's seat now:
+    the card to play, or the three cards to pass, as a heuristic bot would
+    choose them from the caller's view only (the move a turn timer makes).
+    It changes nothing. For a hint button, or a client's auto-play, in any
+    language. Needs the seat token of a seat that owes a move.
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
@@ -244,6 +258,19 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         that player too. The new game starts when all four seats are taken, by
         the old players or by anyone who joins. Called again by a player already
         seated there, it returns a new token for that seat.
+        """
+
+    @_abc_1.abstractmethod
+    def SuggestMove(
+        self,
+        request: _table_service_pb2.SuggestMoveRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.SuggestMoveResponse, _abc.Awaitable[_table_service_pb2.SuggestMoveResponse]]:
+        """SuggestMove answers what the server would play in the caller's seat now:
+        the card to play, or the three cards to pass, as a heuristic bot would
+        choose them from the caller's view only (the move a turn timer makes).
+        It changes nothing. For a hint button, or a client's auto-play, in any
+        language. Needs the seat token of a seat that owes a move.
         """
 
     @_abc_1.abstractmethod

@@ -3,8 +3,8 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard and LeaveTable need a
-// seat token, RematchTable one of the finished table; DeleteTable needs the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
+// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
 // creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
@@ -35,7 +35,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hearts/v1/table_service.proto.
  */
 export const file_hearts_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQyyggKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEncKDFJlbWF0Y2hUYWJsZRIeLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXF1ZXN0Gh8uaGVhcnRzLnYxLlJlbWF0Y2hUYWJsZVJlc3BvbnNlIiaC0+STAiAiGy92MS97bmFtZT10YWJsZXMvKn06cmVtYXRjaDoBKhJuCgpXYXRjaFRhYmxlEhwuaGVhcnRzLnYxLldhdGNoVGFibGVSZXF1ZXN0Gh0uaGVhcnRzLnYxLldhdGNoVGFibGVSZXNwb25zZSIhgtPkkwIbEhkvdjEve25hbWU9dGFibGVzLyp9OndhdGNoMAFCFUIRVGFibGVTZXJ2aWNlUHJvdG9QAWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
+  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSIoChJTdWdnZXN0TW92ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChNTdWdnZXN0TW92ZVJlc3BvbnNlEh4KBWNhcmRzGAEgAygLMg8uaGVhcnRzLnYxLkNhcmQSDAoEZXRhZxgCIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQywQkKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEncKDFJlbWF0Y2hUYWJsZRIeLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXF1ZXN0Gh8uaGVhcnRzLnYxLlJlbWF0Y2hUYWJsZVJlc3BvbnNlIiaC0+STAiAiGy92MS97bmFtZT10YWJsZXMvKn06cmVtYXRjaDoBKhJ1CgtTdWdnZXN0TW92ZRIdLmhlYXJ0cy52MS5TdWdnZXN0TW92ZVJlcXVlc3QaHi5oZWFydHMudjEuU3VnZ2VzdE1vdmVSZXNwb25zZSIngtPkkwIhEh8vdjEve25hbWU9dGFibGVzLyp9OnN1Z2dlc3RNb3ZlEm4KCldhdGNoVGFibGUSHC5oZWFydHMudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuV2F0Y2hUYWJsZVJlc3BvbnNlIiGC0+STAhsSGS92MS97bmFtZT10YWJsZXMvKn06d2F0Y2gwAUIVQhFUYWJsZVNlcnZpY2VQcm90b1ABYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
 
 /**
  * GetTableRequest names the table to return.
@@ -655,6 +655,57 @@ export const PlayCardResponseSchema: GenMessage<PlayCardResponse> = /*@__PURE__*
   messageDesc(file_hearts_v1_table_service, 17);
 
 /**
+ * SuggestMoveRequest names the table; the call must carry the seat token.
+ *
+ * @generated from message hearts.v1.SuggestMoveRequest
+ */
+export type SuggestMoveRequest = Message<"hearts.v1.SuggestMoveRequest"> & {
+  /**
+   * The resource name of the table, `tables/{table}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message hearts.v1.SuggestMoveRequest.
+ * Use `create(SuggestMoveRequestSchema)` to create a new message.
+ */
+export const SuggestMoveRequestSchema: GenMessage<SuggestMoveRequest> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 18);
+
+/**
+ * SuggestMoveResponse holds the suggested move.
+ *
+ * @generated from message hearts.v1.SuggestMoveResponse
+ */
+export type SuggestMoveResponse = Message<"hearts.v1.SuggestMoveResponse"> & {
+  /**
+   * The cards of the move: one card to play, or the cards to pass. Send them
+   * with PlayCard or PassCards, with the etag below.
+   *
+   * @generated from field: repeated hearts.v1.Card cards = 1;
+   */
+  cards: Card[];
+
+  /**
+   * The etag of the table version the suggestion was made for: a move sent
+   * with it is refused (ETAG_MISMATCH) if the table moved on meanwhile.
+   *
+   * @generated from field: string etag = 2;
+   */
+  etag: string;
+};
+
+/**
+ * Describes the message hearts.v1.SuggestMoveResponse.
+ * Use `create(SuggestMoveResponseSchema)` to create a new message.
+ */
+export const SuggestMoveResponseSchema: GenMessage<SuggestMoveResponse> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 19);
+
+/**
  * WatchTableRequest names the table to watch and where to resume.
  *
  * @generated from message hearts.v1.WatchTableRequest
@@ -683,7 +734,7 @@ export type WatchTableRequest = Message<"hearts.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 18);
+  messageDesc(file_hearts_v1_table_service, 20);
 
 /**
  * WatchTableResponse is one message of a table's watch stream.
@@ -731,7 +782,7 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 19);
+  messageDesc(file_hearts_v1_table_service, 21);
 
 /**
  * TableService hosts Hearts tables and the games played at them.
@@ -846,6 +897,20 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof RematchTableRequestSchema;
     output: typeof RematchTableResponseSchema;
+  },
+  /**
+   * SuggestMove answers what the server would play in the caller's seat now:
+   * the card to play, or the three cards to pass, as a heuristic bot would
+   * choose them from the caller's view only (the move a turn timer makes).
+   * It changes nothing. For a hint button, or a client's auto-play, in any
+   * language. Needs the seat token of a seat that owes a move.
+   *
+   * @generated from rpc hearts.v1.TableService.SuggestMove
+   */
+  suggestMove: {
+    methodKind: "unary";
+    input: typeof SuggestMoveRequestSchema;
+    output: typeof SuggestMoveResponseSchema;
   },
   /**
    * WatchTable streams the caller's view of a table and then every event the

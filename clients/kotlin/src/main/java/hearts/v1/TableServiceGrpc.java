@@ -294,6 +294,37 @@ public final class TableServiceGrpc {
     return getRematchTableMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.SuggestMoveRequest,
+      hearts.v1.SuggestMoveResponse> getSuggestMoveMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SuggestMove",
+      requestType = hearts.v1.SuggestMoveRequest.class,
+      responseType = hearts.v1.SuggestMoveResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.SuggestMoveRequest,
+      hearts.v1.SuggestMoveResponse> getSuggestMoveMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.SuggestMoveRequest, hearts.v1.SuggestMoveResponse> getSuggestMoveMethod;
+    if ((getSuggestMoveMethod = TableServiceGrpc.getSuggestMoveMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getSuggestMoveMethod = TableServiceGrpc.getSuggestMoveMethod) == null) {
+          TableServiceGrpc.getSuggestMoveMethod = getSuggestMoveMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.SuggestMoveRequest, hearts.v1.SuggestMoveResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SuggestMove"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.SuggestMoveRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.SuggestMoveResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("SuggestMove"))
+              .build();
+        }
+      }
+    }
+    return getSuggestMoveMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
       hearts.v1.WatchTableResponse> getWatchTableMethod;
 
@@ -501,6 +532,20 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * SuggestMove answers what the server would play in the caller's seat now:
+     * the card to play, or the three cards to pass, as a heuristic bot would
+     * choose them from the caller's view only (the move a turn timer makes).
+     * It changes nothing. For a hint button, or a client's auto-play, in any
+     * language. Needs the seat token of a seat that owes a move.
+     * </pre>
+     */
+    default void suggestMove(hearts.v1.SuggestMoveRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.SuggestMoveResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSuggestMoveMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -663,6 +708,21 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * SuggestMove answers what the server would play in the caller's seat now:
+     * the card to play, or the three cards to pass, as a heuristic bot would
+     * choose them from the caller's view only (the move a turn timer makes).
+     * It changes nothing. For a hint button, or a client's auto-play, in any
+     * language. Needs the seat token of a seat that owes a move.
+     * </pre>
+     */
+    public void suggestMove(hearts.v1.SuggestMoveRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.SuggestMoveResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSuggestMoveMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -799,6 +859,20 @@ public final class TableServiceGrpc {
     public hearts.v1.RematchTableResponse rematchTable(hearts.v1.RematchTableRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getRematchTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SuggestMove answers what the server would play in the caller's seat now:
+     * the card to play, or the three cards to pass, as a heuristic bot would
+     * choose them from the caller's view only (the move a turn timer makes).
+     * It changes nothing. For a hint button, or a client's auto-play, in any
+     * language. Needs the seat token of a seat that owes a move.
+     * </pre>
+     */
+    public hearts.v1.SuggestMoveResponse suggestMove(hearts.v1.SuggestMoveRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSuggestMoveMethod(), getCallOptions(), request);
     }
 
     /**
@@ -940,6 +1014,20 @@ public final class TableServiceGrpc {
     public hearts.v1.RematchTableResponse rematchTable(hearts.v1.RematchTableRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getRematchTableMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SuggestMove answers what the server would play in the caller's seat now:
+     * the card to play, or the three cards to pass, as a heuristic bot would
+     * choose them from the caller's view only (the move a turn timer makes).
+     * It changes nothing. For a hint button, or a client's auto-play, in any
+     * language. Needs the seat token of a seat that owes a move.
+     * </pre>
+     */
+    public hearts.v1.SuggestMoveResponse suggestMove(hearts.v1.SuggestMoveRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSuggestMoveMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1090,6 +1178,21 @@ public final class TableServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getRematchTableMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * SuggestMove answers what the server would play in the caller's seat now:
+     * the card to play, or the three cards to pass, as a heuristic bot would
+     * choose them from the caller's view only (the move a turn timer makes).
+     * It changes nothing. For a hint button, or a client's auto-play, in any
+     * language. Needs the seat token of a seat that owes a move.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.SuggestMoveResponse> suggestMove(
+        hearts.v1.SuggestMoveRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSuggestMoveMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_TABLE = 0;
@@ -1101,7 +1204,8 @@ public final class TableServiceGrpc {
   private static final int METHODID_PASS_CARDS = 6;
   private static final int METHODID_PLAY_CARD = 7;
   private static final int METHODID_REMATCH_TABLE = 8;
-  private static final int METHODID_WATCH_TABLE = 9;
+  private static final int METHODID_SUGGEST_MOVE = 9;
+  private static final int METHODID_WATCH_TABLE = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1155,6 +1259,10 @@ public final class TableServiceGrpc {
         case METHODID_REMATCH_TABLE:
           serviceImpl.rematchTable((hearts.v1.RematchTableRequest) request,
               (io.grpc.stub.StreamObserver<hearts.v1.RematchTableResponse>) responseObserver);
+          break;
+        case METHODID_SUGGEST_MOVE:
+          serviceImpl.suggestMove((hearts.v1.SuggestMoveRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.SuggestMoveResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
           serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
@@ -1242,6 +1350,13 @@ public final class TableServiceGrpc {
               hearts.v1.RematchTableResponse>(
                 service, METHODID_REMATCH_TABLE)))
         .addMethod(
+          getSuggestMoveMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.SuggestMoveRequest,
+              hearts.v1.SuggestMoveResponse>(
+                service, METHODID_SUGGEST_MOVE)))
+        .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1305,6 +1420,7 @@ public final class TableServiceGrpc {
               .addMethod(getPassCardsMethod())
               .addMethod(getPlayCardMethod())
               .addMethod(getRematchTableMethod())
+              .addMethod(getSuggestMoveMethod())
               .addMethod(getWatchTableMethod())
               .build();
         }

@@ -71,6 +71,10 @@ public object TableServiceGrpcKt {
     @JvmStatic
     get() = TableServiceGrpc.getRematchTableMethod()
 
+  public val suggestMoveMethod: MethodDescriptor<SuggestMoveRequest, SuggestMoveResponse>
+    @JvmStatic
+    get() = TableServiceGrpc.getSuggestMoveMethod()
+
   public val watchTableMethod: MethodDescriptor<WatchTableRequest, WatchTableResponse>
     @JvmStatic
     get() = TableServiceGrpc.getWatchTableMethod()
@@ -266,6 +270,26 @@ public object TableServiceGrpcKt {
     )
 
     /**
+     * Executes this RPC and returns the response message, suspending until the RPC completes
+     * with [`Status.OK`][io.grpc.Status].  If the RPC completes with another status, a corresponding
+     * [StatusException] is thrown.  If this coroutine is cancelled, the RPC is also cancelled
+     * with the corresponding exception as a cause.
+     *
+     * @param request The request message to send to the server.
+     *
+     * @param headers Metadata to attach to the request.  Most users will not need this.
+     *
+     * @return The single response from the server.
+     */
+    public suspend fun suggestMove(request: SuggestMoveRequest, headers: Metadata = Metadata()): SuggestMoveResponse = unaryRpc(
+      channel,
+      TableServiceGrpc.getSuggestMoveMethod(),
+      request,
+      callOptions,
+      headers
+    )
+
+    /**
      * Returns a [Flow] that, when collected, executes this RPC and emits responses from the
      * server as they arrive.  That flow finishes normally if the server closes its response with
      * [`Status.OK`][io.grpc.Status], and fails by throwing a [StatusException] otherwise.  If
@@ -402,6 +426,18 @@ public object TableServiceGrpcKt {
     public open suspend fun rematchTable(request: RematchTableRequest): RematchTableResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.RematchTable is unimplemented"))
 
     /**
+     * Returns the response to an RPC for hearts.v1.TableService.SuggestMove.
+     *
+     * If this method fails with a [StatusException], the RPC will fail with the corresponding
+     * [io.grpc.Status].  If this method fails with a [java.util.concurrent.CancellationException], the RPC will fail
+     * with status `Status.CANCELLED`.  If this method fails for any other reason, the RPC will
+     * fail with `Status.UNKNOWN` with the exception as a cause.
+     *
+     * @param request The request from the client.
+     */
+    public open suspend fun suggestMove(request: SuggestMoveRequest): SuggestMoveResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.SuggestMove is unimplemented"))
+
+    /**
      * Returns a [Flow] of responses to an RPC for hearts.v1.TableService.WatchTable.
      *
      * If creating or collecting the returned flow fails with a [StatusException], the RPC
@@ -459,6 +495,11 @@ public object TableServiceGrpcKt {
       context = this.context,
       descriptor = TableServiceGrpc.getRematchTableMethod(),
       implementation = ::rematchTable
+    ))
+      .addMethod(unaryServerMethodDefinition(
+      context = this.context,
+      descriptor = TableServiceGrpc.getSuggestMoveMethod(),
+      implementation = ::suggestMove
     ))
       .addMethod(serverStreamingServerMethodDefinition(
       context = this.context,
