@@ -33,6 +33,7 @@ DOCUMENT_KEYS = {
     "time",
     "table",
     "display_name",
+    "create_time",
     "sequence",
     "phase",
     "round_number",
@@ -114,6 +115,7 @@ async def test_each_move_asked_of_a_player_is_posted_once(
         assert set(document) == DOCUMENT_KEYS  # nothing of anyone's cards
         assert document["id"] == f"{table_id}.{created}.turn.{document['sequence']}"
         assert document["table"] == seated.name
+        assert document["create_time"] == _rfc3339(end.create_time)
         assert (document["phase"], [seat["seat"] for seat in document["seats"]]) == (phase, seats)
         assert document["seats"][0] == {
             "seat": seats[0],
@@ -201,3 +203,41 @@ async def test_a_turn_is_given_up_on_sooner_than_a_result(
     finally:
         await sender.aclose()
         receiver.close()
+
+
+async def test_a_player_who_takes_over_the_seat_the_game_waits_for_is_asked(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    receiver: Receiver,
+) -> None:
+    server = await make_server(store=store_kind, webhook_url=receiver.url, webhook_secret=SECRET)
+    hearts = connect(server)
+    seated = await hearts.seated(
+        (0, 2),
+        bots={1: HEURISTIC, 3: HEURISTIC},
+        pass_cards=False,
+        turn_timeout_ms=600_000,
+        turn_notifications=True,
+    )
+    name = seated.name
+    table = (await hearts.view(name)).table
+    turn = table.turn_seat
+    other = 2 - turn
+    await receiver.until(1)  # the first card's
+    # Both players leave: the game waits, the seat to play held by its stand-in bot.
+    await hearts.leave(name, seated.tokens[other])
+    await hearts.leave(name, seated.tokens[turn])
+    await asyncio.sleep(0.3)
+    assert len(receiver.posts) == 1
+    joined = await hearts.join(name, turn, player="back")
+    table = joined.view.table
+    assert table.turn_seat == turn
+    await receiver.until(2)
+    document = json.loads(receiver.posts[1][1])
+    assert document["seats"] == [{"seat": turn, "player_id": None, "player_display_name": "back"}]
+    assert document["deadline"] == _rfc3339(table.turn_deadline)
+    # Taking over a seat that owes nothing asks nobody.
+    await hearts.join(name, other, player="also back")
+    await asyncio.sleep(0.3)
+    assert len(receiver.posts) == 2

@@ -1730,7 +1730,8 @@ class TableApp:
 
         A commit that ends a game with a player sends its result (never for games of bots
         only: no player's result to tell). At a table with ``turn_notifications``, a commit
-        that asks players for new moves tells whom. Other commits, and any without webhooks,
+        that asks players for new moves tells whom, and so does one that seats a player where
+        a move is owed. Other commits, and any without webhooks,
         send none. One commit never does both: a game that ends asks for no move.
         """
         if self.webhooks is None:
@@ -1742,10 +1743,15 @@ class TableApp:
             ):
                 return None
             document = game_over_document(new, now_ms)
-        elif new.turn_notifications and asked_anew(old.game, new.game):
+        elif new.turn_notifications:
             seats = new.owing_players()
+            if not asked_anew(old.game, new.game):
+                # The same moves are owed, but a seat may owe one now that did not (a player
+                # took over a stand-in bot's seat while the game waited for it).
+                before = old.owing_players()
+                seats = tuple(seat for seat in seats if seat not in before)
             if not seats:
-                return None  # only bots owe moves
+                return None  # only bots owe moves, or the players owed theirs already
             document = turn_started_document(new, seats, now_ms)
         else:
             return None
@@ -2011,6 +2017,9 @@ def turn_started_document(
         "time": _rfc3339(now_ms),
         "table": convert.table_name(record.table_id),
         "display_name": record.display_name,
+        # A table that expired can be made again under its name (a rematch's): its sequence
+        # starts again, so the creation time tells the two apart.
+        "create_time": _rfc3339(record.create_ms),
         "sequence": record.sequence,
         "phase": "PASSING" if game.phase is Phase.PASSING else "PLAYING",
         "round_number": game.round_index + 1,
