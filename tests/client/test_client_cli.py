@@ -338,6 +338,22 @@ async def test_a_move_typed_after_the_turn_timeout_is_too_late_and_the_game_goes
     assert "Final totals:" in text
 
 
+async def test_a_hint_asked_after_the_turn_timeout_is_too_late_and_the_game_goes_on(
+    server: HeartsServer,
+) -> None:
+    # The timer passes for the player while the prompt waits: the hint is for no move of this
+    # prompt (the server would suggest the first card of the next one, maybe one just passed
+    # to the player), so it says the move was made, and the game goes on.
+    argv = ["play", "--server", server.address, "--seed", "1", "--turn-timeout", "1", "--ascii"]
+    out = io.StringIO()
+    code = await asyncio.to_thread(main, argv, stdin=_LateInput("hint\nauto\n", 2.5), stdout=out)
+    text = out.getvalue()
+    assert code == 0, text
+    assert "Hint:" not in text.split("Your time ran out", 1)[0]
+    assert "Too late: the move was made for you." in text
+    assert "Final totals:" in text
+
+
 async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
     server: HeartsServer, client: HeartsClient
 ) -> None:

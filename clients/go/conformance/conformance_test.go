@@ -224,6 +224,68 @@ func TestRematchSeatsThePlayerAtANewTable(t *testing.T) {
 	}
 }
 
+// TestSuggestMovePlaysAWholeGame plays the seat's every move on SuggestMove's word: each
+// suggestion is legal for the view it was made on, carries that view's etag, and the move made
+// with it is accepted. Once the game is over there is nothing to suggest.
+func TestSuggestMovePlaysAWholeGame(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	game := newGame(ctx, t, client, seed)
+	authorized := withToken(ctx, game.seatToken)
+
+	view := game.view
+	for moves := 0; view.GetTable().GetPhase() != heartsv1.Phase_PHASE_GAME_OVER; moves++ {
+		if moves > 2000 {
+			t.Fatalf("seed %d: no game over after 2000 moves", seed)
+		}
+		if len(view.GetLegalCards()) == 0 {
+			view = move(ctx, t, client, game, view, nil) // owes nothing: reads the table again
+			continue
+		}
+		hint, err := client.SuggestMove(authorized, &heartsv1.SuggestMoveRequest{Name: game.name})
+		if err != nil {
+			t.Fatalf("seed %d: SuggestMove: %v", seed, describe(err))
+		}
+		etag := view.GetTable().GetEtag()
+		want := 1
+		if view.GetCardsToPass() > 0 {
+			want = int(view.GetCardsToPass())
+		}
+		if hint.GetEtag() != etag || len(hint.GetCards()) != want {
+			t.Fatalf("seed %d: SuggestMove gave %s at etag %q; want %d cards at etag %q", seed,
+				notations(hint.GetCards()), hint.GetEtag(), want, etag)
+		}
+		for _, card := range hint.GetCards() {
+			if !slices.ContainsFunc(view.GetLegalCards(), func(c *heartsv1.Card) bool { return proto.Equal(c, card) }) {
+				t.Fatalf("seed %d: SuggestMove gave %s, not among %s", seed, notation(card), notations(view.GetLegalCards()))
+			}
+		}
+		if want == 1 {
+			response, err := client.PlayCard(authorized, &heartsv1.PlayCardRequest{
+				Name: game.name, Card: hint.GetCards()[0], Etag: hint.GetEtag(), RequestId: requestID(t),
+			})
+			if err != nil {
+				t.Fatalf("seed %d: PlayCard of the suggested %s: %v", seed, notation(hint.GetCards()[0]), describe(err))
+			}
+			view = response.GetView()
+		} else {
+			response, err := client.PassCards(authorized, &heartsv1.PassCardsRequest{
+				Name: game.name, Cards: hint.GetCards(), Etag: hint.GetEtag(), RequestId: requestID(t),
+			})
+			if err != nil {
+				t.Fatalf("seed %d: PassCards of the suggested %s: %v", seed, notations(hint.GetCards()), describe(err))
+			}
+			view = response.GetView()
+		}
+	}
+	_, err := client.SuggestMove(authorized, &heartsv1.SuggestMoveRequest{Name: game.name})
+	got := decodeError(t, err)
+	if got.code != codes.FailedPrecondition || got.info.GetReason() != "GAME_OVER" {
+		t.Fatalf("seed %d: SuggestMove after the game: %v %v, want FAILED_PRECONDITION GAME_OVER", seed,
+			got.code, got.info.GetReason())
+	}
+}
+
 // ---------------------------------------------------------------------------------- the game
 
 // game is a table the test created and the seat it joined.

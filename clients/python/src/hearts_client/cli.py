@@ -306,7 +306,8 @@ class _Game:
                     self.auto = True
                     continue
                 if text.lower() == "hint":
-                    await self.hint()
+                    if await self.hint(view):
+                        return
                     continue
                 try:
                     chosen = cards(text)
@@ -340,7 +341,8 @@ class _Game:
                     self.auto = True
                     continue
                 if text.lower() == "hint":
-                    await self.hint()
+                    if await self.hint(view):
+                        return
                     continue
                 chosen = text
             try:
@@ -360,14 +362,24 @@ class _Game:
                 if self.auto:
                     raise
 
-    async def hint(self) -> None:
-        """Say the move the server suggests (a heuristic bot's choice from our view)."""
+    async def hint(self, view: pb.TableView) -> bool:
+        """Say the move the server suggests (a heuristic bot's choice from our view) for the
+        move ``view`` asks for; whether the game has moved on from it instead (the turn timer
+        moved for us meanwhile: the stream shows what happened, as for a move too late)."""
         try:
             suggestion = await self.client.suggest_move(self.name)
-        except IllegalMoveError as error:  # the game moved on: the next prompt shows it
-            self.say(f"  No hint: {error}")
-            return
+        except IllegalMoveError:  # the seat owes no move now: the server made ours
+            self.say("  Too late: the move was made for you.")
+            return True
+        # Another seat's pass changes the etag but not our question: the cards tell.
+        offered = {card_str(c) for c in (view.hand if view.cards_to_pass else view.legal_cards)}
+        wanted = view.cards_to_pass or 1
+        hinted = {card_str(c) for c in suggestion.cards}
+        if len(hinted) != wanted or not hinted <= offered:
+            self.say("  Too late: the move was made for you.")
+            return True
         self.say(f"  Hint: {self.labels(suggestion.cards)}")
+        return False
 
     # ------------------------------------------------------------------ the game
 
