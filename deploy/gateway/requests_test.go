@@ -276,6 +276,7 @@ func TestRESTRoutesMatchAsTheTranscoderRoutes(t *testing.T) {
 		{http.MethodPost, "/v1/tables/abc:playCard", "PlayCardRequest"},
 		{http.MethodPost, "/v1/tables/abc:rematch", "RematchTableRequest"},
 		{http.MethodGet, "/v1/tables/abc:suggestMove", "SuggestMoveRequest"},
+		{http.MethodPost, "/v1/tables/abc:sendReaction", "SendReactionRequest"},
 		{http.MethodGet, "/v1/tables/abc:watch", "WatchTableRequest"},
 		{http.MethodGet, "/v1/tables/abc/more", ""},
 		{http.MethodPost, "/v1/tables/abc", ""},

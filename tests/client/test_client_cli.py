@@ -62,7 +62,7 @@ async def test_typed_moves_show_the_servers_reason_and_reprompt(
     preview = (await table_with_bots(client, seed=7, passing=False)).view
     led_suit = preview.current_trick.cards[0].card.suit
     off_suit = card_str(next(c for c in preview.hand if c.suit != led_suit))
-    typed = f"XX\n{off_suit}\nhelp\nhint\nauto\n"
+    typed = f"XX\n{off_suit}\nhelp\nhint\nreact clap\nreact shrug\nauto\n"
 
     argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
     code, out = await _run(argv, typed)
@@ -75,7 +75,9 @@ async def test_typed_moves_show_the_servers_reason_and_reprompt(
     legal = out.split("Legal: ", 1)[1].split("\n", 1)[0].split()
     hinted = out.split("Hint: ", 1)[1].split("\n", 1)[0]
     assert hinted in legal
-    assert out.count("Your card: ") == 5  # XX, the illegal card, help, hint, auto
+    assert "  You: clap\n" in out  # sent (--ascii: no emoji)
+    assert "  Reactions: thumbs_up, clap, laugh" in out  # no such reaction: the list
+    assert out.count("Your card: ") == 7  # XX, the illegal card, help, hint, 2 reactions, auto
     assert "Final totals:" in out
     assert "♠" not in out
 

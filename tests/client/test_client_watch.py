@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 import grpc
+import pytest
 
+from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
-from hearts_client import HeartsClient
+from hearts_client import HeartsClient, HeartsError, UnavailableError
 from hearts_server.server import HeartsServer
 from hearts_server.store.memory import MemoryStore
 
@@ -174,3 +177,34 @@ async def test_closing_the_client_ends_a_watch_without_a_cancellation(
     await client.close()
     await asyncio.wait_for(task, 10)  # the iteration ends: no CancelledError in this task
     assert received[0].HasField("snapshot")
+
+
+async def test_reactions_reach_the_watchers_and_a_rate_limit_is_not_retried(
+    server: HeartsServer,
+) -> None:
+    async with (
+        HeartsClient(server.address, backoff=0.02) as ann,
+        HeartsClient(server.address, backoff=0.02) as bo,
+    ):
+        created = await ann.create_table(bots={2: "heuristic", 3: "heuristic"})
+        await ann.join_table(created.name, "Ann", seat=0)
+        await bo.join_table(created.name, "Bo", seat=1)
+        stream = bo.watch(created.name)
+        async with contextlib.aclosing(stream):
+            first = await anext(stream)
+            await ann.send_reaction(created.name, "thumbs-up")
+            await ann.send_reaction(created.name, pb.REACTION_CLAP)
+            for wanted in (pb.REACTION_THUMBS_UP, pb.REACTION_CLAP):
+                shown = await anext(stream)
+                assert (shown.event.reaction.seat, shown.event.reaction.reaction) == (0, wanted)
+                assert shown.sequence == first.sequence  # it repeats the sequence before it
+        with pytest.raises(ValueError, match="unknown reaction"):
+            await ann.send_reaction(created.name, "shrug")
+        for _ in range(3):
+            await ann.send_reaction(created.name, "wave")
+        started = time.monotonic()
+        with pytest.raises(HeartsError) as refused:
+            await ann.send_reaction(created.name, "wave")
+        assert refused.value.reason == "TOO_MANY_REACTIONS"
+        assert not isinstance(refused.value, UnavailableError)  # not retried: at once
+        assert time.monotonic() - started < 1

@@ -22,6 +22,7 @@ EXPECTED_HTTP = {
     "PlayCard": ("post", "/v1/{name=tables/*}:playCard", "*"),
     "RematchTable": ("post", "/v1/{name=tables/*}:rematch", "*"),
     "SuggestMove": ("get", "/v1/{name=tables/*}:suggestMove", ""),
+    "SendReaction": ("post", "/v1/{name=tables/*}:sendReaction", "*"),
     "WatchTable": ("get", "/v1/{name=tables/*}:watch", ""),
 }
 
@@ -139,6 +140,7 @@ def test_table_event_oneof_has_every_event() -> None:
         "TableDeletedEvent",
         "TurnTimedOutEvent",
         "RematchCreatedEvent",
+        "ReactionEvent",
     }
 
 

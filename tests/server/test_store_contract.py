@@ -19,6 +19,7 @@ import redis.asyncio.connection
 
 from hearts_server.store import keys
 from hearts_server.store.base import (
+    EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
     MAX_CALLERS,
     CommitOutcome,
@@ -702,6 +703,37 @@ async def test_subscriber_receives_committed_batches_in_order(store: Store) -> N
         await next_batch(batches)
 
 
+async def test_an_ephemeral_event_reaches_subscribers_unstored_within_its_rate(
+    backend: Backend,
+) -> None:
+    store = backend.make()
+    await store.create(TABLE, b"v1", evs(1, 2), open_seats=True)
+    subscription = store.subscribe(TABLE)
+    batches = live(subscription)
+    await store.load(TABLE)  # a watcher's starting point: its subscription is live from here
+    window_ms = 1000
+    for sender in ("0", "0", "1"):
+        sent = await store.publish_ephemeral(
+            TABLE, b"hi " + sender.encode(), sender=sender, limit=2, window_ms=window_ms
+        )
+        assert sent
+    # The sender's third within the window is refused, and publishes nothing.
+    assert not await store.publish_ephemeral(
+        TABLE, b"too many", sender="0", limit=2, window_ms=window_ms
+    )
+    await backend.advance(window_ms / 1000 + 0.1)
+    assert await store.publish_ephemeral(
+        TABLE, b"next window", sender="0", limit=2, window_ms=window_ms
+    )
+    for payload in (b"hi 0", b"hi 0", b"hi 1", b"next window"):
+        assert await next_batch(batches) == (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)
+    # Nothing of them is stored: the table is as it was.
+    assert (await store.load(TABLE)).version == 1
+    page = await store.read_events(TABLE, after=0)
+    assert [event.sequence for event in page.events] == [1, 2]
+    await subscription.close()
+
+
 async def test_subscriber_receives_nothing_from_other_tables(store: Store) -> None:
     subscription = store.subscribe(TABLE)
     batches = live(subscription)
@@ -1017,6 +1049,8 @@ async def test_hot_path_commands_take_one_round_trip(
     )
     assert await trips(commit) == 1
     assert await trips(store.read_events(TABLE, after=0)) == 1
+    reaction = store.publish_ephemeral(TABLE, b"hi", sender="0", limit=5, window_ms=10_000)
+    assert await trips(reaction) == 1
 
 
 def test_batch_encoding_round_trips() -> None:

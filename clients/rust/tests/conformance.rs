@@ -950,7 +950,8 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
             | Event::HeartsBroken(_)
             | Event::TurnChanged(_)
             | Event::TurnTimedOut(_)
-            | Event::RematchCreated(_) => {}
+            | Event::RematchCreated(_)
+            | Event::Reaction(_) => {}
         }
     }
 

@@ -651,6 +651,14 @@ def turn_timed_out_bytes(seat: int, time_ms: int) -> bytes:
     return _event_time(time_ms) + _TIMED_OUT_BODIES[seat]
 
 
+def reaction_bytes(seat: int, reaction: int, time_ms: int) -> bytes:
+    """A serialized TableEvent of ``seat``'s reaction (a ``hearts.v1.Reaction`` value)."""
+    event = events_pb.TableEvent(event_time=timestamp(time_ms))
+    event.reaction.seat = seat
+    event.reaction.reaction = reaction  # type: ignore[assignment]  # checked by the caller
+    return event.SerializeToString()
+
+
 def _event_time(time_ms: int) -> bytes:
     """A TableEvent holding only its time, serialized: the events of a command share it."""
     time = _EVENT_TIMES.get(time_ms)

@@ -324,6 +324,12 @@ class TableServicer(api_grpc.TableServiceServicer):
     ) -> api.SuggestMoveResponse:
         return await self.app.suggest_move(request.name, bearer_token(context))
 
+    @_unary("SendReaction")
+    async def SendReaction(
+        self, request: api.SendReactionRequest, context: grpc.aio.ServicerContext
+    ) -> api.SendReactionResponse:
+        return await self.app.send_reaction(request.name, bearer_token(context), request.reaction)
+
     @_unary("ListTables")
     async def ListTables(
         self, request: api.ListTablesRequest, context: grpc.aio.ServicerContext

@@ -75,6 +75,7 @@ from hearts_server.record import (
     asked_anew,
 )
 from hearts_server.store.base import (
+    EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
     CommitOutcome,
     Loaded,
@@ -107,6 +108,10 @@ _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
+# A seat may send this many reactions in a window that starts with the first of them.
+REACTIONS_PER_WINDOW = 5
+REACTION_WINDOW_MS = 10_000
+_REACTIONS = frozenset(pb.Reaction.values()) - {pb.REACTION_UNSPECIFIED}
 _DRIVER_STANDSTILL = 3
 """Bot turns in a row whose commit did not move the table before a driver gives up."""
 # Table.turn_timeout's least value, as table.proto documents it (0: none); the greatest is the
@@ -572,6 +577,35 @@ class TableApp:
         return api.SuggestMoveResponse(
             cards=[convert.card_to_pb(card) for card in cards], etag=str(version)
         )
+
+    async def send_reaction(
+        self, name: str, token: str | None, reaction: int
+    ) -> api.SendReactionResponse:
+        """Show a player's reaction to everyone watching the table (unstored; rate-limited)."""
+        table_id = parse_table_name(name)
+        if reaction not in _REACTIONS:
+            raise ServiceError("INVALID_REQUEST", f"no reaction {reaction}")
+        caller = self.caller(token, table_id)
+        _, record = await self._read(table_id)
+        seat = self._player(record, caller)
+        payload = convert.reaction_bytes(seat, reaction, self._now_ms())
+        try:
+            sent = await self.store.publish_ephemeral(
+                table_id,
+                payload,
+                sender=str(seat),
+                limit=REACTIONS_PER_WINDOW,
+                window_ms=REACTION_WINDOW_MS,
+            )
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if not sent:
+            raise ServiceError(
+                "TOO_MANY_REACTIONS",
+                f"at most {REACTIONS_PER_WINDOW} reactions per seat every "
+                f"{REACTION_WINDOW_MS // 1000} seconds",
+            )
+        return api.SendReactionResponse()
 
     async def list_tables(
         self, page_size: int, page_token: str, *, has_free_seat: bool
@@ -1907,9 +1941,15 @@ class TableApp:
                 )
             timeout_ms = record.turn_timeout_ms
             async for batch in subscription:
-                if timeout_ms:
+                if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
                     self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
+                    if event.sequence == EPHEMERAL_SEQUENCE:
+                        # Unstored (a reaction): it takes the number of the event before it.
+                        response = api.WatchTableResponse(sequence=last)
+                        response.event.ParseFromString(event.payload)
+                        yield response
+                        continue
                     if event.sequence <= last:
                         continue
                     if event.sequence > last + 1:

@@ -377,6 +377,85 @@ func (BotLevel) EnumDescriptor() ([]byte, []int) {
 	return file_hearts_v1_table_proto_rawDescGZIP(), []int{4}
 }
 
+// Reaction is one of a fixed set of reactions a player may show the table
+// (SendReaction): a fixed set, so there is nothing to moderate. Front ends
+// draw them as they like (the emoji are a suggestion).
+type Reaction int32
+
+const (
+	// Not a reaction; refused on input.
+	Reaction_REACTION_UNSPECIFIED Reaction = 0
+	// 👍
+	Reaction_REACTION_THUMBS_UP Reaction = 1
+	// 👏
+	Reaction_REACTION_CLAP Reaction = 2
+	// 😂
+	Reaction_REACTION_LAUGH Reaction = 3
+	// 😮
+	Reaction_REACTION_WOW Reaction = 4
+	// 😢
+	Reaction_REACTION_SAD Reaction = 5
+	// 😠
+	Reaction_REACTION_ANGRY Reaction = 6
+	// 🤔
+	Reaction_REACTION_THINKING Reaction = 7
+	// 👋
+	Reaction_REACTION_WAVE Reaction = 8
+)
+
+// Enum value maps for Reaction.
+var (
+	Reaction_name = map[int32]string{
+		0: "REACTION_UNSPECIFIED",
+		1: "REACTION_THUMBS_UP",
+		2: "REACTION_CLAP",
+		3: "REACTION_LAUGH",
+		4: "REACTION_WOW",
+		5: "REACTION_SAD",
+		6: "REACTION_ANGRY",
+		7: "REACTION_THINKING",
+		8: "REACTION_WAVE",
+	}
+	Reaction_value = map[string]int32{
+		"REACTION_UNSPECIFIED": 0,
+		"REACTION_THUMBS_UP":   1,
+		"REACTION_CLAP":        2,
+		"REACTION_LAUGH":       3,
+		"REACTION_WOW":         4,
+		"REACTION_SAD":         5,
+		"REACTION_ANGRY":       6,
+		"REACTION_THINKING":    7,
+		"REACTION_WAVE":        8,
+	}
+)
+
+func (x Reaction) Enum() *Reaction {
+	p := new(Reaction)
+	*p = x
+	return p
+}
+
+func (x Reaction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Reaction) Descriptor() protoreflect.EnumDescriptor {
+	return file_hearts_v1_table_proto_enumTypes[5].Descriptor()
+}
+
+func (Reaction) Type() protoreflect.EnumType {
+	return &file_hearts_v1_table_proto_enumTypes[5]
+}
+
+func (x Reaction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Reaction.Descriptor instead.
+func (Reaction) EnumDescriptor() ([]byte, []int) {
+	return file_hearts_v1_table_proto_rawDescGZIP(), []int{5}
+}
+
 // MoonScoring says how a round is scored when one seat shoots the moon.
 type MoonScoring int32
 
@@ -414,11 +493,11 @@ func (x MoonScoring) String() string {
 }
 
 func (MoonScoring) Descriptor() protoreflect.EnumDescriptor {
-	return file_hearts_v1_table_proto_enumTypes[5].Descriptor()
+	return file_hearts_v1_table_proto_enumTypes[6].Descriptor()
 }
 
 func (MoonScoring) Type() protoreflect.EnumType {
-	return &file_hearts_v1_table_proto_enumTypes[5]
+	return &file_hearts_v1_table_proto_enumTypes[6]
 }
 
 func (x MoonScoring) Number() protoreflect.EnumNumber {
@@ -427,7 +506,7 @@ func (x MoonScoring) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MoonScoring.Descriptor instead.
 func (MoonScoring) EnumDescriptor() ([]byte, []int) {
-	return file_hearts_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_hearts_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 // SeatOccupant says who, if anyone, plays a seat.
@@ -471,11 +550,11 @@ func (x SeatOccupant) String() string {
 }
 
 func (SeatOccupant) Descriptor() protoreflect.EnumDescriptor {
-	return file_hearts_v1_table_proto_enumTypes[6].Descriptor()
+	return file_hearts_v1_table_proto_enumTypes[7].Descriptor()
 }
 
 func (SeatOccupant) Type() protoreflect.EnumType {
-	return &file_hearts_v1_table_proto_enumTypes[6]
+	return &file_hearts_v1_table_proto_enumTypes[7]
 }
 
 func (x SeatOccupant) Number() protoreflect.EnumNumber {
@@ -484,7 +563,7 @@ func (x SeatOccupant) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SeatOccupant.Descriptor instead.
 func (SeatOccupant) EnumDescriptor() ([]byte, []int) {
-	return file_hearts_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_hearts_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 // Card is one card of the 52-card deck, written in text as rank then suit
@@ -1893,7 +1972,17 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\x15BOT_LEVEL_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10BOT_LEVEL_RANDOM\x10\x01\x12\x17\n" +
 	"\x13BOT_LEVEL_HEURISTIC\x10\x02\x12\x19\n" +
-	"\x15BOT_LEVEL_MONTE_CARLO\x10\x03*s\n" +
+	"\x15BOT_LEVEL_MONTE_CARLO\x10\x03*\xc5\x01\n" +
+	"\bReaction\x12\x18\n" +
+	"\x14REACTION_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12REACTION_THUMBS_UP\x10\x01\x12\x11\n" +
+	"\rREACTION_CLAP\x10\x02\x12\x12\n" +
+	"\x0eREACTION_LAUGH\x10\x03\x12\x10\n" +
+	"\fREACTION_WOW\x10\x04\x12\x10\n" +
+	"\fREACTION_SAD\x10\x05\x12\x12\n" +
+	"\x0eREACTION_ANGRY\x10\x06\x12\x15\n" +
+	"\x11REACTION_THINKING\x10\a\x12\x11\n" +
+	"\rREACTION_WAVE\x10\b*s\n" +
 	"\vMoonScoring\x12\x1c\n" +
 	"\x18MOON_SCORING_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aMOON_SCORING_ADD_TO_OTHERS\x10\x01\x12&\n" +
@@ -1917,7 +2006,7 @@ func file_hearts_v1_table_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_proto_rawDescData
 }
 
-var file_hearts_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_hearts_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_hearts_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_hearts_v1_table_proto_goTypes = []any{
 	(Suit)(0),                     // 0: hearts.v1.Suit
@@ -1925,56 +2014,57 @@ var file_hearts_v1_table_proto_goTypes = []any{
 	(Phase)(0),                    // 2: hearts.v1.Phase
 	(PassDirection)(0),            // 3: hearts.v1.PassDirection
 	(BotLevel)(0),                 // 4: hearts.v1.BotLevel
-	(MoonScoring)(0),              // 5: hearts.v1.MoonScoring
-	(SeatOccupant)(0),             // 6: hearts.v1.SeatOccupant
-	(*Card)(nil),                  // 7: hearts.v1.Card
-	(*Rules)(nil),                 // 8: hearts.v1.Rules
-	(*Seat)(nil),                  // 9: hearts.v1.Seat
-	(*GameResult)(nil),            // 10: hearts.v1.GameResult
-	(*Table)(nil),                 // 11: hearts.v1.Table
-	(*PlayedCard)(nil),            // 12: hearts.v1.PlayedCard
-	(*Trick)(nil),                 // 13: hearts.v1.Trick
-	(*SeatCards)(nil),             // 14: hearts.v1.SeatCards
-	(*CardPass)(nil),              // 15: hearts.v1.CardPass
-	(*RoundScore)(nil),            // 16: hearts.v1.RoundScore
-	(*RoundHistory)(nil),          // 17: hearts.v1.RoundHistory
-	(*TableView)(nil),             // 18: hearts.v1.TableView
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(Reaction)(0),                 // 5: hearts.v1.Reaction
+	(MoonScoring)(0),              // 6: hearts.v1.MoonScoring
+	(SeatOccupant)(0),             // 7: hearts.v1.SeatOccupant
+	(*Card)(nil),                  // 8: hearts.v1.Card
+	(*Rules)(nil),                 // 9: hearts.v1.Rules
+	(*Seat)(nil),                  // 10: hearts.v1.Seat
+	(*GameResult)(nil),            // 11: hearts.v1.GameResult
+	(*Table)(nil),                 // 12: hearts.v1.Table
+	(*PlayedCard)(nil),            // 13: hearts.v1.PlayedCard
+	(*Trick)(nil),                 // 14: hearts.v1.Trick
+	(*SeatCards)(nil),             // 15: hearts.v1.SeatCards
+	(*CardPass)(nil),              // 16: hearts.v1.CardPass
+	(*RoundScore)(nil),            // 17: hearts.v1.RoundScore
+	(*RoundHistory)(nil),          // 18: hearts.v1.RoundHistory
+	(*TableView)(nil),             // 19: hearts.v1.TableView
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
 }
 var file_hearts_v1_table_proto_depIdxs = []int32{
 	0,  // 0: hearts.v1.Card.suit:type_name -> hearts.v1.Suit
 	1,  // 1: hearts.v1.Card.rank:type_name -> hearts.v1.Rank
-	5,  // 2: hearts.v1.Rules.moon_scoring:type_name -> hearts.v1.MoonScoring
-	6,  // 3: hearts.v1.Seat.occupant:type_name -> hearts.v1.SeatOccupant
+	6,  // 2: hearts.v1.Rules.moon_scoring:type_name -> hearts.v1.MoonScoring
+	7,  // 3: hearts.v1.Seat.occupant:type_name -> hearts.v1.SeatOccupant
 	4,  // 4: hearts.v1.Seat.bot_level:type_name -> hearts.v1.BotLevel
-	8,  // 5: hearts.v1.Table.rules:type_name -> hearts.v1.Rules
-	9,  // 6: hearts.v1.Table.seats:type_name -> hearts.v1.Seat
+	9,  // 5: hearts.v1.Table.rules:type_name -> hearts.v1.Rules
+	10, // 6: hearts.v1.Table.seats:type_name -> hearts.v1.Seat
 	2,  // 7: hearts.v1.Table.phase:type_name -> hearts.v1.Phase
-	19, // 8: hearts.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	19, // 9: hearts.v1.Table.update_time:type_name -> google.protobuf.Timestamp
+	20, // 8: hearts.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	20, // 9: hearts.v1.Table.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 10: hearts.v1.Table.pass_direction:type_name -> hearts.v1.PassDirection
-	10, // 11: hearts.v1.Table.result:type_name -> hearts.v1.GameResult
-	20, // 12: hearts.v1.Table.turn_timeout:type_name -> google.protobuf.Duration
-	19, // 13: hearts.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	7,  // 14: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
-	12, // 15: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
-	7,  // 16: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
-	7,  // 17: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
+	11, // 11: hearts.v1.Table.result:type_name -> hearts.v1.GameResult
+	21, // 12: hearts.v1.Table.turn_timeout:type_name -> google.protobuf.Duration
+	20, // 13: hearts.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	8,  // 14: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
+	13, // 15: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
+	8,  // 16: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
+	8,  // 17: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
 	3,  // 18: hearts.v1.RoundHistory.pass_direction:type_name -> hearts.v1.PassDirection
-	14, // 19: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
-	15, // 20: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
-	13, // 21: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
-	16, // 22: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
-	11, // 23: hearts.v1.TableView.table:type_name -> hearts.v1.Table
-	7,  // 24: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
-	7,  // 25: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
-	7,  // 26: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
-	13, // 27: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
-	13, // 28: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
-	16, // 29: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
-	7,  // 30: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
-	17, // 31: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
+	15, // 19: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
+	16, // 20: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
+	14, // 21: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
+	17, // 22: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
+	12, // 23: hearts.v1.TableView.table:type_name -> hearts.v1.Table
+	8,  // 24: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
+	8,  // 25: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
+	8,  // 26: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
+	14, // 27: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
+	14, // 28: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
+	17, // 29: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
+	8,  // 30: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
+	18, // 31: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
 	32, // [32:32] is the sub-list for method output_type
 	32, // [32:32] is the sub-list for method input_type
 	32, // [32:32] is the sub-list for extension type_name
@@ -1997,7 +2087,7 @@ func file_hearts_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_proto_rawDesc), len(file_hearts_v1_table_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,

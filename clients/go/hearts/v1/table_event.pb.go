@@ -54,6 +54,7 @@ type TableEvent struct {
 	//	*TableEvent_TableDeleted
 	//	*TableEvent_TurnTimedOut
 	//	*TableEvent_RematchCreated
+	//	*TableEvent_Reaction
 	Event         isTableEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -247,6 +248,15 @@ func (x *TableEvent) GetRematchCreated() *RematchCreatedEvent {
 	return nil
 }
 
+func (x *TableEvent) GetReaction() *ReactionEvent {
+	if x != nil {
+		if x, ok := x.Event.(*TableEvent_Reaction); ok {
+			return x.Reaction
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Event interface {
 	isTableEvent_Event()
 }
@@ -334,6 +344,12 @@ type TableEvent_RematchCreated struct {
 	RematchCreated *RematchCreatedEvent `protobuf:"bytes,17,opt,name=rematch_created,json=rematchCreated,proto3,oneof"`
 }
 
+type TableEvent_Reaction struct {
+	// A player sent a reaction (SendReaction). Not stored: it reaches the
+	// streams open when it is sent, and a resumed stream does not repeat it.
+	Reaction *ReactionEvent `protobuf:"bytes,18,opt,name=reaction,proto3,oneof"`
+}
+
 func (*TableEvent_PlayerJoined) isTableEvent_Event() {}
 
 func (*TableEvent_PlayerLeft) isTableEvent_Event() {}
@@ -365,6 +381,8 @@ func (*TableEvent_TableDeleted) isTableEvent_Event() {}
 func (*TableEvent_TurnTimedOut) isTableEvent_Event() {}
 
 func (*TableEvent_RematchCreated) isTableEvent_Event() {}
+
+func (*TableEvent_Reaction) isTableEvent_Event() {}
 
 // PlayerJoinedEvent says that a player took a seat.
 type PlayerJoinedEvent struct {
@@ -1246,11 +1264,68 @@ func (x *RematchCreatedEvent) GetSeat() int32 {
 	return 0
 }
 
+// ReactionEvent is a player's reaction at the table (SendReaction). Its
+// WatchTableResponse.sequence is that of the event before it: a reaction has
+// no place of its own in the table's event sequence.
+type ReactionEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seat of the player who reacted.
+	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The reaction.
+	Reaction      Reaction `protobuf:"varint,2,opt,name=reaction,proto3,enum=hearts.v1.Reaction" json:"reaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReactionEvent) Reset() {
+	*x = ReactionEvent{}
+	mi := &file_hearts_v1_table_event_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReactionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReactionEvent) ProtoMessage() {}
+
+func (x *ReactionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_event_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReactionEvent.ProtoReflect.Descriptor instead.
+func (*ReactionEvent) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_event_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReactionEvent) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *ReactionEvent) GetReaction() Reaction {
+	if x != nil {
+		return x.Reaction
+	}
+	return Reaction_REACTION_UNSPECIFIED
+}
+
 var File_hearts_v1_table_event_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xee\b\n" +
+	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xa6\t\n" +
 	"\n" +
 	"TableEvent\x129\n" +
 	"\n" +
@@ -1275,7 +1350,8 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\fturn_changed\x18\x0e \x01(\v2\x1b.hearts.v1.TurnChangedEventH\x00R\vturnChanged\x12C\n" +
 	"\rtable_deleted\x18\x0f \x01(\v2\x1c.hearts.v1.TableDeletedEventH\x00R\ftableDeleted\x12D\n" +
 	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOut\x12I\n" +
-	"\x0frematch_created\x18\x11 \x01(\v2\x1e.hearts.v1.RematchCreatedEventH\x00R\x0erematchCreatedB\a\n" +
+	"\x0frematch_created\x18\x11 \x01(\v2\x1e.hearts.v1.RematchCreatedEventH\x00R\x0erematchCreated\x126\n" +
+	"\breaction\x18\x12 \x01(\v2\x18.hearts.v1.ReactionEventH\x00R\breactionB\a\n" +
 	"\x05event\"W\n" +
 	"\x11PlayerJoinedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
@@ -1324,7 +1400,10 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\"?\n" +
 	"\x13RematchCreatedEvent\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x12\n" +
-	"\x04seat\x18\x02 \x01(\x05R\x04seatB\x13B\x0fTableEventProtoP\x01b\x06proto3"
+	"\x04seat\x18\x02 \x01(\x05R\x04seat\"T\n" +
+	"\rReactionEvent\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12/\n" +
+	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionR\breactionB\x13B\x0fTableEventProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_event_proto_rawDescOnce sync.Once
@@ -1338,7 +1417,7 @@ func file_hearts_v1_table_event_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_event_proto_rawDescData
 }
 
-var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TableEvent)(nil),            // 0: hearts.v1.TableEvent
 	(*PlayerJoinedEvent)(nil),     // 1: hearts.v1.PlayerJoinedEvent
@@ -1357,16 +1436,18 @@ var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TableDeletedEvent)(nil),     // 14: hearts.v1.TableDeletedEvent
 	(*TurnTimedOutEvent)(nil),     // 15: hearts.v1.TurnTimedOutEvent
 	(*RematchCreatedEvent)(nil),   // 16: hearts.v1.RematchCreatedEvent
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(BotLevel)(0),                 // 18: hearts.v1.BotLevel
-	(PassDirection)(0),            // 19: hearts.v1.PassDirection
-	(*Card)(nil),                  // 20: hearts.v1.Card
-	(*Trick)(nil),                 // 21: hearts.v1.Trick
-	(*RoundScore)(nil),            // 22: hearts.v1.RoundScore
-	(*GameResult)(nil),            // 23: hearts.v1.GameResult
+	(*ReactionEvent)(nil),         // 17: hearts.v1.ReactionEvent
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(BotLevel)(0),                 // 19: hearts.v1.BotLevel
+	(PassDirection)(0),            // 20: hearts.v1.PassDirection
+	(*Card)(nil),                  // 21: hearts.v1.Card
+	(*Trick)(nil),                 // 22: hearts.v1.Trick
+	(*RoundScore)(nil),            // 23: hearts.v1.RoundScore
+	(*GameResult)(nil),            // 24: hearts.v1.GameResult
+	(Reaction)(0),                 // 25: hearts.v1.Reaction
 }
 var file_hearts_v1_table_event_proto_depIdxs = []int32{
-	17, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
+	18, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: hearts.v1.TableEvent.player_joined:type_name -> hearts.v1.PlayerJoinedEvent
 	2,  // 2: hearts.v1.TableEvent.player_left:type_name -> hearts.v1.PlayerLeftEvent
 	3,  // 3: hearts.v1.TableEvent.round_started:type_name -> hearts.v1.RoundStartedEvent
@@ -1383,22 +1464,24 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	14, // 14: hearts.v1.TableEvent.table_deleted:type_name -> hearts.v1.TableDeletedEvent
 	15, // 15: hearts.v1.TableEvent.turn_timed_out:type_name -> hearts.v1.TurnTimedOutEvent
 	16, // 16: hearts.v1.TableEvent.rematch_created:type_name -> hearts.v1.RematchCreatedEvent
-	18, // 17: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
-	19, // 18: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
-	20, // 19: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
-	20, // 20: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
-	20, // 21: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
-	20, // 22: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
-	20, // 23: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
-	21, // 24: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
-	22, // 25: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
-	23, // 26: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	17, // 27: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	17, // 17: hearts.v1.TableEvent.reaction:type_name -> hearts.v1.ReactionEvent
+	19, // 18: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
+	20, // 19: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
+	21, // 20: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
+	21, // 21: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
+	21, // 22: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
+	21, // 23: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
+	21, // 24: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
+	22, // 25: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
+	23, // 26: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
+	24, // 27: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
+	18, // 28: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
+	25, // 29: hearts.v1.ReactionEvent.reaction:type_name -> hearts.v1.Reaction
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }
@@ -1424,6 +1507,7 @@ func file_hearts_v1_table_event_proto_init() {
 		(*TableEvent_TableDeleted)(nil),
 		(*TableEvent_TurnTimedOut)(nil),
 		(*TableEvent_RematchCreated)(nil),
+		(*TableEvent_Reaction)(nil),
 	}
 	file_hearts_v1_table_event_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
@@ -1432,7 +1516,7 @@ func file_hearts_v1_table_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_event_proto_rawDesc), len(file_hearts_v1_table_event_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -3,9 +3,9 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
-// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
-// creator token. GetTable and WatchTable work without a token (the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove,
+// SendReaction and LeaveTable need a seat token, RematchTable one of the
+// finished table; DeleteTable needs the creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
@@ -1272,6 +1272,99 @@ func (x *SuggestMoveResponse) GetEtag() string {
 	return ""
 }
 
+// SendReactionRequest carries a player's reaction; the call must carry the
+// seat token.
+type SendReactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name of the table, `tables/{table}`.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The reaction to show.
+	Reaction      Reaction `protobuf:"varint,2,opt,name=reaction,proto3,enum=hearts.v1.Reaction" json:"reaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendReactionRequest) Reset() {
+	*x = SendReactionRequest{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendReactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendReactionRequest) ProtoMessage() {}
+
+func (x *SendReactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendReactionRequest.ProtoReflect.Descriptor instead.
+func (*SendReactionRequest) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SendReactionRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SendReactionRequest) GetReaction() Reaction {
+	if x != nil {
+		return x.Reaction
+	}
+	return Reaction_REACTION_UNSPECIFIED
+}
+
+// SendReactionResponse is empty: the reaction was sent.
+type SendReactionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendReactionResponse) Reset() {
+	*x = SendReactionResponse{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendReactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendReactionResponse) ProtoMessage() {}
+
+func (x *SendReactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendReactionResponse.ProtoReflect.Descriptor instead.
+func (*SendReactionResponse) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{21}
+}
+
 // WatchTableRequest names the table to watch and where to resume.
 type WatchTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1288,7 +1381,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1393,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[20]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1406,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{20}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WatchTableRequest) GetName() string {
@@ -1335,8 +1428,8 @@ type WatchTableResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The position in the table's event sequence: for an event its own
 	// number, for a snapshot the number of the last event it includes.
-	// Numbers only grow; a stream may skip numbers (private events of other
-	// seats).
+	// Numbers never go down; a stream may skip numbers (private events of other
+	// seats), and a ReactionEvent repeats the number of the event before it.
 	Sequence int64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// What the message carries.
 	//
@@ -1351,7 +1444,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1456,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[21]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1469,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{21}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchTableResponse) GetSequence() int64 {
@@ -1517,7 +1610,11 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\"P\n" +
 	"\x13SuggestMoveResponse\x12%\n" +
 	"\x05cards\x18\x01 \x03(\v2\x0f.hearts.v1.CardR\x05cards\x12\x12\n" +
-	"\x04etag\x18\x02 \x01(\tR\x04etag\"l\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\"f\n" +
+	"\x13SendReactionRequest\x12\x18\n" +
+	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x125\n" +
+	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionB\x04\xe2A\x01\x02R\breaction\"\x16\n" +
+	"\x14SendReactionResponse\"l\n" +
 	"\x11WatchTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12*\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03H\x00R\rafterSequence\x88\x01\x01B\x11\n" +
@@ -1526,7 +1623,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
 	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xc1\t\n" +
+	"\x04kind2\xbf\n" +
+	"\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -1541,7 +1639,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/{name=tables/*}:passCards\x12l\n" +
 	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12w\n" +
 	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12u\n" +
-	"\vSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12n\n" +
+	"\vSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12|\n" +
+	"\fSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/{name=tables/*}:sendReaction\x12n\n" +
 	"\n" +
 	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
@@ -1557,7 +1656,7 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*GetTableRequest)(nil),      // 0: hearts.v1.GetTableRequest
 	(*GetTableResponse)(nil),     // 1: hearts.v1.GetTableResponse
@@ -1579,55 +1678,61 @@ var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*PlayCardResponse)(nil),     // 17: hearts.v1.PlayCardResponse
 	(*SuggestMoveRequest)(nil),   // 18: hearts.v1.SuggestMoveRequest
 	(*SuggestMoveResponse)(nil),  // 19: hearts.v1.SuggestMoveResponse
-	(*WatchTableRequest)(nil),    // 20: hearts.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),   // 21: hearts.v1.WatchTableResponse
-	(*TableView)(nil),            // 22: hearts.v1.TableView
-	(*Table)(nil),                // 23: hearts.v1.Table
-	(*Card)(nil),                 // 24: hearts.v1.Card
-	(*TableEvent)(nil),           // 25: hearts.v1.TableEvent
+	(*SendReactionRequest)(nil),  // 20: hearts.v1.SendReactionRequest
+	(*SendReactionResponse)(nil), // 21: hearts.v1.SendReactionResponse
+	(*WatchTableRequest)(nil),    // 22: hearts.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),   // 23: hearts.v1.WatchTableResponse
+	(*TableView)(nil),            // 24: hearts.v1.TableView
+	(*Table)(nil),                // 25: hearts.v1.Table
+	(*Card)(nil),                 // 26: hearts.v1.Card
+	(Reaction)(0),                // 27: hearts.v1.Reaction
+	(*TableEvent)(nil),           // 28: hearts.v1.TableEvent
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	22, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	23, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	23, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	22, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	22, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	22, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	22, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
-	24, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	22, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	24, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	22, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	24, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
-	22, // 12: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	25, // 13: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 14: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 15: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 16: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 17: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 18: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 19: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 20: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 21: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 22: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 23: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
-	20, // 24: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 25: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 26: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 27: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 28: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 29: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 30: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 31: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 32: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 33: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 34: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
-	21, // 35: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	25, // [25:36] is the sub-list for method output_type
-	14, // [14:25] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	24, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	25, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	25, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	24, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	24, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	24, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	24, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	26, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	24, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	26, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	24, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	26, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
+	27, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
+	24, // 13: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	28, // 14: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 15: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 16: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 17: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 18: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 19: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 20: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 21: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 22: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 23: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 24: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 25: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
+	22, // 26: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 27: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 28: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 29: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 30: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 31: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 32: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 33: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 34: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 35: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 36: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 37: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
+	23, // 38: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	27, // [27:39] is the sub-list for method output_type
+	15, // [15:27] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -1638,8 +1743,8 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_proto_init()
 	file_hearts_v1_table_event_proto_init()
 	file_hearts_v1_table_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[20].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[21].OneofWrappers = []any{
+	file_hearts_v1_table_service_proto_msgTypes[22].OneofWrappers = []any{}
+	file_hearts_v1_table_service_proto_msgTypes[23].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -1649,7 +1754,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -3,9 +3,9 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
-// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
-// creator token. GetTable and WatchTable work without a token (the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove,
+// SendReaction and LeaveTable need a seat token, RematchTable one of the
+// finished table; DeleteTable needs the creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
@@ -48,6 +48,7 @@ const (
 	TableService_PlayCard_FullMethodName     = "/hearts.v1.TableService/PlayCard"
 	TableService_RematchTable_FullMethodName = "/hearts.v1.TableService/RematchTable"
 	TableService_SuggestMove_FullMethodName  = "/hearts.v1.TableService/SuggestMove"
+	TableService_SendReaction_FullMethodName = "/hearts.v1.TableService/SendReaction"
 	TableService_WatchTable_FullMethodName   = "/hearts.v1.TableService/WatchTable"
 )
 
@@ -99,6 +100,12 @@ type TableServiceClient interface {
 	// It changes nothing. For a hint button, or a client's auto-play, in any
 	// language. Needs the seat token of a seat that owes a move.
 	SuggestMove(ctx context.Context, in *SuggestMoveRequest, opts ...grpc.CallOption) (*SuggestMoveResponse, error)
+	// SendReaction shows the caller's reaction (an emoji of a fixed set) to
+	// everyone watching the table, as a ReactionEvent on their streams. It
+	// changes nothing at the table (not its etag) and is not stored. Needs a
+	// seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+	// TOO_MANY_REACTIONS beyond).
+	SendReaction(ctx context.Context, in *SendReactionRequest, opts ...grpc.CallOption) (*SendReactionResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
@@ -212,6 +219,16 @@ func (c *tableServiceClient) SuggestMove(ctx context.Context, in *SuggestMoveReq
 	return out, nil
 }
 
+func (c *tableServiceClient) SendReaction(ctx context.Context, in *SendReactionRequest, opts ...grpc.CallOption) (*SendReactionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendReactionResponse)
+	err := c.cc.Invoke(ctx, TableService_SendReaction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
@@ -279,6 +296,12 @@ type TableServiceServer interface {
 	// It changes nothing. For a hint button, or a client's auto-play, in any
 	// language. Needs the seat token of a seat that owes a move.
 	SuggestMove(context.Context, *SuggestMoveRequest) (*SuggestMoveResponse, error)
+	// SendReaction shows the caller's reaction (an emoji of a fixed set) to
+	// everyone watching the table, as a ReactionEvent on their streams. It
+	// changes nothing at the table (not its etag) and is not stored. Needs a
+	// seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+	// TOO_MANY_REACTIONS beyond).
+	SendReaction(context.Context, *SendReactionRequest) (*SendReactionResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
@@ -321,6 +344,9 @@ func (UnimplementedTableServiceServer) RematchTable(context.Context, *RematchTab
 }
 func (UnimplementedTableServiceServer) SuggestMove(context.Context, *SuggestMoveRequest) (*SuggestMoveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SuggestMove not implemented")
+}
+func (UnimplementedTableServiceServer) SendReaction(context.Context, *SendReactionRequest) (*SendReactionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendReaction not implemented")
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
@@ -526,6 +552,24 @@ func _TableService_SuggestMove_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_SendReaction_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendReactionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).SendReaction(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_SendReaction_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).SendReaction(ctx, req.(*SendReactionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchTableRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -583,6 +627,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SuggestMove",
 			Handler:    _TableService_SuggestMove_Handler,
+		},
+		{
+			MethodName: "SendReaction",
+			Handler:    _TableService_SendReaction_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -20,15 +20,18 @@ from hearts_client.cards import (
     sort_cards,
 )
 from hearts_client.client import (
+    REACTIONS,
     BotLevelLike,
     CreatedTable,
     HeartsClient,
     JoinedTable,
+    ReactionLike,
     RulesLike,
     Suggestion,
     TablePage,
     bot_level,
     make_rules,
+    reaction,
     table_name,
 )
 from hearts_client.errors import (
@@ -47,6 +50,7 @@ from hearts_client.webhooks import WebhookError, verify_webhook
 
 __all__ = [
     "ERROR_DOMAIN",
+    "REACTIONS",
     "SUIT_SYMBOLS",
     "AuthError",
     "BotLevelLike",
@@ -60,6 +64,7 @@ __all__ = [
     "InvalidRequestError",
     "JoinedTable",
     "NotFoundError",
+    "ReactionLike",
     "RulesLike",
     "SeatTakenError",
     "Suggestion",
@@ -74,6 +79,7 @@ __all__ = [
     "cards",
     "format_cards",
     "make_rules",
+    "reaction",
     "sort_cards",
     "table_name",
     "verify_webhook",

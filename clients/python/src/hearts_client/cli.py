@@ -33,7 +33,7 @@ from hearts_client.cards import (
     cards,
     sort_cards,
 )
-from hearts_client.client import HeartsClient, make_rules, table_name
+from hearts_client.client import REACTIONS, HeartsClient, make_rules, reaction, table_name
 from hearts_client.errors import ConflictError, HeartsError, IllegalMoveError, UnavailableError
 
 __all__ = ["build_parser", "main"]
@@ -51,9 +51,21 @@ _DIRECTIONS = {
 _HELP = (
     "Type cards in notation, rank then suit: QS, TD (or 10D), 2C, AH.\n"
     "  Passing: three cards, like 'QS KS AH'. Playing: one card, like '7H'.\n"
-    "  'hint' shows what the server would play; 'auto' lets the computer play the rest of the\n"
-    "  game for you; 'quit' leaves."
+    "  'hint' shows what the server would play; 'react clap' (or thumbs_up, laugh, wow, sad,\n"
+    "  angry, thinking, wave) shows the table a reaction; 'auto' lets the computer play the\n"
+    "  rest of the game for you; 'quit' leaves."
 )
+
+_REACTION_SYMBOLS = {
+    "thumbs_up": "\N{THUMBS UP SIGN}",
+    "clap": "\N{CLAPPING HANDS SIGN}",
+    "laugh": "\N{FACE WITH TEARS OF JOY}",
+    "wow": "\N{FACE WITH OPEN MOUTH}",
+    "sad": "\N{CRYING FACE}",
+    "angry": "\N{ANGRY FACE}",
+    "thinking": "\N{THINKING FACE}",
+    "wave": "\N{WAVING HAND SIGN}",
+}
 
 # How long leaving (or deleting) the table may take when the command ends early.
 _GIVE_UP_SECONDS = 3.0
@@ -208,12 +220,32 @@ class _Game:
         elif kind == "rematch_created":
             created = event.rematch_created
             self.say(f"{self.who(created.seat)} asked for a rematch at {created.table}.")
+        elif kind == "reaction":
+            shown = event.reaction
+            if shown.seat != self.seat:  # ours was said when we sent it
+                self.say(f"  {self.who(shown.seat)}: {self.reaction_label(shown.reaction)}")
         elif kind == "turn_timed_out":
             seat = event.turn_timed_out.seat
             if seat == self.seat:
                 self.say("  Your time ran out: the server moves for you.")
             else:
                 self.say(f"  {self.who(seat)} ran out of time: the server moves for them.")
+
+    def reaction_label(self, value: int) -> str:
+        name = pb.Reaction.Name(value).removeprefix("REACTION_").lower()  # type: ignore[arg-type]
+        return name if not self.symbols else f"{_REACTION_SYMBOLS.get(name, '')} {name}".strip()
+
+    async def react(self, text: str) -> None:
+        """Send the reaction that ``react NAME`` names, or say which there are."""
+        _, _, name = text.partition(" ")
+        try:
+            await self.client.send_reaction(self.name, name)
+        except ValueError:
+            self.say(f"  Reactions: {', '.join(REACTIONS)} (like 'react clap').")
+        except HeartsError as error:
+            self.say(f"  Not sent: {error}")
+        else:
+            self.say(f"  You: {self.reaction_label(reaction(name))}")
 
     def time_left(self, view: pb.TableView) -> str:
         """`` (N s left)`` when the table times moves, else nothing."""
@@ -273,6 +305,9 @@ class _Game:
                 raise _QuitError("quit")
             if text.lower() in ("help", "?", "h"):
                 self.say(_HELP)
+                continue
+            if text.lower().split(" ", 1)[0] == "react":
+                await self.react(text.lower())
                 continue
             if text:
                 return text

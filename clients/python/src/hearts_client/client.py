@@ -45,6 +45,7 @@ RulesLike: TypeAlias = pb.Rules | Mapping[str, object]
 """Rules as a ``hearts.v1.Rules`` message or a dict of its fields (``{"target_score": 50}``)."""
 
 BotLevelLike: TypeAlias = str | int
+ReactionLike: TypeAlias = str | int
 """A bot level: ``"random"``, ``"heuristic"``, ``"monte_carlo"``, or a ``hearts.v1.BotLevel``."""
 
 # Calls are retried on an UnavailableError: UNAVAILABLE and DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED
@@ -149,6 +150,31 @@ def bot_level(level: BotLevelLike) -> pb.BotLevel.ValueType:
     if key not in pb.BotLevel.DESCRIPTOR.values_by_name or key == "BOT_LEVEL_UNSPECIFIED":
         raise ValueError(f"unknown bot level {level!r} (random, heuristic or monte_carlo)")
     return pb.BotLevel.Value(key)
+
+
+def reaction(value: ReactionLike) -> pb.Reaction.ValueType:
+    """The ``hearts.v1.Reaction`` value of a reaction name or value.
+
+    >>> reaction("thumbs-up") == pb.REACTION_THUMBS_UP
+    True
+    """
+    if isinstance(value, int):
+        if value not in pb.Reaction.values() or value == pb.REACTION_UNSPECIFIED:
+            raise ValueError(f"unknown reaction {value}")
+        return pb.Reaction.ValueType(value)
+    key = value.strip().upper().replace("-", "_")
+    key = key if key.startswith("REACTION_") else f"REACTION_{key}"
+    if key not in pb.Reaction.DESCRIPTOR.values_by_name or key == "REACTION_UNSPECIFIED":
+        raise ValueError(f"unknown reaction {value!r} ({', '.join(REACTIONS)})")
+    return pb.Reaction.Value(key)
+
+
+REACTIONS = tuple(
+    name.removeprefix("REACTION_").lower()
+    for name in pb.Reaction.keys()  # noqa: SIM118  # an enum wrapper, not a dict
+    if name != "REACTION_UNSPECIFIED"
+)
+"""The reactions' short names, as :func:`reaction` takes them: ``thumbs_up``, ``clap``..."""
 
 
 def make_rules(value: RulesLike) -> pb.Rules:
@@ -657,6 +683,17 @@ class HeartsClient:
         )
         return Suggestion(list(response.cards), response.etag)
 
+    async def send_reaction(self, name: str, to_send: ReactionLike) -> None:
+        """Show a reaction (``"thumbs_up"``, ``"clap"``, ... or a ``hearts.v1.Reaction``
+        value; see :data:`REACTIONS`) to everyone watching the table. It is not stored and
+        changes nothing; a seat may send 5 every 10 seconds, more raise
+        :class:`~hearts_client.errors.HeartsError` (``TOO_MANY_REACTIONS``). Needs this
+        client's seat at the table. Raises ``ValueError`` for an unknown reaction.
+        """
+        name = table_name(name)
+        request = api.SendReactionRequest(name=name, reaction=reaction(to_send))
+        await self._call("SendReaction", request, token=self._token_for(name))
+
     # ------------------------------------------------------------------ watching
 
     async def watch(
@@ -674,7 +711,9 @@ class HeartsClient:
         resumes after the last sequence it delivered, skipping anything it already delivered;
         it gives up after ``max_reconnects`` (default: ``max_retries``) failed attempts in a
         row. A new snapshot may arrive when the server no longer holds the missed events:
-        treat it as the new state. The iteration ends after a ``table_deleted`` event.
+        treat it as the new state. A ``reaction`` event repeats the sequence of the event
+        before it (reactions are not stored; a reconnect does not bring back one missed). The
+        iteration ends after a ``table_deleted`` event.
 
         Close the iterator when done (``contextlib.aclosing``) to end the call promptly.
         """
@@ -693,6 +732,11 @@ class HeartsClient:
                 async for response in call:
                     failures = 0
                     if response.HasField("event"):
+                        if response.event.HasField("reaction"):
+                            # Unstored: it repeats the sequence before it, and a resumed
+                            # stream never sends it again.
+                            yield response
+                            continue
                         if last is not None and response.sequence <= last:
                             continue  # already delivered before the reconnect
                         last = response.sequence

@@ -127,12 +127,16 @@ class UnavailableError(HeartsError):
     """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED with a
     reason (``OVERLOADED``, ``TOO_MANY_STREAMS``), or CANCELLED by the server (how its gRPC layer
     refuses calls when overloaded). A bare RESOURCE_EXHAUSTED, a message over gRPC's size limit,
-    is an :class:`InvalidRequestError`. ``IDENTITY_UNAVAILABLE``: the server cannot fetch the
+    is an :class:`InvalidRequestError`, and ``TOO_MANY_REACTIONS`` (a seat's own limit) a plain
+    :class:`HeartsError`. ``IDENTITY_UNAVAILABLE``: the server cannot fetch the
     identity provider's keys to check an identity token.
 
     Raised once the client's own retries are used up; trying later is safe.
     """
 
+
+# RESOURCE_EXHAUSTED reasons that say the caller did too much (not that the service is busy).
+_NOT_NOW = frozenset({"TOO_MANY_REACTIONS"})
 
 _CLASSES: dict[Any, type[HeartsError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidRequestError,
@@ -181,6 +185,8 @@ def error_from_rpc(error: grpc.RpcError) -> HeartsError:
         # Not the server shedding load (that names a reason) but gRPC refusing a message over
         # its size limit, which the same call would meet again.
         cls = InvalidRequestError
+    elif reason in _NOT_NOW:
+        cls = HeartsError  # a limit of the caller's own, not the service's: not retried
     return cls(
         code,
         reason or name,

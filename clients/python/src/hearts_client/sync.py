@@ -23,6 +23,7 @@ from hearts_client.client import (
     CreatedTable,
     HeartsClient,
     JoinedTable,
+    ReactionLike,
     RulesLike,
     Suggestion,
     TablePage,
@@ -225,6 +226,10 @@ class SyncHeartsClient:
     ) -> pb.TableView:
         """See :meth:`HeartsClient.play_card`."""
         return self._run(self.client.play_card(name, to_play, etag=etag, request_id=request_id))
+
+    def send_reaction(self, name: str, to_send: ReactionLike) -> None:
+        """See :meth:`HeartsClient.send_reaction`."""
+        self._run(self.client.send_reaction(name, to_send))
 
     def suggest_move(self, name: str) -> Suggestion:
         """See :meth:`HeartsClient.suggest_move`."""

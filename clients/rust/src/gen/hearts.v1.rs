@@ -717,6 +717,65 @@ impl BotLevel {
         }
     }
 }
+/// Reaction is one of a fixed set of reactions a player may show the table
+/// (SendReaction): a fixed set, so there is nothing to moderate. Front ends
+/// draw them as they like (the emoji are a suggestion).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum Reaction {
+    /// Not a reaction; refused on input.
+    Unspecified = 0,
+    /// 👍
+    ThumbsUp = 1,
+    /// 👏
+    Clap = 2,
+    /// 😂
+    Laugh = 3,
+    /// 😮
+    Wow = 4,
+    /// 😢
+    Sad = 5,
+    /// 😠
+    Angry = 6,
+    /// 🤔
+    Thinking = 7,
+    /// 👋
+    Wave = 8,
+}
+impl Reaction {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "REACTION_UNSPECIFIED",
+            Self::ThumbsUp => "REACTION_THUMBS_UP",
+            Self::Clap => "REACTION_CLAP",
+            Self::Laugh => "REACTION_LAUGH",
+            Self::Wow => "REACTION_WOW",
+            Self::Sad => "REACTION_SAD",
+            Self::Angry => "REACTION_ANGRY",
+            Self::Thinking => "REACTION_THINKING",
+            Self::Wave => "REACTION_WAVE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "REACTION_UNSPECIFIED" => Some(Self::Unspecified),
+            "REACTION_THUMBS_UP" => Some(Self::ThumbsUp),
+            "REACTION_CLAP" => Some(Self::Clap),
+            "REACTION_LAUGH" => Some(Self::Laugh),
+            "REACTION_WOW" => Some(Self::Wow),
+            "REACTION_SAD" => Some(Self::Sad),
+            "REACTION_ANGRY" => Some(Self::Angry),
+            "REACTION_THINKING" => Some(Self::Thinking),
+            "REACTION_WAVE" => Some(Self::Wave),
+            _ => None,
+        }
+    }
+}
 /// MoonScoring says how a round is scored when one seat shoots the moon.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -823,7 +882,7 @@ pub struct TableEvent {
     /// What happened.
     #[prost(
         oneof = "table_event::Event",
-        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17"
+        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18"
     )]
     pub event: ::core::option::Option<table_event::Event>,
 }
@@ -883,6 +942,10 @@ pub mod table_event {
         /// RematchTable.
         #[prost(message, tag = "17")]
         RematchCreated(super::RematchCreatedEvent),
+        /// A player sent a reaction (SendReaction). Not stored: it reaches the
+        /// streams open when it is sent, and a resumed stream does not repeat it.
+        #[prost(message, tag = "18")]
+        Reaction(super::ReactionEvent),
     }
 }
 impl ::prost::Name for TableEvent {
@@ -1218,6 +1281,28 @@ impl ::prost::Name for RematchCreatedEvent {
     }
     fn type_url() -> ::prost::alloc::string::String {
         "type.googleapis.com/hearts.v1.RematchCreatedEvent".into()
+    }
+}
+/// ReactionEvent is a player's reaction at the table (SendReaction). Its
+/// WatchTableResponse.sequence is that of the event before it: a reaction has
+/// no place of its own in the table's event sequence.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReactionEvent {
+    /// The seat of the player who reacted.
+    #[prost(int32, tag = "1")]
+    pub seat: i32,
+    /// The reaction.
+    #[prost(enumeration = "Reaction", tag = "2")]
+    pub reaction: i32,
+}
+impl ::prost::Name for ReactionEvent {
+    const NAME: &'static str = "ReactionEvent";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.ReactionEvent".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.ReactionEvent".into()
     }
 }
 /// GetTableRequest names the table to return.
@@ -1678,6 +1763,40 @@ impl ::prost::Name for SuggestMoveResponse {
         "type.googleapis.com/hearts.v1.SuggestMoveResponse".into()
     }
 }
+/// SendReactionRequest carries a player's reaction; the call must carry the
+/// seat token.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SendReactionRequest {
+    /// The resource name of the table, `tables/{table}`.
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// The reaction to show.
+    #[prost(enumeration = "Reaction", tag = "2")]
+    pub reaction: i32,
+}
+impl ::prost::Name for SendReactionRequest {
+    const NAME: &'static str = "SendReactionRequest";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.SendReactionRequest".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.SendReactionRequest".into()
+    }
+}
+/// SendReactionResponse is empty: the reaction was sent.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SendReactionResponse {}
+impl ::prost::Name for SendReactionResponse {
+    const NAME: &'static str = "SendReactionResponse";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.SendReactionResponse".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.SendReactionResponse".into()
+    }
+}
 /// WatchTableRequest names the table to watch and where to resume.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WatchTableRequest {
@@ -1706,8 +1825,8 @@ impl ::prost::Name for WatchTableRequest {
 pub struct WatchTableResponse {
     /// The position in the table's event sequence: for an event its own
     /// number, for a snapshot the number of the last event it includes.
-    /// Numbers only grow; a stream may skip numbers (private events of other
-    /// seats).
+    /// Numbers never go down; a stream may skip numbers (private events of other
+    /// seats), and a ReactionEvent repeats the number of the event before it.
     #[prost(int64, tag = "1")]
     pub sequence: i64,
     /// What the message carries.
@@ -2100,6 +2219,35 @@ pub mod table_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("hearts.v1.TableService", "SuggestMove"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// SendReaction shows the caller's reaction (an emoji of a fixed set) to
+        /// everyone watching the table, as a ReactionEvent on their streams. It
+        /// changes nothing at the table (not its etag) and is not stored. Needs a
+        /// seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+        /// TOO_MANY_REACTIONS beyond).
+        pub async fn send_reaction(
+            &mut self,
+            request: impl tonic::IntoRequest<super::SendReactionRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SendReactionResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hearts.v1.TableService/SendReaction",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hearts.v1.TableService", "SendReaction"));
             self.inner.unary(req, path, codec).await
         }
         /// WatchTable streams the caller's view of a table and then every event the

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import NamedTuple, Protocol
 
 __all__ = [
+    "EPHEMERAL_SEQUENCE",
     "JOIN_CALLER_PREFIX",
     "MAX_CALLERS",
     "CommitOutcome",
@@ -49,6 +50,10 @@ __all__ = [
     "TableGoneError",
 ]
 
+
+# The sequence of an event sent by publish_ephemeral: no stored event has it (they count from
+# 1), so watchers tell the two apart.
+EPHEMERAL_SEQUENCE = 0
 
 JOIN_CALLER_PREFIX = "join:"
 MAX_CALLERS = 64
@@ -248,6 +253,15 @@ class Store(Protocol):
 
     async def outbox_size(self) -> int:
         """How many items the outbox holds (for metrics)."""
+        ...
+
+    async def publish_ephemeral(
+        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
+    ) -> bool:
+        """Send ``payload`` (an event) to the table's watchers in every process, unstored: a
+        batch of one :class:`StoredEvent` with sequence :data:`EPHEMERAL_SEQUENCE`. Unless
+        ``sender`` sent ``limit`` such events to the table in the current window of
+        ``window_ms`` (which starts with its first); whether it was sent."""
         ...
 
     async def delete(

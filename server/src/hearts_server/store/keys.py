@@ -82,6 +82,16 @@ def requests(table_id: str) -> str:
     return f"{_PREFIX}:{{{check_table_id(table_id)}}}:r"
 
 
+def ephemeral_rate(table_id: str, sender: str) -> str:
+    """Counter of the unstored events (reactions) ``sender`` published to the table in the
+    current rate window; it expires with the window.
+
+    >>> ephemeral_rate("abc", "2")
+    'hearts:{abc}:x:2'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:x:{sender}"
+
+
 def create_request(request_id: str) -> str:
     """String ``<len(table_id)>:<table_id><response>``: the table a create request made.
 

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from hearts_server.store.base import (
+    EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
     MAX_CALLERS,
     CommitOutcome,
@@ -29,6 +30,7 @@ __all__ = ["MemoryStore"]
 
 
 _FIRST_SWEEP = 1024
+_RATES_SWEEP = 10_000  # rate windows held before the ended ones are dropped
 
 
 @dataclasses.dataclass(slots=True)
@@ -65,6 +67,8 @@ class MemoryStore:
         # The outbox: item id -> (due ms, payload, attempts). A process's memory store is its
         # own, so a lease matters only to the process's own sender.
         self._outbox: dict[str, tuple[int, bytes, int]] = {}
+        # Unstored events' rate windows: (table id, sender) -> (the window's end, events sent).
+        self._rates: dict[tuple[str, str], tuple[float, int]] = {}
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -206,6 +210,22 @@ class MemoryStore:
 
     async def outbox_size(self) -> int:
         return len(self._outbox)
+
+    async def publish_ephemeral(
+        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
+    ) -> bool:
+        now = self._clock()
+        if len(self._rates) >= _RATES_SWEEP:  # windows long over are forgotten now and then
+            self._rates = {key: rate for key, rate in self._rates.items() if rate[0] > now}
+        key = (table_id, sender)
+        ends, count = self._rates.get(key, (0.0, 0))
+        if ends <= now:
+            ends, count = now + window_ms / 1000, 0
+        self._rates[key] = (ends, count + 1)
+        if count >= limit:
+            return False
+        self.hub.publish(table_id, (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),))
+        return True
 
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]

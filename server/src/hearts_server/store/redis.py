@@ -48,6 +48,7 @@ from redis.maint_notifications import MaintNotificationsConfig
 
 from hearts_server.store import keys
 from hearts_server.store.base import (
+    EPHEMERAL_SEQUENCE,
     CommitOutcome,
     CommitResult,
     CreateResult,
@@ -153,7 +154,8 @@ _COMMIT = _Script.read("commit")
 _DELETE = _Script.read("delete")
 _OUTBOX_CLAIM = _Script.read("outbox_claim")
 _OUTBOX_RETRY = _Script.read("outbox_retry")
-_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY)
+_EPHEMERAL = _Script.read("ephemeral")
+_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY, _EPHEMERAL)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 
@@ -695,6 +697,23 @@ class RedisStore:
 
     async def outbox_size(self) -> int:
         return int(await self._run_one(("ZCARD", keys.OUTBOX)))
+
+    async def publish_ephemeral(
+        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
+    ) -> bool:
+        [published] = await self._run(
+            (
+                "EVALSHA",
+                _EPHEMERAL.sha,
+                1,
+                keys.ephemeral_rate(table_id, sender),
+                limit,
+                window_ms,
+                keys.notify_channel(table_id),
+                encode_batch((StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)),
+            )
+        )
+        return bool(published)
 
     async def table_count(self) -> int:
         """Entries in the indexes (for metrics); expired tables count until swept."""

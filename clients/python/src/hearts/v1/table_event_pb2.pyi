@@ -49,6 +49,7 @@ class TableEvent(_message.Message):
     TABLE_DELETED_FIELD_NUMBER: _builtins.int
     TURN_TIMED_OUT_FIELD_NUMBER: _builtins.int
     REMATCH_CREATED_FIELD_NUMBER: _builtins.int
+    REACTION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened."""
@@ -122,6 +123,12 @@ class TableEvent(_message.Message):
         RematchTable.
         """
 
+    @_builtins.property
+    def reaction(self) -> Global___ReactionEvent:
+        """A player sent a reaction (SendReaction). Not stored: it reaches the
+        streams open when it is sent, and a resumed stream does not repeat it.
+        """
+
     def __init__(
         self,
         *,
@@ -142,12 +149,13 @@ class TableEvent(_message.Message):
         table_deleted: Global___TableDeletedEvent | None = ...,
         turn_timed_out: Global___TurnTimedOutEvent | None = ...,
         rematch_created: Global___RematchCreatedEvent | None = ...,
+        reaction: Global___ReactionEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out", "rematch_created"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out", "rematch_created", "reaction"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
@@ -600,3 +608,32 @@ class RematchCreatedEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RematchCreatedEvent: _TypeAlias = RematchCreatedEvent  # noqa: Y015
+
+@_typing.final
+class ReactionEvent(_message.Message):
+    """ReactionEvent is a player's reaction at the table (SendReaction). Its
+    WatchTableResponse.sequence is that of the event before it: a reaction has
+    no place of its own in the table's event sequence.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REACTION_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat of the player who reacted."""
+    reaction: _table_pb2.Reaction.ValueType
+    """The reaction."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        reaction: _table_pb2.Reaction.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reaction", b"reaction", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReactionEvent: _TypeAlias = ReactionEvent  # noqa: Y015

@@ -229,6 +229,57 @@ BOT_LEVEL_MONTE_CARLO: BotLevel.ValueType  # 3
 """The bot samples possible deals and plays out each candidate card."""
 Global___BotLevel: _TypeAlias = BotLevel  # noqa: Y015
 
+class _Reaction:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReactionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reaction.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REACTION_UNSPECIFIED: _Reaction.ValueType  # 0
+    """Not a reaction; refused on input."""
+    REACTION_THUMBS_UP: _Reaction.ValueType  # 1
+    """👍"""
+    REACTION_CLAP: _Reaction.ValueType  # 2
+    """👏"""
+    REACTION_LAUGH: _Reaction.ValueType  # 3
+    """😂"""
+    REACTION_WOW: _Reaction.ValueType  # 4
+    """😮"""
+    REACTION_SAD: _Reaction.ValueType  # 5
+    """😢"""
+    REACTION_ANGRY: _Reaction.ValueType  # 6
+    """😠"""
+    REACTION_THINKING: _Reaction.ValueType  # 7
+    """🤔"""
+    REACTION_WAVE: _Reaction.ValueType  # 8
+    """👋"""
+
+class Reaction(_Reaction, metaclass=_ReactionEnumTypeWrapper):
+    """Reaction is one of a fixed set of reactions a player may show the table
+    (SendReaction): a fixed set, so there is nothing to moderate. Front ends
+    draw them as they like (the emoji are a suggestion).
+    """
+
+REACTION_UNSPECIFIED: Reaction.ValueType  # 0
+"""Not a reaction; refused on input."""
+REACTION_THUMBS_UP: Reaction.ValueType  # 1
+"""👍"""
+REACTION_CLAP: Reaction.ValueType  # 2
+"""👏"""
+REACTION_LAUGH: Reaction.ValueType  # 3
+"""😂"""
+REACTION_WOW: Reaction.ValueType  # 4
+"""😮"""
+REACTION_SAD: Reaction.ValueType  # 5
+"""😢"""
+REACTION_ANGRY: Reaction.ValueType  # 6
+"""😠"""
+REACTION_THINKING: Reaction.ValueType  # 7
+"""🤔"""
+REACTION_WAVE: Reaction.ValueType  # 8
+"""👋"""
+Global___Reaction: _TypeAlias = Reaction  # noqa: Y015
+
 class _MoonScoring:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015

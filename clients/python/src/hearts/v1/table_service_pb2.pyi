@@ -6,9 +6,9 @@ and watch a table's game as it happens.
 
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
-`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
-LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
-creator token. GetTable and WatchTable work without a token (the
+`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove,
+SendReaction and LeaveTable need a seat token, RematchTable one of the
+finished table; DeleteTable needs the creator token. GetTable and WatchTable work without a token (the
 spectator's view) and show the seat's private cards with a seat token.
 
 Errors: every failed call's status carries a google.rpc.ErrorInfo with
@@ -672,6 +672,51 @@ class SuggestMoveResponse(_message.Message):
 Global___SuggestMoveResponse: _TypeAlias = SuggestMoveResponse  # noqa: Y015
 
 @_typing.final
+class SendReactionRequest(_message.Message):
+    """SendReactionRequest carries a player's reaction; the call must carry the
+    seat token.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REACTION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The resource name of the table, `tables/{table}`."""
+    reaction: _table_pb2.Reaction.ValueType
+    """The reaction to show."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        reaction: _table_pb2.Reaction.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reaction", b"reaction"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SendReactionRequest: _TypeAlias = SendReactionRequest  # noqa: Y015
+
+@_typing.final
+class SendReactionResponse(_message.Message):
+    """SendReactionResponse is empty: the reaction was sent."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SendReactionResponse: _TypeAlias = SendReactionResponse  # noqa: Y015
+
+@_typing.final
 class WatchTableRequest(_message.Message):
     """WatchTableRequest names the table to watch and where to resume."""
 
@@ -715,8 +760,8 @@ class WatchTableResponse(_message.Message):
     sequence: _builtins.int
     """The position in the table's event sequence: for an event its own
     number, for a snapshot the number of the last event it includes.
-    Numbers only grow; a stream may skip numbers (private events of other
-    seats).
+    Numbers never go down; a stream may skip numbers (private events of other
+    seats), and a ReactionEvent repeats the number of the event before it.
     """
     @_builtins.property
     def snapshot(self) -> _table_pb2.TableView:

@@ -85,6 +85,11 @@ class TableServiceStub:
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.FromString,
                 _registered_method=True)
+        self.SendReaction = channel.unary_unary(
+                '/hearts.v1.TableService/SendReaction',
+                request_serializer=hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/hearts.v1.TableService/WatchTable',
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -188,6 +193,17 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SendReaction(self, request, context):
+        """SendReaction shows the caller's reaction (an emoji of a fixed set) to
+        everyone watching the table, as a ReactionEvent on their streams. It
+        changes nothing at the table (not its etag) and is not stored. Needs a
+        seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+        TOO_MANY_REACTIONS beyond).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTable(self, request, context):
         """WatchTable streams the caller's view of a table and then every event the
         caller may see, until the table is deleted or the caller hangs up.
@@ -248,6 +264,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.SuggestMove,
                     request_deserializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.SerializeToString,
+            ),
+            'SendReaction': grpc.unary_unary_rpc_method_handler(
+                    servicer.SendReaction,
+                    request_deserializer=hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -526,6 +547,33 @@ class TableService:
             '/hearts.v1.TableService/SuggestMove',
             hearts_dot_v1_dot_table__service__pb2.SuggestMoveRequest.SerializeToString,
             hearts_dot_v1_dot_table__service__pb2.SuggestMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendReaction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.TableService/SendReaction',
+            hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.SerializeToString,
+            hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.FromString,
             options,
             channel_credentials,
             insecure,

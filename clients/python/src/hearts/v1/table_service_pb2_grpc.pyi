@@ -6,9 +6,9 @@ and watch a table's game as it happens.
 
 Authentication: JoinTable returns a seat token and CreateTable returns a
 creator token. A caller sends a token as gRPC metadata
-`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
-LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
-creator token. GetTable and WatchTable work without a token (the
+`authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove,
+SendReaction and LeaveTable need a seat token, RematchTable one of the
+finished table; DeleteTable needs the creator token. GetTable and WatchTable work without a token (the
 spectator's view) and show the seat's private cards with a seat token.
 
 Errors: every failed call's status carries a google.rpc.ErrorInfo with
@@ -99,6 +99,13 @@ class TableServiceStub:
     It changes nothing. For a hint button, or a client's auto-play, in any
     language. Needs the seat token of a seat that owes a move.
     """
+    SendReaction: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SendReactionRequest, _table_service_pb2.SendReactionResponse]
+    """SendReaction shows the caller's reaction (an emoji of a fixed set) to
+    everyone watching the table, as a ReactionEvent on their streams. It
+    changes nothing at the table (not its etag) and is not stored. Needs a
+    seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+    TOO_MANY_REACTIONS beyond).
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -156,6 +163,13 @@ class TableServiceAsyncStub(TableServiceStub):
     choose them from the caller's view only (the move a turn timer makes).
     It changes nothing. For a hint button, or a client's auto-play, in any
     language. Needs the seat token of a seat that owes a move.
+    """
+    SendReaction: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SendReactionRequest, _table_service_pb2.SendReactionResponse]  # type: ignore[assignment]
+    """SendReaction shows the caller's reaction (an emoji of a fixed set) to
+    everyone watching the table, as a ReactionEvent on their streams. It
+    changes nothing at the table (not its etag) and is not stored. Needs a
+    seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+    TOO_MANY_REACTIONS beyond).
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
@@ -271,6 +285,19 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         choose them from the caller's view only (the move a turn timer makes).
         It changes nothing. For a hint button, or a client's auto-play, in any
         language. Needs the seat token of a seat that owes a move.
+        """
+
+    @_abc_1.abstractmethod
+    def SendReaction(
+        self,
+        request: _table_service_pb2.SendReactionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.SendReactionResponse, _abc.Awaitable[_table_service_pb2.SendReactionResponse]]:
+        """SendReaction shows the caller's reaction (an emoji of a fixed set) to
+        everyone watching the table, as a ReactionEvent on their streams. It
+        changes nothing at the table (not its etag) and is not stored. Needs a
+        seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+        TOO_MANY_REACTIONS beyond).
         """
 
     @_abc_1.abstractmethod

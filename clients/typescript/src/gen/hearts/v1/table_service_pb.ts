@@ -3,9 +3,9 @@
 //
 // Authentication: JoinTable returns a seat token and CreateTable returns a
 // creator token. A caller sends a token as gRPC metadata
-// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove and
-// LeaveTable need a seat token, RematchTable one of the finished table; DeleteTable needs the
-// creator token. GetTable and WatchTable work without a token (the
+// `authorization: Bearer <token>`. PassCards, PlayCard, SuggestMove,
+// SendReaction and LeaveTable need a seat token, RematchTable one of the
+// finished table; DeleteTable needs the creator token. GetTable and WatchTable work without a token (the
 // spectator's view) and show the seat's private cards with a seat token.
 //
 // Errors: every failed call's status carries a google.rpc.ErrorInfo with
@@ -25,7 +25,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
-import type { Card, Table, TableView } from "./table_pb.js";
+import type { Card, Reaction, Table, TableView } from "./table_pb.js";
 import { file_hearts_v1_table } from "./table_pb.js";
 import type { TableEvent } from "./table_event_pb.js";
 import { file_hearts_v1_table_event } from "./table_event_pb.js";
@@ -35,7 +35,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hearts/v1/table_service.proto.
  */
 export const file_hearts_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSIoChJTdWdnZXN0TW92ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChNTdWdnZXN0TW92ZVJlc3BvbnNlEh4KBWNhcmRzGAEgAygLMg8uaGVhcnRzLnYxLkNhcmQSDAoEZXRhZxgCIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQywQkKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEncKDFJlbWF0Y2hUYWJsZRIeLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXF1ZXN0Gh8uaGVhcnRzLnYxLlJlbWF0Y2hUYWJsZVJlc3BvbnNlIiaC0+STAiAiGy92MS97bmFtZT10YWJsZXMvKn06cmVtYXRjaDoBKhJ1CgtTdWdnZXN0TW92ZRIdLmhlYXJ0cy52MS5TdWdnZXN0TW92ZVJlcXVlc3QaHi5oZWFydHMudjEuU3VnZ2VzdE1vdmVSZXNwb25zZSIngtPkkwIhEh8vdjEve25hbWU9dGFibGVzLyp9OnN1Z2dlc3RNb3ZlEm4KCldhdGNoVGFibGUSHC5oZWFydHMudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuV2F0Y2hUYWJsZVJlc3BvbnNlIiGC0+STAhsSGS92MS97bmFtZT10YWJsZXMvKn06d2F0Y2gwAUIVQhFUYWJsZVNlcnZpY2VQcm90b1ABYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
+  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSIoChJTdWdnZXN0TW92ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChNTdWdnZXN0TW92ZVJlc3BvbnNlEh4KBWNhcmRzGAEgAygLMg8uaGVhcnRzLnYxLkNhcmQSDAoEZXRhZxgCIAEoCSJWChNTZW5kUmVhY3Rpb25SZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISKwoIcmVhY3Rpb24YAiABKA4yEy5oZWFydHMudjEuUmVhY3Rpb25CBOJBAQIiFgoUU2VuZFJlYWN0aW9uUmVzcG9uc2UiVwoRV2F0Y2hUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIbCg5hZnRlcl9zZXF1ZW5jZRgCIAEoA0gAiAEBQhEKD19hZnRlcl9zZXF1ZW5jZSKAAQoSV2F0Y2hUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgDEigKCHNuYXBzaG90GAIgASgLMhQuaGVhcnRzLnYxLlRhYmxlVmlld0gAEiYKBWV2ZW50GAMgASgLMhUuaGVhcnRzLnYxLlRhYmxlRXZlbnRIAEIGCgRraW5kMr8KCgxUYWJsZVNlcnZpY2USYAoIR2V0VGFibGUSGi5oZWFydHMudjEuR2V0VGFibGVSZXF1ZXN0GhsuaGVhcnRzLnYxLkdldFRhYmxlUmVzcG9uc2UiG4LT5JMCFRITL3YxL3tuYW1lPXRhYmxlcy8qfRJdCgpMaXN0VGFibGVzEhwuaGVhcnRzLnYxLkxpc3RUYWJsZXNSZXF1ZXN0Gh0uaGVhcnRzLnYxLkxpc3RUYWJsZXNSZXNwb25zZSISgtPkkwIMEgovdjEvdGFibGVzEmcKC0NyZWF0ZVRhYmxlEh0uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBoeLmhlYXJ0cy52MS5DcmVhdGVUYWJsZVJlc3BvbnNlIhmC0+STAhMiCi92MS90YWJsZXM6BXRhYmxlEmkKC0RlbGV0ZVRhYmxlEh0uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVxdWVzdBoeLmhlYXJ0cy52MS5EZWxldGVUYWJsZVJlc3BvbnNlIhuC0+STAhUqEy92MS97bmFtZT10YWJsZXMvKn0SawoJSm9pblRhYmxlEhsuaGVhcnRzLnYxLkpvaW5UYWJsZVJlcXVlc3QaHC5oZWFydHMudjEuSm9pblRhYmxlUmVzcG9uc2UiI4LT5JMCHSIYL3YxL3tuYW1lPXRhYmxlcy8qfTpqb2luOgEqEm8KCkxlYXZlVGFibGUSHC5oZWFydHMudjEuTGVhdmVUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuTGVhdmVUYWJsZVJlc3BvbnNlIiSC0+STAh4iGS92MS97bmFtZT10YWJsZXMvKn06bGVhdmU6ASoScAoJUGFzc0NhcmRzEhsuaGVhcnRzLnYxLlBhc3NDYXJkc1JlcXVlc3QaHC5oZWFydHMudjEuUGFzc0NhcmRzUmVzcG9uc2UiKILT5JMCIiIdL3YxL3tuYW1lPXRhYmxlcy8qfTpwYXNzQ2FyZHM6ASoSbAoIUGxheUNhcmQSGi5oZWFydHMudjEuUGxheUNhcmRSZXF1ZXN0GhsuaGVhcnRzLnYxLlBsYXlDYXJkUmVzcG9uc2UiJ4LT5JMCISIcL3YxL3tuYW1lPXRhYmxlcy8qfTpwbGF5Q2FyZDoBKhJ3CgxSZW1hdGNoVGFibGUSHi5oZWFydHMudjEuUmVtYXRjaFRhYmxlUmVxdWVzdBofLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXNwb25zZSImgtPkkwIgIhsvdjEve25hbWU9dGFibGVzLyp9OnJlbWF0Y2g6ASoSdQoLU3VnZ2VzdE1vdmUSHS5oZWFydHMudjEuU3VnZ2VzdE1vdmVSZXF1ZXN0Gh4uaGVhcnRzLnYxLlN1Z2dlc3RNb3ZlUmVzcG9uc2UiJ4LT5JMCIRIfL3YxL3tuYW1lPXRhYmxlcy8qfTpzdWdnZXN0TW92ZRJ8CgxTZW5kUmVhY3Rpb24SHi5oZWFydHMudjEuU2VuZFJlYWN0aW9uUmVxdWVzdBofLmhlYXJ0cy52MS5TZW5kUmVhY3Rpb25SZXNwb25zZSIrgtPkkwIlIiAvdjEve25hbWU9dGFibGVzLyp9OnNlbmRSZWFjdGlvbjoBKhJuCgpXYXRjaFRhYmxlEhwuaGVhcnRzLnYxLldhdGNoVGFibGVSZXF1ZXN0Gh0uaGVhcnRzLnYxLldhdGNoVGFibGVSZXNwb25zZSIhgtPkkwIbEhkvdjEve25hbWU9dGFibGVzLyp9OndhdGNoMAFCFUIRVGFibGVTZXJ2aWNlUHJvdG9QAWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
 
 /**
  * GetTableRequest names the table to return.
@@ -706,6 +706,50 @@ export const SuggestMoveResponseSchema: GenMessage<SuggestMoveResponse> = /*@__P
   messageDesc(file_hearts_v1_table_service, 19);
 
 /**
+ * SendReactionRequest carries a player's reaction; the call must carry the
+ * seat token.
+ *
+ * @generated from message hearts.v1.SendReactionRequest
+ */
+export type SendReactionRequest = Message<"hearts.v1.SendReactionRequest"> & {
+  /**
+   * The resource name of the table, `tables/{table}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The reaction to show.
+   *
+   * @generated from field: hearts.v1.Reaction reaction = 2;
+   */
+  reaction: Reaction;
+};
+
+/**
+ * Describes the message hearts.v1.SendReactionRequest.
+ * Use `create(SendReactionRequestSchema)` to create a new message.
+ */
+export const SendReactionRequestSchema: GenMessage<SendReactionRequest> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 20);
+
+/**
+ * SendReactionResponse is empty: the reaction was sent.
+ *
+ * @generated from message hearts.v1.SendReactionResponse
+ */
+export type SendReactionResponse = Message<"hearts.v1.SendReactionResponse"> & {
+};
+
+/**
+ * Describes the message hearts.v1.SendReactionResponse.
+ * Use `create(SendReactionResponseSchema)` to create a new message.
+ */
+export const SendReactionResponseSchema: GenMessage<SendReactionResponse> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 21);
+
+/**
  * WatchTableRequest names the table to watch and where to resume.
  *
  * @generated from message hearts.v1.WatchTableRequest
@@ -734,7 +778,7 @@ export type WatchTableRequest = Message<"hearts.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 20);
+  messageDesc(file_hearts_v1_table_service, 22);
 
 /**
  * WatchTableResponse is one message of a table's watch stream.
@@ -745,8 +789,8 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
   /**
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
-   * Numbers only grow; a stream may skip numbers (private events of other
-   * seats).
+   * Numbers never go down; a stream may skip numbers (private events of other
+   * seats), and a ReactionEvent repeats the number of the event before it.
    *
    * @generated from field: int64 sequence = 1;
    */
@@ -782,7 +826,7 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 21);
+  messageDesc(file_hearts_v1_table_service, 23);
 
 /**
  * TableService hosts Hearts tables and the games played at them.
@@ -911,6 +955,20 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof SuggestMoveRequestSchema;
     output: typeof SuggestMoveResponseSchema;
+  },
+  /**
+   * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+   * everyone watching the table, as a ReactionEvent on their streams. It
+   * changes nothing at the table (not its etag) and is not stored. Needs a
+   * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+   * TOO_MANY_REACTIONS beyond).
+   *
+   * @generated from rpc hearts.v1.TableService.SendReaction
+   */
+  sendReaction: {
+    methodKind: "unary";
+    input: typeof SendReactionRequestSchema;
+    output: typeof SendReactionResponseSchema;
   },
   /**
    * WatchTable streams the caller's view of a table and then every event the

@@ -134,7 +134,7 @@ public enum MoonScoring
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return hearts.v1.TableProto.getDescriptor().getEnumType(5);
+    return hearts.v1.TableProto.getDescriptor().getEnumType(6);
   }
 
   private static final MoonScoring[] VALUES = values();

@@ -151,7 +151,7 @@ public enum SeatOccupant
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return hearts.v1.TableProto.getDescriptor().getEnumType(6);
+    return hearts.v1.TableProto.getDescriptor().getEnumType(7);
   }
 
   private static final SeatOccupant[] VALUES = values();

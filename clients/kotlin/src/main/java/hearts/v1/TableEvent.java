@@ -75,6 +75,7 @@ private static final long serialVersionUID = 0L;
     TABLE_DELETED(15),
     TURN_TIMED_OUT(16),
     REMATCH_CREATED(17),
+    REACTION(18),
     EVENT_NOT_SET(0);
     private final int value;
     private EventCase(int value) {
@@ -108,6 +109,7 @@ private static final long serialVersionUID = 0L;
         case 15: return TABLE_DELETED;
         case 16: return TURN_TIMED_OUT;
         case 17: return REMATCH_CREATED;
+        case 18: return REACTION;
         case 0: return EVENT_NOT_SET;
         default: return null;
       }
@@ -858,6 +860,52 @@ private static final long serialVersionUID = 0L;
     return hearts.v1.RematchCreatedEvent.getDefaultInstance();
   }
 
+  public static final int REACTION_FIELD_NUMBER = 18;
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   * @return Whether the reaction field is set.
+   */
+  @java.lang.Override
+  public boolean hasReaction() {
+    return eventCase_ == 18;
+  }
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   * @return The reaction.
+   */
+  @java.lang.Override
+  public hearts.v1.ReactionEvent getReaction() {
+    if (eventCase_ == 18) {
+       return (hearts.v1.ReactionEvent) event_;
+    }
+    return hearts.v1.ReactionEvent.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   */
+  @java.lang.Override
+  public hearts.v1.ReactionEventOrBuilder getReactionOrBuilder() {
+    if (eventCase_ == 18) {
+       return (hearts.v1.ReactionEvent) event_;
+    }
+    return hearts.v1.ReactionEvent.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -922,6 +970,9 @@ private static final long serialVersionUID = 0L;
     }
     if (eventCase_ == 17) {
       output.writeMessage(17, (hearts.v1.RematchCreatedEvent) event_);
+    }
+    if (eventCase_ == 18) {
+      output.writeMessage(18, (hearts.v1.ReactionEvent) event_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -994,6 +1045,10 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 17) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, (hearts.v1.RematchCreatedEvent) event_);
+    }
+    if (eventCase_ == 18) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(18, (hearts.v1.ReactionEvent) event_);
     }
     return size;
   }
@@ -1090,6 +1145,10 @@ private static final long serialVersionUID = 0L;
         if (!getRematchCreated()
             .equals(other.getRematchCreated())) return false;
         break;
+      case 18:
+        if (!getReaction()
+            .equals(other.getReaction())) return false;
+        break;
       case 0:
       default:
     }
@@ -1172,6 +1231,10 @@ private static final long serialVersionUID = 0L;
       case 17:
         hash = (37 * hash) + REMATCH_CREATED_FIELD_NUMBER;
         hash = (53 * hash) + getRematchCreated().hashCode();
+        break;
+      case 18:
+        hash = (37 * hash) + REACTION_FIELD_NUMBER;
+        hash = (53 * hash) + getReaction().hashCode();
         break;
       case 0:
       default:
@@ -1370,6 +1433,9 @@ private static final long serialVersionUID = 0L;
       if (rematchCreatedBuilder_ != null) {
         rematchCreatedBuilder_.clear();
       }
+      if (reactionBuilder_ != null) {
+        reactionBuilder_.clear();
+      }
       eventCase_ = 0;
       event_ = null;
       return this;
@@ -1483,6 +1549,10 @@ private static final long serialVersionUID = 0L;
           rematchCreatedBuilder_ != null) {
         result.event_ = rematchCreatedBuilder_.build();
       }
+      if (eventCase_ == 18 &&
+          reactionBuilder_ != null) {
+        result.event_ = reactionBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -1563,6 +1633,10 @@ private static final long serialVersionUID = 0L;
         }
         case REMATCH_CREATED: {
           mergeRematchCreated(other.getRematchCreated());
+          break;
+        }
+        case REACTION: {
+          mergeReaction(other.getReaction());
           break;
         }
         case EVENT_NOT_SET: {
@@ -1714,6 +1788,13 @@ private static final long serialVersionUID = 0L;
               eventCase_ = 17;
               break;
             } // case 138
+            case 146: {
+              input.readMessage(
+                  internalGetReactionFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              eventCase_ = 18;
+              break;
+            } // case 146
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4776,6 +4857,193 @@ private static final long serialVersionUID = 0L;
       eventCase_ = 17;
       onChanged();
       return rematchCreatedBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.ReactionEvent, hearts.v1.ReactionEvent.Builder, hearts.v1.ReactionEventOrBuilder> reactionBuilder_;
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     * @return Whether the reaction field is set.
+     */
+    @java.lang.Override
+    public boolean hasReaction() {
+      return eventCase_ == 18;
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     * @return The reaction.
+     */
+    @java.lang.Override
+    public hearts.v1.ReactionEvent getReaction() {
+      if (reactionBuilder_ == null) {
+        if (eventCase_ == 18) {
+          return (hearts.v1.ReactionEvent) event_;
+        }
+        return hearts.v1.ReactionEvent.getDefaultInstance();
+      } else {
+        if (eventCase_ == 18) {
+          return reactionBuilder_.getMessage();
+        }
+        return hearts.v1.ReactionEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    public Builder setReaction(hearts.v1.ReactionEvent value) {
+      if (reactionBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        event_ = value;
+        onChanged();
+      } else {
+        reactionBuilder_.setMessage(value);
+      }
+      eventCase_ = 18;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    public Builder setReaction(
+        hearts.v1.ReactionEvent.Builder builderForValue) {
+      if (reactionBuilder_ == null) {
+        event_ = builderForValue.build();
+        onChanged();
+      } else {
+        reactionBuilder_.setMessage(builderForValue.build());
+      }
+      eventCase_ = 18;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    public Builder mergeReaction(hearts.v1.ReactionEvent value) {
+      if (reactionBuilder_ == null) {
+        if (eventCase_ == 18 &&
+            event_ != hearts.v1.ReactionEvent.getDefaultInstance()) {
+          event_ = hearts.v1.ReactionEvent.newBuilder((hearts.v1.ReactionEvent) event_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          event_ = value;
+        }
+        onChanged();
+      } else {
+        if (eventCase_ == 18) {
+          reactionBuilder_.mergeFrom(value);
+        } else {
+          reactionBuilder_.setMessage(value);
+        }
+      }
+      eventCase_ = 18;
+      return this;
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    public Builder clearReaction() {
+      if (reactionBuilder_ == null) {
+        if (eventCase_ == 18) {
+          eventCase_ = 0;
+          event_ = null;
+          onChanged();
+        }
+      } else {
+        if (eventCase_ == 18) {
+          eventCase_ = 0;
+          event_ = null;
+        }
+        reactionBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    public hearts.v1.ReactionEvent.Builder getReactionBuilder() {
+      return internalGetReactionFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    @java.lang.Override
+    public hearts.v1.ReactionEventOrBuilder getReactionOrBuilder() {
+      if ((eventCase_ == 18) && (reactionBuilder_ != null)) {
+        return reactionBuilder_.getMessageOrBuilder();
+      } else {
+        if (eventCase_ == 18) {
+          return (hearts.v1.ReactionEvent) event_;
+        }
+        return hearts.v1.ReactionEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * </pre>
+     *
+     * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.ReactionEvent, hearts.v1.ReactionEvent.Builder, hearts.v1.ReactionEventOrBuilder> 
+        internalGetReactionFieldBuilder() {
+      if (reactionBuilder_ == null) {
+        if (!(eventCase_ == 18)) {
+          event_ = hearts.v1.ReactionEvent.getDefaultInstance();
+        }
+        reactionBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            hearts.v1.ReactionEvent, hearts.v1.ReactionEvent.Builder, hearts.v1.ReactionEventOrBuilder>(
+                (hearts.v1.ReactionEvent) event_,
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      eventCase_ = 18;
+      onChanged();
+      return reactionBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.TableEvent)

@@ -478,5 +478,35 @@ public interface TableEventOrBuilder extends
    */
   hearts.v1.RematchCreatedEventOrBuilder getRematchCreatedOrBuilder();
 
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   * @return Whether the reaction field is set.
+   */
+  boolean hasReaction();
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   * @return The reaction.
+   */
+  hearts.v1.ReactionEvent getReaction();
+  /**
+   * <pre>
+   * A player sent a reaction (SendReaction). Not stored: it reaches the
+   * streams open when it is sent, and a resumed stream does not repeat it.
+   * </pre>
+   *
+   * <code>.hearts.v1.ReactionEvent reaction = 18;</code>
+   */
+  hearts.v1.ReactionEventOrBuilder getReactionOrBuilder();
+
   hearts.v1.TableEvent.EventCase getEventCase();
 }

@@ -111,6 +111,11 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_RematchCreatedEvent_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_ReactionEvent_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_ReactionEvent_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -122,7 +127,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\033hearts/v1/table_event.proto\022\thearts.v1" +
       "\032\037google/protobuf/timestamp.proto\032\025heart" +
-      "s/v1/table.proto\"\224\007\n\nTableEvent\022.\n\nevent" +
+      "s/v1/table.proto\"\302\007\n\nTableEvent\022.\n\nevent" +
       "_time\030\001 \001(\0132\032.google.protobuf.Timestamp\022" +
       "5\n\rplayer_joined\030\002 \001(\0132\034.hearts.v1.Playe" +
       "rJoinedEventH\000\0221\n\013player_left\030\003 \001(\0132\032.he" +
@@ -145,35 +150,38 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       "etedEventH\000\0226\n\016turn_timed_out\030\020 \001(\0132\034.he" +
       "arts.v1.TurnTimedOutEventH\000\0229\n\017rematch_c" +
       "reated\030\021 \001(\0132\036.hearts.v1.RematchCreatedE" +
-      "ventH\000B\007\n\005event\">\n\021PlayerJoinedEvent\022\014\n\004" +
-      "seat\030\001 \001(\005\022\033\n\023player_display_name\030\002 \001(\t\"" +
-      "\217\001\n\017PlayerLeftEvent\022\014\n\004seat\030\001 \001(\005\022\033\n\023pla" +
-      "yer_display_name\030\002 \001(\t\0227\n\025replacement_bo" +
-      "t_level\030\003 \001(\0162\023.hearts.v1.BotLevelH\000\210\001\001B" +
-      "\030\n\026_replacement_bot_level\"k\n\021RoundStarte" +
-      "dEvent\022\024\n\014round_number\030\001 \001(\005\022\016\n\006dealer\030\002" +
-      " \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hearts.v1" +
-      ".PassDirection\">\n\016HandDealtEvent\022\014\n\004seat" +
-      "\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1.Card\"\037" +
-      "\n\017SeatPassedEvent\022\014\n\004seat\030\001 \001(\005\"Q\n\020Cards" +
-      "PassedEvent\022\014\n\004seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001" +
-      "(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card\"U\n\022Ca" +
-      "rdsReceivedEvent\022\014\n\004seat\030\001 \001(\005\022\021\n\tfrom_s" +
-      "eat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Car" +
-      "d\"T\n\017CardPlayedEvent\022\014\n\004seat\030\001 \001(\005\022\035\n\004ca" +
-      "rd\030\002 \001(\0132\017.hearts.v1.Card\022\024\n\014trick_numbe" +
-      "r\030\003 \001(\005\"@\n\021HeartsBrokenEvent\022\014\n\004seat\030\001 \001" +
-      "(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\"0\n\rTri" +
-      "ckWonEvent\022\037\n\005trick\030\001 \001(\0132\020.hearts.v1.Tr" +
-      "ick\"8\n\020RoundScoredEvent\022$\n\005score\030\001 \001(\0132\025" +
-      ".hearts.v1.RoundScore\"L\n\rGameOverEvent\022\024" +
-      "\n\014total_scores\030\001 \003(\005\022%\n\006result\030\002 \001(\0132\025.h" +
-      "earts.v1.GameResult\"N\n\020TurnChangedEvent\022" +
-      "\014\n\004seat\030\001 \001(\005\022,\n\010deadline\030\002 \001(\0132\032.google" +
-      ".protobuf.Timestamp\"\023\n\021TableDeletedEvent" +
-      "\"!\n\021TurnTimedOutEvent\022\014\n\004seat\030\001 \001(\005\"2\n\023R" +
-      "ematchCreatedEvent\022\r\n\005table\030\001 \001(\t\022\014\n\004sea" +
-      "t\030\002 \001(\005B\023B\017TableEventProtoP\001b\006proto3"
+      "ventH\000\022,\n\010reaction\030\022 \001(\0132\030.hearts.v1.Rea" +
+      "ctionEventH\000B\007\n\005event\">\n\021PlayerJoinedEve" +
+      "nt\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_name\030" +
+      "\002 \001(\t\"\217\001\n\017PlayerLeftEvent\022\014\n\004seat\030\001 \001(\005\022" +
+      "\033\n\023player_display_name\030\002 \001(\t\0227\n\025replacem" +
+      "ent_bot_level\030\003 \001(\0162\023.hearts.v1.BotLevel" +
+      "H\000\210\001\001B\030\n\026_replacement_bot_level\"k\n\021Round" +
+      "StartedEvent\022\024\n\014round_number\030\001 \001(\005\022\016\n\006de" +
+      "aler\030\002 \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hea" +
+      "rts.v1.PassDirection\">\n\016HandDealtEvent\022\014" +
+      "\n\004seat\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1." +
+      "Card\"\037\n\017SeatPassedEvent\022\014\n\004seat\030\001 \001(\005\"Q\n" +
+      "\020CardsPassedEvent\022\014\n\004seat\030\001 \001(\005\022\017\n\007to_se" +
+      "at\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card" +
+      "\"U\n\022CardsReceivedEvent\022\014\n\004seat\030\001 \001(\005\022\021\n\t" +
+      "from_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts." +
+      "v1.Card\"T\n\017CardPlayedEvent\022\014\n\004seat\030\001 \001(\005" +
+      "\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\022\024\n\014trick" +
+      "_number\030\003 \001(\005\"@\n\021HeartsBrokenEvent\022\014\n\004se" +
+      "at\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\"" +
+      "0\n\rTrickWonEvent\022\037\n\005trick\030\001 \001(\0132\020.hearts" +
+      ".v1.Trick\"8\n\020RoundScoredEvent\022$\n\005score\030\001" +
+      " \001(\0132\025.hearts.v1.RoundScore\"L\n\rGameOverE" +
+      "vent\022\024\n\014total_scores\030\001 \003(\005\022%\n\006result\030\002 \001" +
+      "(\0132\025.hearts.v1.GameResult\"N\n\020TurnChanged" +
+      "Event\022\014\n\004seat\030\001 \001(\005\022,\n\010deadline\030\002 \001(\0132\032." +
+      "google.protobuf.Timestamp\"\023\n\021TableDelete" +
+      "dEvent\"!\n\021TurnTimedOutEvent\022\014\n\004seat\030\001 \001(" +
+      "\005\"2\n\023RematchCreatedEvent\022\r\n\005table\030\001 \001(\t\022" +
+      "\014\n\004seat\030\002 \001(\005\"D\n\rReactionEvent\022\014\n\004seat\030\001" +
+      " \001(\005\022%\n\010reaction\030\002 \001(\0162\023.hearts.v1.React" +
+      "ionB\023B\017TableEventProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -186,7 +194,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_TableEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_TableEvent_descriptor,
-        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "RematchCreated", "Event", });
+        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "RematchCreated", "Reaction", "Event", });
     internal_static_hearts_v1_PlayerJoinedEvent_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_hearts_v1_PlayerJoinedEvent_fieldAccessorTable = new
@@ -283,6 +291,12 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_RematchCreatedEvent_descriptor,
         new java.lang.String[] { "Table", "Seat", });
+    internal_static_hearts_v1_ReactionEvent_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_hearts_v1_ReactionEvent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_ReactionEvent_descriptor,
+        new java.lang.String[] { "Seat", "Reaction", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
     hearts.v1.TableProto.getDescriptor();

@@ -325,6 +325,37 @@ public final class TableServiceGrpc {
     return getSuggestMoveMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.SendReactionRequest,
+      hearts.v1.SendReactionResponse> getSendReactionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SendReaction",
+      requestType = hearts.v1.SendReactionRequest.class,
+      responseType = hearts.v1.SendReactionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.SendReactionRequest,
+      hearts.v1.SendReactionResponse> getSendReactionMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.SendReactionRequest, hearts.v1.SendReactionResponse> getSendReactionMethod;
+    if ((getSendReactionMethod = TableServiceGrpc.getSendReactionMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getSendReactionMethod = TableServiceGrpc.getSendReactionMethod) == null) {
+          TableServiceGrpc.getSendReactionMethod = getSendReactionMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.SendReactionRequest, hearts.v1.SendReactionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SendReaction"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.SendReactionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.SendReactionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("SendReaction"))
+              .build();
+        }
+      }
+    }
+    return getSendReactionMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
       hearts.v1.WatchTableResponse> getWatchTableMethod;
 
@@ -546,6 +577,20 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+     * everyone watching the table, as a ReactionEvent on their streams. It
+     * changes nothing at the table (not its etag) and is not stored. Needs a
+     * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+     * TOO_MANY_REACTIONS beyond).
+     * </pre>
+     */
+    default void sendReaction(hearts.v1.SendReactionRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.SendReactionResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSendReactionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -723,6 +768,21 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+     * everyone watching the table, as a ReactionEvent on their streams. It
+     * changes nothing at the table (not its etag) and is not stored. Needs a
+     * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+     * TOO_MANY_REACTIONS beyond).
+     * </pre>
+     */
+    public void sendReaction(hearts.v1.SendReactionRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.SendReactionResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSendReactionMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -873,6 +933,20 @@ public final class TableServiceGrpc {
     public hearts.v1.SuggestMoveResponse suggestMove(hearts.v1.SuggestMoveRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getSuggestMoveMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+     * everyone watching the table, as a ReactionEvent on their streams. It
+     * changes nothing at the table (not its etag) and is not stored. Needs a
+     * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+     * TOO_MANY_REACTIONS beyond).
+     * </pre>
+     */
+    public hearts.v1.SendReactionResponse sendReaction(hearts.v1.SendReactionRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSendReactionMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1028,6 +1102,20 @@ public final class TableServiceGrpc {
     public hearts.v1.SuggestMoveResponse suggestMove(hearts.v1.SuggestMoveRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getSuggestMoveMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+     * everyone watching the table, as a ReactionEvent on their streams. It
+     * changes nothing at the table (not its etag) and is not stored. Needs a
+     * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+     * TOO_MANY_REACTIONS beyond).
+     * </pre>
+     */
+    public hearts.v1.SendReactionResponse sendReaction(hearts.v1.SendReactionRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSendReactionMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1193,6 +1281,21 @@ public final class TableServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getSuggestMoveMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * SendReaction shows the caller's reaction (an emoji of a fixed set) to
+     * everyone watching the table, as a ReactionEvent on their streams. It
+     * changes nothing at the table (not its etag) and is not stored. Needs a
+     * seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
+     * TOO_MANY_REACTIONS beyond).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.SendReactionResponse> sendReaction(
+        hearts.v1.SendReactionRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSendReactionMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_TABLE = 0;
@@ -1205,7 +1308,8 @@ public final class TableServiceGrpc {
   private static final int METHODID_PLAY_CARD = 7;
   private static final int METHODID_REMATCH_TABLE = 8;
   private static final int METHODID_SUGGEST_MOVE = 9;
-  private static final int METHODID_WATCH_TABLE = 10;
+  private static final int METHODID_SEND_REACTION = 10;
+  private static final int METHODID_WATCH_TABLE = 11;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1263,6 +1367,10 @@ public final class TableServiceGrpc {
         case METHODID_SUGGEST_MOVE:
           serviceImpl.suggestMove((hearts.v1.SuggestMoveRequest) request,
               (io.grpc.stub.StreamObserver<hearts.v1.SuggestMoveResponse>) responseObserver);
+          break;
+        case METHODID_SEND_REACTION:
+          serviceImpl.sendReaction((hearts.v1.SendReactionRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.SendReactionResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
           serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
@@ -1357,6 +1465,13 @@ public final class TableServiceGrpc {
               hearts.v1.SuggestMoveResponse>(
                 service, METHODID_SUGGEST_MOVE)))
         .addMethod(
+          getSendReactionMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.SendReactionRequest,
+              hearts.v1.SendReactionResponse>(
+                service, METHODID_SEND_REACTION)))
+        .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1421,6 +1536,7 @@ public final class TableServiceGrpc {
               .addMethod(getPlayCardMethod())
               .addMethod(getRematchTableMethod())
               .addMethod(getSuggestMoveMethod())
+              .addMethod(getSendReactionMethod())
               .addMethod(getWatchTableMethod())
               .build();
         }

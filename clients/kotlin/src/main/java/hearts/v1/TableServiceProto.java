@@ -127,6 +127,16 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_SuggestMoveResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_SendReactionRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_SendReactionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_SendReactionResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_SendReactionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_hearts_v1_WatchTableRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -189,44 +199,50 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       ".TableView\022\014\n\004etag\030\002 \001(\t\"(\n\022SuggestMoveR" +
       "equest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"C\n\023SuggestMov" +
       "eResponse\022\036\n\005cards\030\001 \003(\0132\017.hearts.v1.Car" +
-      "d\022\014\n\004etag\030\002 \001(\t\"W\n\021WatchTableRequest\022\022\n\004" +
-      "name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003" +
-      "H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022WatchTableR" +
-      "esponse\022\020\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 " +
-      "\001(\0132\024.hearts.v1.TableViewH\000\022&\n\005event\030\003 \001" +
-      "(\0132\025.hearts.v1.TableEventH\000B\006\n\004kind2\301\t\n\014" +
-      "TableService\022`\n\010GetTable\022\032.hearts.v1.Get" +
-      "TableRequest\032\033.hearts.v1.GetTableRespons" +
-      "e\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]\n\nListTa" +
-      "bles\022\034.hearts.v1.ListTablesRequest\032\035.hea" +
-      "rts.v1.ListTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/t" +
-      "ables\022g\n\013CreateTable\022\035.hearts.v1.CreateT" +
-      "ableRequest\032\036.hearts.v1.CreateTableRespo" +
-      "nse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i\n\013Delete" +
-      "Table\022\035.hearts.v1.DeleteTableRequest\032\036.h" +
-      "earts.v1.DeleteTableResponse\"\033\202\323\344\223\002\025*\023/v" +
-      "1/{name=tables/*}\022k\n\tJoinTable\022\033.hearts." +
-      "v1.JoinTableRequest\032\034.hearts.v1.JoinTabl" +
-      "eResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:j" +
-      "oin:\001*\022o\n\nLeaveTable\022\034.hearts.v1.LeaveTa" +
-      "bleRequest\032\035.hearts.v1.LeaveTableRespons" +
-      "e\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:leave:\001*\022" +
-      "p\n\tPassCards\022\033.hearts.v1.PassCardsReques" +
-      "t\032\034.hearts.v1.PassCardsResponse\"(\202\323\344\223\002\"\"" +
-      "\035/v1/{name=tables/*}:passCards:\001*\022l\n\010Pla" +
-      "yCard\022\032.hearts.v1.PlayCardRequest\032\033.hear" +
-      "ts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034/v1/{nam" +
-      "e=tables/*}:playCard:\001*\022w\n\014RematchTable\022" +
-      "\036.hearts.v1.RematchTableRequest\032\037.hearts" +
-      ".v1.RematchTableResponse\"&\202\323\344\223\002 \"\033/v1/{n" +
-      "ame=tables/*}:rematch:\001*\022u\n\013SuggestMove\022" +
-      "\035.hearts.v1.SuggestMoveRequest\032\036.hearts." +
-      "v1.SuggestMoveResponse\"\'\202\323\344\223\002!\022\037/v1/{nam" +
-      "e=tables/*}:suggestMove\022n\n\nWatchTable\022\034." +
-      "hearts.v1.WatchTableRequest\032\035.hearts.v1." +
-      "WatchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=ta" +
-      "bles/*}:watch0\001B\025B\021TableServiceProtoP\001b\006" +
-      "proto3"
+      "d\022\014\n\004etag\030\002 \001(\t\"V\n\023SendReactionRequest\022\022" +
+      "\n\004name\030\001 \001(\tB\004\342A\001\002\022+\n\010reaction\030\002 \001(\0162\023.h" +
+      "earts.v1.ReactionB\004\342A\001\002\"\026\n\024SendReactionR" +
+      "esponse\"W\n\021WatchTableRequest\022\022\n\004name\030\001 \001" +
+      "(\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003H\000\210\001\001B\021\n" +
+      "\017_after_sequence\"\200\001\n\022WatchTableResponse\022" +
+      "\020\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.he" +
+      "arts.v1.TableViewH\000\022&\n\005event\030\003 \001(\0132\025.hea" +
+      "rts.v1.TableEventH\000B\006\n\004kind2\277\n\n\014TableSer" +
+      "vice\022`\n\010GetTable\022\032.hearts.v1.GetTableReq" +
+      "uest\032\033.hearts.v1.GetTableResponse\"\033\202\323\344\223\002" +
+      "\025\022\023/v1/{name=tables/*}\022]\n\nListTables\022\034.h" +
+      "earts.v1.ListTablesRequest\032\035.hearts.v1.L" +
+      "istTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/tables\022g\n" +
+      "\013CreateTable\022\035.hearts.v1.CreateTableRequ" +
+      "est\032\036.hearts.v1.CreateTableResponse\"\031\202\323\344" +
+      "\223\002\023\"\n/v1/tables:\005table\022i\n\013DeleteTable\022\035." +
+      "hearts.v1.DeleteTableRequest\032\036.hearts.v1" +
+      ".DeleteTableResponse\"\033\202\323\344\223\002\025*\023/v1/{name=" +
+      "tables/*}\022k\n\tJoinTable\022\033.hearts.v1.JoinT" +
+      "ableRequest\032\034.hearts.v1.JoinTableRespons" +
+      "e\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:join:\001*\022o" +
+      "\n\nLeaveTable\022\034.hearts.v1.LeaveTableReque" +
+      "st\032\035.hearts.v1.LeaveTableResponse\"$\202\323\344\223\002" +
+      "\036\"\031/v1/{name=tables/*}:leave:\001*\022p\n\tPassC" +
+      "ards\022\033.hearts.v1.PassCardsRequest\032\034.hear" +
+      "ts.v1.PassCardsResponse\"(\202\323\344\223\002\"\"\035/v1/{na" +
+      "me=tables/*}:passCards:\001*\022l\n\010PlayCard\022\032." +
+      "hearts.v1.PlayCardRequest\032\033.hearts.v1.Pl" +
+      "ayCardResponse\"\'\202\323\344\223\002!\"\034/v1/{name=tables" +
+      "/*}:playCard:\001*\022w\n\014RematchTable\022\036.hearts" +
+      ".v1.RematchTableRequest\032\037.hearts.v1.Rema" +
+      "tchTableResponse\"&\202\323\344\223\002 \"\033/v1/{name=tabl" +
+      "es/*}:rematch:\001*\022u\n\013SuggestMove\022\035.hearts" +
+      ".v1.SuggestMoveRequest\032\036.hearts.v1.Sugge" +
+      "stMoveResponse\"\'\202\323\344\223\002!\022\037/v1/{name=tables" +
+      "/*}:suggestMove\022|\n\014SendReaction\022\036.hearts" +
+      ".v1.SendReactionRequest\032\037.hearts.v1.Send" +
+      "ReactionResponse\"+\202\323\344\223\002%\" /v1/{name=tabl" +
+      "es/*}:sendReaction:\001*\022n\n\nWatchTable\022\034.he" +
+      "arts.v1.WatchTableRequest\032\035.hearts.v1.Wa" +
+      "tchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=tabl" +
+      "es/*}:watch0\001B\025B\021TableServiceProtoP\001b\006pr" +
+      "oto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -356,14 +372,26 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_SuggestMoveResponse_descriptor,
         new java.lang.String[] { "Cards", "Etag", });
-    internal_static_hearts_v1_WatchTableRequest_descriptor =
+    internal_static_hearts_v1_SendReactionRequest_descriptor =
       getDescriptor().getMessageType(20);
+    internal_static_hearts_v1_SendReactionRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_SendReactionRequest_descriptor,
+        new java.lang.String[] { "Name", "Reaction", });
+    internal_static_hearts_v1_SendReactionResponse_descriptor =
+      getDescriptor().getMessageType(21);
+    internal_static_hearts_v1_SendReactionResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_SendReactionResponse_descriptor,
+        new java.lang.String[] { });
+    internal_static_hearts_v1_WatchTableRequest_descriptor =
+      getDescriptor().getMessageType(22);
     internal_static_hearts_v1_WatchTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableRequest_descriptor,
         new java.lang.String[] { "Name", "AfterSequence", });
     internal_static_hearts_v1_WatchTableResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(23);
     internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableResponse_descriptor,

@@ -100,8 +100,8 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
-   * Numbers only grow; a stream may skip numbers (private events of other
-   * seats).
+   * Numbers never go down; a stream may skip numbers (private events of other
+   * seats), and a ReactionEvent repeats the number of the event before it.
    * </pre>
    *
    * <code>int64 sequence = 1;</code>
@@ -611,8 +611,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
-     * Numbers only grow; a stream may skip numbers (private events of other
-     * seats).
+     * Numbers never go down; a stream may skip numbers (private events of other
+     * seats), and a ReactionEvent repeats the number of the event before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -626,8 +626,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
-     * Numbers only grow; a stream may skip numbers (private events of other
-     * seats).
+     * Numbers never go down; a stream may skip numbers (private events of other
+     * seats), and a ReactionEvent repeats the number of the event before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -645,8 +645,8 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
-     * Numbers only grow; a stream may skip numbers (private events of other
-     * seats).
+     * Numbers never go down; a stream may skip numbers (private events of other
+     * seats), and a ReactionEvent repeats the number of the event before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>

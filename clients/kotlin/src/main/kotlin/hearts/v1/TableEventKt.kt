@@ -656,6 +656,45 @@ public object TableEventKt {
     public fun hasRematchCreated(): kotlin.Boolean {
       return _builder.hasRematchCreated()
     }
+
+    /**
+     * ```
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * ```
+     *
+     * `.hearts.v1.ReactionEvent reaction = 18;`
+     */
+    public var reaction: hearts.v1.ReactionEvent
+      @kotlin.jvm.JvmName("getReaction")
+        get() = _builder.reaction
+      @kotlin.jvm.JvmName("setReaction")
+        set(value) {
+        _builder.reaction = value
+      }
+    /**
+     * ```
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * ```
+     *
+     * `.hearts.v1.ReactionEvent reaction = 18;`
+     */
+    public fun clearReaction() {
+      _builder.clearReaction()
+    }
+    /**
+     * ```
+     * A player sent a reaction (SendReaction). Not stored: it reaches the
+     * streams open when it is sent, and a resumed stream does not repeat it.
+     * ```
+     *
+     * `.hearts.v1.ReactionEvent reaction = 18;`
+     * @return Whether the reaction field is set.
+     */
+    public fun hasReaction(): kotlin.Boolean {
+      return _builder.hasReaction()
+    }
     public val eventCase: hearts.v1.TableEvent.EventCase
     @kotlin.jvm.JvmName("getEventCase")
       get() = _builder.getEventCase()
@@ -719,4 +758,7 @@ public val hearts.v1.TableEventOrBuilder.turnTimedOutOrNull: hearts.v1.TurnTimed
 
 public val hearts.v1.TableEventOrBuilder.rematchCreatedOrNull: hearts.v1.RematchCreatedEvent?
   get() = if (hasRematchCreated()) getRematchCreated() else null
+
+public val hearts.v1.TableEventOrBuilder.reactionOrNull: hearts.v1.ReactionEvent?
+  get() = if (hasReaction()) getReaction() else null
 

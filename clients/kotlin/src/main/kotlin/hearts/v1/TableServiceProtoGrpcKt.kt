@@ -75,6 +75,10 @@ public object TableServiceGrpcKt {
     @JvmStatic
     get() = TableServiceGrpc.getSuggestMoveMethod()
 
+  public val sendReactionMethod: MethodDescriptor<SendReactionRequest, SendReactionResponse>
+    @JvmStatic
+    get() = TableServiceGrpc.getSendReactionMethod()
+
   public val watchTableMethod: MethodDescriptor<WatchTableRequest, WatchTableResponse>
     @JvmStatic
     get() = TableServiceGrpc.getWatchTableMethod()
@@ -290,6 +294,26 @@ public object TableServiceGrpcKt {
     )
 
     /**
+     * Executes this RPC and returns the response message, suspending until the RPC completes
+     * with [`Status.OK`][io.grpc.Status].  If the RPC completes with another status, a corresponding
+     * [StatusException] is thrown.  If this coroutine is cancelled, the RPC is also cancelled
+     * with the corresponding exception as a cause.
+     *
+     * @param request The request message to send to the server.
+     *
+     * @param headers Metadata to attach to the request.  Most users will not need this.
+     *
+     * @return The single response from the server.
+     */
+    public suspend fun sendReaction(request: SendReactionRequest, headers: Metadata = Metadata()): SendReactionResponse = unaryRpc(
+      channel,
+      TableServiceGrpc.getSendReactionMethod(),
+      request,
+      callOptions,
+      headers
+    )
+
+    /**
      * Returns a [Flow] that, when collected, executes this RPC and emits responses from the
      * server as they arrive.  That flow finishes normally if the server closes its response with
      * [`Status.OK`][io.grpc.Status], and fails by throwing a [StatusException] otherwise.  If
@@ -438,6 +462,18 @@ public object TableServiceGrpcKt {
     public open suspend fun suggestMove(request: SuggestMoveRequest): SuggestMoveResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.SuggestMove is unimplemented"))
 
     /**
+     * Returns the response to an RPC for hearts.v1.TableService.SendReaction.
+     *
+     * If this method fails with a [StatusException], the RPC will fail with the corresponding
+     * [io.grpc.Status].  If this method fails with a [java.util.concurrent.CancellationException], the RPC will fail
+     * with status `Status.CANCELLED`.  If this method fails for any other reason, the RPC will
+     * fail with `Status.UNKNOWN` with the exception as a cause.
+     *
+     * @param request The request from the client.
+     */
+    public open suspend fun sendReaction(request: SendReactionRequest): SendReactionResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.SendReaction is unimplemented"))
+
+    /**
      * Returns a [Flow] of responses to an RPC for hearts.v1.TableService.WatchTable.
      *
      * If creating or collecting the returned flow fails with a [StatusException], the RPC
@@ -500,6 +536,11 @@ public object TableServiceGrpcKt {
       context = this.context,
       descriptor = TableServiceGrpc.getSuggestMoveMethod(),
       implementation = ::suggestMove
+    ))
+      .addMethod(unaryServerMethodDefinition(
+      context = this.context,
+      descriptor = TableServiceGrpc.getSendReactionMethod(),
+      implementation = ::sendReaction
     ))
       .addMethod(serverStreamingServerMethodDefinition(
       context = this.context,

@@ -37,8 +37,8 @@ public object WatchTableResponseKt {
      * ```
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
-     * Numbers only grow; a stream may skip numbers (private events of other
-     * seats).
+     * Numbers never go down; a stream may skip numbers (private events of other
+     * seats), and a ReactionEvent repeats the number of the event before it.
      * ```
      *
      * `int64 sequence = 1;`
@@ -54,8 +54,8 @@ public object WatchTableResponseKt {
      * ```
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
-     * Numbers only grow; a stream may skip numbers (private events of other
-     * seats).
+     * Numbers never go down; a stream may skip numbers (private events of other
+     * seats), and a ReactionEvent repeats the number of the event before it.
      * ```
      *
      * `int64 sequence = 1;`
