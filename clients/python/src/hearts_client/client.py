@@ -145,11 +145,10 @@ def bot_level(level: BotLevelLike) -> pb.BotLevel.ValueType:
         if level not in pb.BotLevel.values():
             raise ValueError(f"unknown bot level {level}")
         return pb.BotLevel.ValueType(level)
-    key = level.strip().upper().replace("-", "_")
-    key = key if key.startswith("BOT_LEVEL_") else f"BOT_LEVEL_{key}"
-    if key not in pb.BotLevel.DESCRIPTOR.values_by_name or key == "BOT_LEVEL_UNSPECIFIED":
+    value = _named_value(pb.BotLevel, "BOT_LEVEL_", level)
+    if value is None:
         raise ValueError(f"unknown bot level {level!r} (random, heuristic or monte_carlo)")
-    return pb.BotLevel.Value(key)
+    return pb.BotLevel.ValueType(value)
 
 
 def reaction(value: ReactionLike) -> pb.Reaction.ValueType:
@@ -162,11 +161,21 @@ def reaction(value: ReactionLike) -> pb.Reaction.ValueType:
         if value not in pb.Reaction.values() or value == pb.REACTION_UNSPECIFIED:
             raise ValueError(f"unknown reaction {value}")
         return pb.Reaction.ValueType(value)
-    key = value.strip().upper().replace("-", "_")
-    key = key if key.startswith("REACTION_") else f"REACTION_{key}"
-    if key not in pb.Reaction.DESCRIPTOR.values_by_name or key == "REACTION_UNSPECIFIED":
+    named = _named_value(pb.Reaction, "REACTION_", value)
+    if named is None:
         raise ValueError(f"unknown reaction {value!r} ({', '.join(REACTIONS)})")
-    return pb.Reaction.Value(key)
+    return pb.Reaction.ValueType(named)
+
+
+def _named_value(enum: Any, prefix: str, text: str) -> int | None:
+    """The value of ``enum`` (a generated enum: mypy-protobuf types each as a class of its
+    own) that ``text`` names, in any case, with or without ``prefix`` and
+    with ``-`` for ``_``; None for no value, and for the ``UNSPECIFIED`` one."""
+    key = text.strip().upper().replace("-", "_")
+    key = key if key.startswith(prefix) else prefix + key
+    if key not in enum.DESCRIPTOR.values_by_name or key == f"{prefix}UNSPECIFIED":
+        return None
+    return int(enum.Value(key))
 
 
 REACTIONS = tuple(
