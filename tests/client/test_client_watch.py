@@ -18,6 +18,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_client import HeartsClient, HeartsError, UnavailableError
 from hearts_server.server import HeartsServer
+from hearts_server.store.base import StoreUnavailableError
 from hearts_server.store.memory import MemoryStore
 
 from .client_helpers import make_move, play_to_the_end, start_server, table_with_bots, waits_for_me
@@ -208,3 +209,25 @@ async def test_reactions_reach_the_watchers_and_a_rate_limit_is_not_retried(
         assert refused.value.reason == "TOO_MANY_REACTIONS"
         assert not isinstance(refused.value, UnavailableError)  # not retried: at once
         assert time.monotonic() - started < 1
+
+
+async def test_a_reaction_whose_answer_is_lost_is_not_sent_again(
+    server: HeartsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store publishes the reaction, then fails (its answer lost): the call fails, and the
+    # client must not send it again, which would show it twice.
+    publish = server.store.publish_ephemeral
+    sent = []
+
+    async def publish_then_fail(*args: Any, **kwargs: Any) -> Any:
+        sent.append(await publish(*args, **kwargs))
+        raise StoreUnavailableError("the answer was lost")
+
+    async with HeartsClient(server.address, backoff=0.01) as ann:
+        created = await ann.create_table(bots={1: "heuristic", 2: "heuristic", 3: "heuristic"})
+        await ann.join_table(created.name, "Ann", seat=0)
+        monkeypatch.setattr(server.store, "publish_ephemeral", publish_then_fail)
+        with pytest.raises(UnavailableError) as failed:
+            await ann.send_reaction(created.name, "wave")
+        assert failed.value.reason == "STORE_UNAVAILABLE"
+        assert len(sent) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import grpc
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server import service
+from hearts_server.server import HeartsServer
 
 from .conftest import Hearts, ServerFactory, bearer, event_kind, failure, read_until
 
@@ -144,5 +146,35 @@ async def test_a_reaction_sent_on_one_replica_reaches_watchers_of_another(
         [message] = await read_until(watcher, lambda message: True)
         assert message.event.reaction.reaction == pb.REACTION_WOW
         assert message.sequence == first.sequence
+    finally:
+        watcher.cancel()
+
+
+async def test_a_reaction_that_races_its_senders_leave_is_not_sent(
+    hearts: Hearts, server: HeartsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seated = await hearts.seated((0, 2), bots={1: HEURISTIC, 3: HEURISTIC})
+    name, token = seated.name, seated.tokens[0]
+    publish = server.store.publish_ephemeral
+
+    async def leave_first(*args: Any, **kwargs: Any) -> Any:
+        # The player leaves between the reaction's read (which seated them) and its publish.
+        monkeypatch.setattr(server.store, "publish_ephemeral", publish)
+        await hearts.leave(name, token)
+        return await publish(*args, **kwargs)
+
+    monkeypatch.setattr(server.store, "publish_ephemeral", leave_first)
+    watcher = hearts.watch(name)
+    try:
+        first = await snapshot(watcher)
+        refusal = await failure(react(hearts, name, token, pb.REACTION_WAVE))
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REVOKED")
+        # The next thing the table tells its watchers after the leave is no reaction of seat 0.
+        await react(hearts, name, seated.tokens[2], pb.REACTION_SAD)
+        messages = await read_until(watcher, lambda message: event_kind(message) == "reaction")
+        kinds = [(event_kind(m), m.event.reaction.seat) for m in messages]
+        assert kinds[-1] == ("reaction", 2)
+        assert ("player_left", 0) in [(event_kind(m), m.event.player_left.seat) for m in messages]
+        assert all(m.sequence > first.sequence for m in messages)
     finally:
         watcher.cancel()

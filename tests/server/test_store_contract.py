@@ -24,6 +24,7 @@ from hearts_server.store.base import (
     MAX_CALLERS,
     CommitOutcome,
     OutboxItem,
+    Published,
     Store,
     StoredEvent,
     StoreUnavailableError,
@@ -712,25 +713,29 @@ async def test_an_ephemeral_event_reaches_subscribers_unstored_within_its_rate(
     batches = live(subscription)
     await store.load(TABLE)  # a watcher's starting point: its subscription is live from here
     window_ms = 1000
-    for sender in ("0", "0", "1"):
-        sent = await store.publish_ephemeral(
-            TABLE, b"hi " + sender.encode(), sender=sender, limit=2, window_ms=window_ms
+
+    async def publish(payload: bytes, sender: str, version: int = 1) -> Published:
+        return await store.publish_ephemeral(
+            TABLE, payload, expected_version=version, sender=sender, limit=2, window_ms=window_ms
         )
-        assert sent
+
+    for sender in ("0", "0", "1"):
+        assert await publish(b"hi " + sender.encode(), sender) is Published.SENT
     # The sender's third within the window is refused, and publishes nothing.
-    assert not await store.publish_ephemeral(
-        TABLE, b"too many", sender="0", limit=2, window_ms=window_ms
-    )
+    assert await publish(b"too many", "0") is Published.LIMITED
+    # So is one for a version the table is no longer at (nor counted), or a table that is gone.
+    assert await publish(b"stale", "1", version=2) is Published.STALE
     await backend.advance(window_ms / 1000 + 0.1)
-    assert await store.publish_ephemeral(
-        TABLE, b"next window", sender="0", limit=2, window_ms=window_ms
-    )
+    assert await publish(b"next window", "0") is Published.SENT
     for payload in (b"hi 0", b"hi 0", b"hi 1", b"next window"):
         assert await next_batch(batches) == (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)
     # Nothing of them is stored: the table is as it was.
     assert (await store.load(TABLE)).version == 1
     page = await store.read_events(TABLE, after=0)
     assert [event.sequence for event in page.events] == [1, 2]
+    assert await publish(b"one", "1") is Published.SENT  # the stale one was not counted
+    assert await store.delete(TABLE, expected_version=1, events=[])
+    assert await publish(b"gone", "1") is Published.STALE
     await subscription.close()
 
 
@@ -1049,7 +1054,9 @@ async def test_hot_path_commands_take_one_round_trip(
     )
     assert await trips(commit) == 1
     assert await trips(store.read_events(TABLE, after=0)) == 1
-    reaction = store.publish_ephemeral(TABLE, b"hi", sender="0", limit=5, window_ms=10_000)
+    reaction = store.publish_ephemeral(
+        TABLE, b"hi", expected_version=2, sender="0", limit=5, window_ms=10_000
+    )
     assert await trips(reaction) == 1
 
 

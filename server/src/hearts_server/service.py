@@ -80,6 +80,7 @@ from hearts_server.store.base import (
     CommitOutcome,
     Loaded,
     OutboxItem,
+    Published,
     Store,
     StoredEvent,
     StoreUnavailableError,
@@ -586,26 +587,34 @@ class TableApp:
         if reaction not in _REACTIONS:
             raise ServiceError("INVALID_REQUEST", f"no reaction {reaction}")
         caller = self.caller(token, table_id)
-        _, record = await self._read(table_id)
-        seat = self._player(record, caller)
-        payload = convert.reaction_bytes(seat, reaction, self._now_ms())
-        try:
-            sent = await self.store.publish_ephemeral(
-                table_id,
-                payload,
-                sender=str(seat),
-                limit=REACTIONS_PER_WINDOW,
-                window_ms=REACTION_WINDOW_MS,
-            )
-        except StoreUnavailableError as error:
-            raise self._store_unavailable(error) from None
-        if not sent:
-            raise ServiceError(
-                "TOO_MANY_REACTIONS",
-                f"at most {REACTIONS_PER_WINDOW} reactions per seat every "
-                f"{REACTION_WINDOW_MS // 1000} seconds",
-            )
-        return api.SendReactionResponse()
+        for _ in range(self._max_retries):
+            version, record = await self._read(table_id)
+            seat = self._player(record, caller)
+            payload = convert.reaction_bytes(seat, reaction, self._now_ms())
+            try:
+                # Sent only while the table is at the version that seated the caller: a
+                # reaction never follows its sender's PlayerLeft, nor speaks for the next one
+                # to sit there.
+                published = await self.store.publish_ephemeral(
+                    table_id,
+                    payload,
+                    expected_version=version,
+                    sender=str(seat),
+                    limit=REACTIONS_PER_WINDOW,
+                    window_ms=REACTION_WINDOW_MS,
+                )
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
+            if published is Published.SENT:
+                return api.SendReactionResponse()
+            if published is Published.LIMITED:
+                raise ServiceError(
+                    "TOO_MANY_REACTIONS",
+                    f"at most {REACTIONS_PER_WINDOW} reactions per seat every "
+                    f"{REACTION_WINDOW_MS // 1000} seconds",
+                )
+            # The table moved on meanwhile: read it again (the token may be revoked now).
+        raise ServiceError("CONFLICT", "the table is too busy; try again")
 
     async def list_tables(
         self, page_size: int, page_token: str, *, has_free_seat: bool

@@ -7,7 +7,8 @@ one ``request_id`` that all retries of that call reuse (so a retry after a lost 
 twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and CANCELLED with
 backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses, and resumes a
 watch stream from the last sequence it delivered. It must never retry a call that could act twice:
-only calls that carry a request_id, or read, are retried.
+only calls that carry a request_id, or read, are retried, and a reaction only when it was refused
+before it ran.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ ReactionLike: TypeAlias = str | int
 # makes a retry safe anyway), and CANCELLED: this client never cancels a call itself (a cancelled
 # task raises CancelledError, not an RpcError), and a saturated server's gRPC ends calls past its
 # pending-call limit that way, before running them.
+# The refusals of a call that it had not run: what a call without a request_id may retry.
+_NOT_RUN = frozenset({"OVERLOADED", "CANCELLED"})
+
 # Channel reconnects start fast, so a retry soon after a server restart finds it up again
 # (gRPC's own default waits a second before the first reconnect). Keepalive pings on open calls
 # notice a silently dead connection (a sleeping laptop, a dropped NAT entry) within about 80 s,
@@ -368,11 +372,16 @@ class HeartsClient:
         delay: float = min(5.0, self._backoff * 2 ** (attempt - 1))
         return delay * random.uniform(0.5, 1.0)
 
-    async def _call(self, method: str, request: Any, *, token: str | None) -> Any:
+    async def _call(
+        self, method: str, request: Any, *, token: str | None, once: bool = False
+    ) -> Any:
         """Call a unary method, retrying what is safe to retry; raise HeartsError on failure.
 
         A mutation's request carries its request_id already: every attempt sends the very same
-        request, so the server answers a retry of an applied call from its memory.
+        request, so the server answers a retry of an applied call from its memory. A call that
+        acts but has no request_id (``once``: a reaction) is retried only when it was refused
+        before it ran (``OVERLOADED``, or gRPC's bare ``CANCELLED``): after a
+        lost answer, or an error of the store mid-call, it may have acted.
         """
         stub = self._open()
         channel = self._channel
@@ -388,9 +397,12 @@ class HeartsClient:
                 raise
             except grpc.RpcError as rpc_error:
                 error = error_from_rpc(rpc_error)
-                retry = isinstance(error, UnavailableError) or (
-                    mutation and error.reason == "CONFLICT"
-                )
+                if once:
+                    retry = error.reason in _NOT_RUN
+                else:
+                    retry = isinstance(error, UnavailableError) or (
+                        mutation and error.reason == "CONFLICT"
+                    )
                 if not retry or attempt >= self.max_retries:
                     raise error from rpc_error
             attempt += 1
@@ -697,11 +709,13 @@ class HeartsClient:
         value; see :data:`REACTIONS`) to everyone watching the table. It is not stored and
         changes nothing; a seat may send 5 every 10 seconds, more raise
         :class:`~hearts_client.errors.HeartsError` (``TOO_MANY_REACTIONS``). Needs this
-        client's seat at the table. Raises ``ValueError`` for an unknown reaction.
+        client's seat at the table. Raises ``ValueError`` for an unknown reaction. It is
+        retried only when the server refused it before it ran: one call never shows the
+        reaction twice, and may fail where it was shown after all.
         """
         name = table_name(name)
         request = api.SendReactionRequest(name=name, reaction=reaction(to_send))
-        await self._call("SendReaction", request, token=self._token_for(name))
+        await self._call("SendReaction", request, token=self._token_for(name), once=True)
 
     # ------------------------------------------------------------------ watching
 

@@ -41,6 +41,7 @@ __all__ = [
     "EventPage",
     "Loaded",
     "OutboxItem",
+    "Published",
     "Store",
     "StoreUnavailableError",
     "StoreUnsupportedError",
@@ -125,6 +126,16 @@ class CommitOutcome(enum.Enum):
     """The version moved on (or the table vanished); re-read and decide again."""
     REPLAYED = "REPLAYED"
     """The caller's request id was already committed; ``replay`` is the first answer."""
+
+
+class Published(enum.Enum):
+    """How :meth:`Store.publish_ephemeral` ended."""
+
+    SENT = "SENT"
+    LIMITED = "LIMITED"
+    """The sender sent the most it may in the current window; nothing was sent."""
+    STALE = "STALE"
+    """The table is at another version (or gone); nothing was sent or counted."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -256,12 +267,23 @@ class Store(Protocol):
         ...
 
     async def publish_ephemeral(
-        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
-    ) -> bool:
+        self,
+        table_id: str,
+        payload: bytes,
+        *,
+        expected_version: int,
+        sender: str,
+        limit: int,
+        window_ms: int,
+    ) -> Published:
         """Send ``payload`` (an event) to the table's watchers in every process, unstored: a
-        batch of one :class:`StoredEvent` with sequence :data:`EPHEMERAL_SEQUENCE`. Unless
-        ``sender`` sent ``limit`` such events to the table in the current window of
-        ``window_ms`` (which starts with its first); whether it was sent."""
+        batch of one :class:`StoredEvent` with sequence :data:`EPHEMERAL_SEQUENCE`.
+
+        Only while the table is at ``expected_version`` (the version whose record allowed the
+        sender to send; else ``STALE``), and unless ``sender`` sent ``limit`` such events to
+        the table in the current window of ``window_ms``, which starts with its first
+        (``LIMITED``).
+        """
         ...
 
     async def delete(

@@ -22,6 +22,7 @@ from hearts_server.store.base import (
     EventPage,
     Loaded,
     OutboxItem,
+    Published,
     StoredEvent,
 )
 from hearts_server.store.hub import Hub, HubSubscription
@@ -212,8 +213,18 @@ class MemoryStore:
         return len(self._outbox)
 
     async def publish_ephemeral(
-        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
-    ) -> bool:
+        self,
+        table_id: str,
+        payload: bytes,
+        *,
+        expected_version: int,
+        sender: str,
+        limit: int,
+        window_ms: int,
+    ) -> Published:
+        table = self._get(table_id)
+        if table is None or table.version != expected_version:
+            return Published.STALE
         now = self._clock()
         if len(self._rates) >= _RATES_SWEEP:  # windows long over are forgotten now and then
             self._rates = {key: rate for key, rate in self._rates.items() if rate[0] > now}
@@ -223,9 +234,9 @@ class MemoryStore:
             ends, count = now + window_ms / 1000, 0
         self._rates[key] = (ends, count + 1)
         if count >= limit:
-            return False
+            return Published.LIMITED
         self.hub.publish(table_id, (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),))
-        return True
+        return Published.SENT
 
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]

@@ -55,6 +55,7 @@ from hearts_server.store.base import (
     EventPage,
     Loaded,
     OutboxItem,
+    Published,
     StoredEvent,
     StoreUnavailableError,
     StoreUnsupportedError,
@@ -158,6 +159,7 @@ _EPHEMERAL = _Script.read("ephemeral")
 _SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY, _EPHEMERAL)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
+_PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
 
 # Tables whose newest stamp a process keeps: past that, the least recently used table's next
 # commit or load reads its record again (see RedisStore._stamp_of).
@@ -699,21 +701,30 @@ class RedisStore:
         return int(await self._run_one(("ZCARD", keys.OUTBOX)))
 
     async def publish_ephemeral(
-        self, table_id: str, payload: bytes, *, sender: str, limit: int, window_ms: int
-    ) -> bool:
+        self,
+        table_id: str,
+        payload: bytes,
+        *,
+        expected_version: int,
+        sender: str,
+        limit: int,
+        window_ms: int,
+    ) -> Published:
         [published] = await self._run(
             (
                 "EVALSHA",
                 _EPHEMERAL.sha,
-                1,
+                2,
+                keys.table(table_id),
                 keys.ephemeral_rate(table_id, sender),
+                expected_version,
                 limit,
                 window_ms,
                 keys.notify_channel(table_id),
                 encode_batch((StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)),
             )
         )
-        return bool(published)
+        return _PUBLISHED[int(published)]
 
     async def table_count(self) -> int:
         """Entries in the indexes (for metrics); expired tables count until swept."""
