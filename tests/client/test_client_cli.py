@@ -82,6 +82,20 @@ async def test_typed_moves_show_the_servers_reason_and_reprompt(
     assert "♠" not in out
 
 
+async def test_a_hint_the_server_cannot_give_leaves_the_game_going(
+    server: HeartsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object) -> None:
+        raise ServiceError("INTERNAL", "the hint broke")
+
+    monkeypatch.setattr(server.app, "suggest_move", broken)
+    argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
+    code, out = await _run(argv, "hint\nauto\n")
+    assert code == 0, out
+    assert "No hint: INTERNAL" in out
+    assert "Final totals:" in out
+
+
 async def test_a_bad_pass_is_refused_and_quit_deletes_the_table(
     server: HeartsServer, client: HeartsClient
 ) -> None:

@@ -406,6 +406,9 @@ class _Game:
         except IllegalMoveError:  # the seat owes no move now: the server made ours
             self.say("  Too late: the move was made for you.")
             return True
+        except HeartsError as error:  # a hint is optional: the game goes on without one
+            self.say(f"  No hint: {error}")
+            return False
         # Another seat's pass changes the etag but not our question: the cards tell.
         offered = {card_str(c) for c in (view.hand if view.cards_to_pass else view.legal_cards)}
         wanted = view.cards_to_pass or 1
