@@ -2,7 +2,8 @@
 //! the generated tonic client, the seat token as `authorization` metadata, the error details read
 //! with `StatusDetails`. It checks what a client relies on: the watch stream tells the whole game
 //! in order and shows the seat no other seat's cards, a refused move says why (and which cards are
-//! legal), and a forged token is refused. Between them the tests meet every reason for refusing a
+//! legal), a forged token is refused, SuggestMove's moves are legal and play a game out, and
+//! RematchTable seats the player again. Between them the tests meet every reason for refusing a
 //! move that docs/api.md lists, each at least once: the whole game those it can provoke at will,
 //! `every_other_rule_refusal_is_met` those that need a second player or a certain deal.
 //!
@@ -24,8 +25,9 @@ use hearts_client::tonic::{Code, Response, Status, transport::Channel};
 use hearts_client::v1::{
     BotLevel, Card, CardPlayedEvent, CreateTableRequest, DeleteTableRequest, GameOverEvent,
     GetTableRequest, JoinTableRequest, PassCardsRequest, Phase, PlayCardRequest, PlayedCard, Rank,
-    RoundScore, Rules, Seat, SeatOccupant, Suit, Table, TableView, Trick, WatchTableRequest,
-    WatchTableResponse, table_event::Event, watch_table_response::Kind,
+    RematchTableRequest, RoundScore, Rules, Seat, SeatOccupant, SuggestMoveRequest, Suit, Table,
+    TableView, Trick, WatchTableRequest, WatchTableResponse, table_event::Event,
+    watch_table_response::Kind,
 };
 use hearts_client::{BearerToken, StatusDetails, TableServiceClient};
 use tokio::sync::mpsc;
@@ -179,6 +181,115 @@ async fn a_forged_token_is_unauthenticated() {
             check_refusal(&game, what, &status, Code::Unauthenticated, "TOKEN_INVALID");
         }
         assert_unchanged(&mut game, &view, "plays with forged tokens").await;
+        game.delete().await;
+    })
+    .await;
+}
+
+/// Plays the seat's every move on SuggestMove's word (each suggestion legal, on the view's etag),
+/// expects GAME_OVER from it once the game is over, and then a rematch: RematchTable seats the
+/// player at the same seat of a new table, the two tables naming each other.
+#[tokio::test]
+async fn suggested_moves_play_a_whole_game_then_a_rematch_seats_the_player_again() {
+    let Some((client, _)) = connect().await else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the suggestion and rematch test", async move {
+        let seed = game_seed();
+        let mut game = Game::new(client, seed, "suggestions", Rules::default(), &[]).await;
+        let seat = game.seat.clone();
+        let early =
+            game.client
+                .rematch_table(seat.request(RematchTableRequest {
+                    name: game.name.clone(),
+                    request_id: request_id(),
+                }))
+                .await;
+        let status = refused(&game, "RematchTable in play", early);
+        check_refusal(
+            &game,
+            "RematchTable in play",
+            &status,
+            Code::FailedPrecondition,
+            "GAME_NOT_OVER",
+        );
+
+        let mut view = game.joined.clone();
+        let mut moves = 0;
+        while phase(&view) != Phase::GameOver {
+            moves += 1;
+            assert!(moves <= 2000, "seed {seed}: no game over after 2000 moves");
+            if view.legal_cards.is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                view = game.get_view(&seat).await;
+                continue;
+            }
+            let request = SuggestMoveRequest { name: game.name.clone() };
+            let hint = game
+                .client
+                .suggest_move(seat.request(request))
+                .await
+                .unwrap_or_else(|s| panic!("seed {seed}: SuggestMove: {}", describe(&s)))
+                .into_inner();
+            let want = if view.cards_to_pass > 0 { view.cards_to_pass as usize } else { 1 };
+            assert!(
+                hint.etag == etag(&view) && hint.cards.len() == want,
+                "seed {seed}: SuggestMove gave {} at etag {:?}; want {want} cards at {:?}",
+                notations(&hint.cards),
+                hint.etag,
+                etag(&view)
+            );
+            assert!(
+                hint.cards.iter().all(|card| view.legal_cards.contains(card)),
+                "seed {seed}: SuggestMove gave {}, not among {}",
+                notations(&hint.cards),
+                notations(&view.legal_cards)
+            );
+            view = if want == 1 {
+                game.play(&seat, &view, hint.cards[0]).await
+            } else {
+                game.pass(&seat, &view, hint.cards).await
+            };
+        }
+        let over = game
+            .client
+            .suggest_move(seat.request(SuggestMoveRequest { name: game.name.clone() }))
+            .await;
+        let status = refused(&game, "SuggestMove after the game", over);
+        check_refusal(
+            &game,
+            "SuggestMove after the game",
+            &status,
+            Code::FailedPrecondition,
+            "GAME_OVER",
+        );
+
+        let rematch =
+            game.client
+                .rematch_table(seat.request(RematchTableRequest {
+                    name: game.name.clone(),
+                    request_id: request_id(),
+                }))
+                .await
+                .unwrap_or_else(|s| {
+                    panic!("seed {seed}: RematchTable after the game: {}", describe(&s))
+                })
+                .into_inner();
+        let next_view = rematch.view.expect("RematchTable answered no view");
+        let next = table(&next_view).clone();
+        println!("seed {seed}: {moves} suggested moves; rematch of {} at {}", game.name, next.name);
+        assert_eq!(rematch.seat, HUMAN_SEAT, "seed {seed}: RematchTable's seat");
+        assert!(
+            !rematch.seat_token.is_empty() && rematch.seat_token != game.seat_token,
+            "seed {seed}: RematchTable gave no new seat token"
+        );
+        assert!(
+            next.name != game.name && next.name.starts_with("tables/"),
+            "seed {seed}: {next:?}"
+        );
+        assert_eq!(next.rematch_of, game.name, "seed {seed}: the new table's rematch_of");
+        let finished = game.view().await;
+        assert_eq!(table(&finished).rematch_table, next.name, "seed {seed}: rematch_table");
         game.delete().await;
     })
     .await;

@@ -2,7 +2,8 @@
  * Plays Hearts against a live hearts-server through the generated Kotlin client, as an Android or
  * JVM app would: the coroutine stubs over the OkHttp transport, the seat token as `authorization`
  * metadata, error details read with StatusProto. It checks what a client relies on: the watch
- * stream tells the whole game in order, a refused move says why, and a forged token is refused.
+ * stream tells the whole game in order, a refused move says why, a forged token is refused,
+ * SuggestMove's moves are legal and play a game out, and RematchTable seats the player again.
  *
  * The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
  * scripts/with-server.sh starts one and sets it. They never choose a card the seat's own view does
@@ -35,8 +36,10 @@ import hearts.v1.getTableRequest
 import hearts.v1.joinTableRequest
 import hearts.v1.passCardsRequest
 import hearts.v1.playCardRequest
+import hearts.v1.rematchTableRequest
 import hearts.v1.rules
 import hearts.v1.seat
+import hearts.v1.suggestMoveRequest
 import hearts.v1.table
 import hearts.v1.watchTableRequest
 import io.grpc.InsecureChannelCredentials
@@ -240,6 +243,83 @@ class ConformanceTest {
         }
         val after = game.seat.getTable(getTableRequest { name = game.name }).view
         if (after.table.etag != view.table.etag) failures.add("a play with a forged token changed the table")
+        failures.check()
+    }
+
+    @Test
+    fun `suggested moves play a whole game, then a rematch seats the player again`() = play { seed ->
+        val game = newGame(seed)
+        var view = game.view
+
+        // RematchTable before the end is refused with its reason.
+        val early = expectFailure {
+            game.seat.rematchTable(rematchTableRequest { name = game.name; requestId = UUID.randomUUID().toString() })
+        }
+        if (early.code != Status.Code.FAILED_PRECONDITION || early.info.reason != "GAME_NOT_OVER") {
+            fail("RematchTable in play: ${early.code} ${early.info.reason}, want FAILED_PRECONDITION GAME_NOT_OVER")
+        }
+
+        // Every move of the seat is the one SuggestMove suggests: legal, on the current etag.
+        var moves = 0
+        while (view.table.phase != Phase.PHASE_GAME_OVER) {
+            if (++moves > 2000) fail("no game over after 2000 moves")
+            if (view.legalCardsCount == 0) {
+                delay(20.milliseconds)
+                view = call("GetTable") { game.seat.getTable(getTableRequest { name = game.name }) }.view
+                continue
+            }
+            val hint = call("SuggestMove") { game.seat.suggestMove(suggestMoveRequest { name = game.name }) }
+            val want = if (view.cardsToPass > 0) view.cardsToPass else 1
+            if (hint.etag != view.table.etag || hint.cardsCount != want) {
+                fail("SuggestMove gave ${notations(hint.cardsList)} at etag ${hint.etag}; want $want cards at ${view.table.etag}")
+            }
+            if (!view.legalCardsList.containsAll(hint.cardsList)) {
+                fail("SuggestMove gave ${notations(hint.cardsList)}, not among ${notations(view.legalCardsList)}")
+            }
+            view = if (want == 1) {
+                call("PlayCard ${notation(hint.cardsList[0])}") {
+                    game.seat.playCard(
+                        playCardRequest {
+                            name = game.name
+                            card = hint.cardsList[0]
+                            etag = hint.etag
+                            requestId = UUID.randomUUID().toString()
+                        },
+                    )
+                }.view
+            } else {
+                call("PassCards ${notations(hint.cardsList)}") {
+                    game.seat.passCards(
+                        passCardsRequest {
+                            name = game.name
+                            cards += hint.cardsList
+                            etag = hint.etag
+                            requestId = UUID.randomUUID().toString()
+                        },
+                    )
+                }.view
+            }
+        }
+        val over = expectFailure { game.seat.suggestMove(suggestMoveRequest { name = game.name }) }
+        if (over.code != Status.Code.FAILED_PRECONDITION || over.info.reason != "GAME_OVER") {
+            fail("SuggestMove after the game: ${over.code} ${over.info.reason}, want FAILED_PRECONDITION GAME_OVER")
+        }
+
+        // The rematch: the same seat at a new table, the two tables naming each other.
+        val rematch = call("RematchTable ${game.name}") {
+            game.seat.rematchTable(rematchTableRequest { name = game.name; requestId = UUID.randomUUID().toString() })
+        }
+        val next = rematch.view.table
+        log("seed $seed: $moves suggested moves; rematch of ${game.name} at ${next.name}")
+        val failures = Failures("RematchTable after game over")
+        if (rematch.seat != HUMAN_SEAT || rematch.view.viewerSeat != HUMAN_SEAT) {
+            failures.add("seat ${rematch.seat}, viewer seat ${rematch.view.viewerSeat}; want $HUMAN_SEAT")
+        }
+        if (rematch.seatToken.isEmpty() || rematch.seatToken == game.seatToken) failures.add("no new seat token")
+        if (next.name == game.name || !next.name.startsWith("tables/")) failures.add("the new table is \"${next.name}\"")
+        if (next.rematchOf != game.name) failures.add("rematch_of is \"${next.rematchOf}\", want ${game.name}")
+        val finished = call("GetTable") { game.seat.getTable(getTableRequest { name = game.name }) }.view.table
+        if (finished.rematchTable != next.name) failures.add("the finished table's rematch_table is \"${finished.rematchTable}\"")
         failures.check()
     }
 
