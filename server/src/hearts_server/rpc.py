@@ -90,7 +90,8 @@ class Metrics:
         self.webhooks = Counter(
             "hearts_webhooks",
             "Webhook posts by outcome: delivered (2xx), retried (another answer, a timeout or "
-            "no connection; tried again later), dropped (the last of 12 attempts failed); "
+            "no connection; tried again later), dropped (the last attempt failed: 12 for a "
+            "result, 4 for a turn); "
             "sampled every 5 s",
             ["outcome"],
         )

@@ -36,9 +36,12 @@ from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
 from hearts_server.webhooks import WebhookSender
 
-__all__ = ["SERVICE_NAME", "HeartsServer", "make_store"]
+__all__ = ["SERVICE_NAME", "WEBHOOK_OUTCOMES", "HeartsServer", "make_store"]
 
 log = logging.getLogger(__name__)
+
+# The outcome label values of hearts_webhooks_total: the WebhookSender counters of those names.
+WEBHOOK_OUTCOMES = ("delivered", "retried", "dropped")
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): a signal for this process when its parent dies
 # Monte Carlo decisions queued or running per bot worker before the heuristic decides instead:
@@ -424,7 +427,7 @@ class HeartsServer:
 
     async def _sample_gauges(self) -> None:
         fallbacks = timeouts = 0
-        sent = {"delivered": 0, "retried": 0, "dropped": 0}
+        sent = dict.fromkeys(WEBHOOK_OUTCOMES, 0)
         while True:
             METRICS.bot_thinking.set(self.app.thinking)
             METRICS.bot_fallbacks.inc(self.app.bot_fallbacks - fallbacks)
@@ -432,7 +435,7 @@ class HeartsServer:
             METRICS.turn_timeouts.inc(self.app.timed_out_moves - timeouts)
             timeouts = self.app.timed_out_moves
             if self.webhooks is not None:
-                for outcome in ("delivered", "retried", "dropped"):
+                for outcome in WEBHOOK_OUTCOMES:
                     count = getattr(self.webhooks, outcome)
                     METRICS.webhooks.labels(outcome).inc(count - sent[outcome])
                     sent[outcome] = count
