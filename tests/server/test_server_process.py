@@ -207,6 +207,13 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--log-format", "text", "--port", "x"], {"HEARTS_LOG_FORMAT": "json"}, "hearts-server: "),
         (["--log-f", "json"], {}, "hearts-server: error: unrecognized arguments: --log-f"),
         (["--identity-secret", "s" * 31], {}, "--identity-secret must be at least 32 bytes"),
+        (["--max-tables-per-hour", "-1"], {}, "--max-tables-per-hour must not be negative"),
+        (
+            ["--trusted-proxies", "10.0.0.0/8,10.0.0.0/33"],
+            {},
+            "--trusted-proxies: not a network (CIDR) or address: '10.0.0.0/33'",
+        ),
+        ([], {"HEARTS_TRUSTED_PROXIES": "gateway"}, "--trusted-proxies: not a network"),
         (
             ["--identity-jwks-url", "https://idp.example/jwks.json"],
             {},

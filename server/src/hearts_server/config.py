@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import ipaddress
 import json
 import os
 import sys
@@ -18,7 +19,13 @@ from typing import NoReturn
 
 from hearts_server.tokens import MIN_SECRET_BYTES
 
-__all__ = ["MAX_CONNECTION_AGE_SECONDS", "MIN_CONNECTION_AGE_SECONDS", "Settings", "parse_settings"]
+__all__ = [
+    "MAX_CONNECTION_AGE_SECONDS",
+    "MIN_CONNECTION_AGE_SECONDS",
+    "Settings",
+    "networks",
+    "parse_settings",
+]
 
 MIN_CONNECTION_AGE_SECONDS = 0.1
 MAX_CONNECTION_AGE_SECONDS = 2_000_000  # about 23 days; gRPC's limit is 2**31 - 1 milliseconds
@@ -55,6 +62,8 @@ class Settings:
     identity_required: bool = False
     webhook_url: str = ""
     webhook_secret: str = ""
+    max_tables_per_hour: int = 0
+    trusted_proxies: str = ""
 
 
 _FIELDS = {field.name: field for field in dataclasses.fields(Settings)}
@@ -108,6 +117,10 @@ def parse_settings(
         "identity_required": "refuse CreateTable and JoinTable without a valid identity token",
         "webhook_url": "https URL that finished games' results are POSTed to (empty: none)",
         "webhook_secret": "secret that signs the webhooks (Hearts-Signature); at least 32 bytes",
+        "max_tables_per_hour": "tables one player (by identity token) or one address may create "
+        "per hour; more are refused (RESOURCE_EXHAUSTED, reason TOO_MANY_TABLES); 0: no limit",
+        "trusted_proxies": "comma-separated networks (CIDR) of proxies, such as the web gateway, "
+        "whose x-forwarded-for header names the caller's address",
     }
     for name, field in _FIELDS.items():
         env = f"HEARTS_{name.upper()}"
@@ -205,6 +218,19 @@ _AT_LEAST_ONE = (
 )
 
 
+def networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The networks of a comma-separated list of CIDRs (or addresses); ``ValueError`` names a
+    bad one."""
+    found = []
+    for part in text.split(","):
+        if part.strip():
+            try:
+                found.append(ipaddress.ip_network(part.strip(), strict=False))
+            except ValueError:
+                raise ValueError(f"not a network (CIDR) or address: {part.strip()!r}") from None
+    return tuple(found)
+
+
 def _https(text: str) -> bool:
     """Whether ``text`` is an https URL (in any case), or an http one to a loopback address,
     that can be requested as it is: ASCII without spaces or control characters (a path in
@@ -252,7 +278,7 @@ def _problem(settings: Settings) -> str | None:
             f"--max-connection-age-seconds must be 0 or {MIN_CONNECTION_AGE_SECONDS:g} to "
             f"{MAX_CONNECTION_AGE_SECONDS:,} (got {age:g})"
         )
-    for name in ("grace_seconds", "bot_workers", "record_cache_size"):
+    for name in ("grace_seconds", "bot_workers", "record_cache_size", "max_tables_per_hour"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     if settings.identity_secret and len(settings.identity_secret.encode()) < 32:
@@ -275,6 +301,10 @@ def _problem(settings: Settings) -> str | None:
             return "--webhook-url needs --webhook-secret, at least 32 bytes"
     elif settings.webhook_secret:
         return "--webhook-secret needs --webhook-url"
+    try:
+        networks(settings.trusted_proxies)
+    except ValueError as error:
+        return f"--trusted-proxies: {error}"
     if settings.max_message_bytes < MIN_MESSAGE_BYTES:
         # A finished game's view, which carries the whole game, must fit in one message.
         return f"--max-message-bytes must be at least {MIN_MESSAGE_BYTES}"

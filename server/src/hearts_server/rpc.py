@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import ipaddress
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -217,6 +218,52 @@ class Backlog:
         return self.refused
 
 
+Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def client_address(context: grpc.aio.ServicerContext, trusted: Sequence[Network]) -> str:
+    """The caller's IP address: the connection's peer, or, when the peer is a trusted proxy
+    (the web gateway), the address it names in ``x-forwarded-for``. Empty when there is none
+    (a Unix socket).
+
+    The header's addresses run from the first client to the last proxy, each proxy adding the
+    address it was called from; read from the right, the first one that is no trusted proxy is
+    the caller. What the caller itself put at the left is never believed.
+    """
+    address = _ip(_peer_host(context.peer() or ""))
+    if address is None:
+        return ""
+    forwarded: list[str] = []
+    for key, value in context.invocation_metadata() or ():
+        if key == "x-forwarded-for":
+            forwarded.extend(part.strip() for part in str(value).split(","))
+    while any(address in network for network in trusted) and forwarded:
+        named = _ip(forwarded.pop())
+        if named is None:
+            break  # not an address: the proxy's own, the last one known, stands
+        address = named
+    return str(address)
+
+
+def _peer_host(peer: str) -> str:
+    """The host of a gRPC peer string: ``ipv4:10.0.0.7:5000``, ``ipv6:[::1]:5000``."""
+    kind, _, rest = peer.partition(":")
+    if kind not in ("ipv4", "ipv6"):
+        return ""
+    host = rest.rpartition(":")[0]
+    return host.removeprefix("[").removesuffix("]")
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
 def bearer_token(context: grpc.aio.ServicerContext) -> str | None:
     """The token of ``authorization: Bearer <token>``, None when absent.
 
@@ -304,8 +351,10 @@ class TableServicer(api_grpc.TableServiceServicer):
         max_streams: int = 10_000,
         max_calls: int = 128,
         max_waiting: int = 64,
+        trusted_proxies: Sequence[Network] = (),
     ) -> None:
         self.app = app
+        self.trusted_proxies = tuple(trusted_proxies)
         self.max_streams = max_streams
         self.max_calls = max_calls
         self.backlog = Backlog(max_waiting)
@@ -344,7 +393,10 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.CreateTableRequest, context: grpc.aio.ServicerContext
     ) -> api.CreateTableResponse:
         return await self.app.create_table(
-            request.table, request.request_id, identity_token=request.identity_token
+            request.table,
+            request.request_id,
+            identity_token=request.identity_token,
+            client=client_address(context, self.trusted_proxies),
         )
 
     @_unary("DeleteTable")

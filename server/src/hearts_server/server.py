@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hearts.v1 import table_service_pb2 as api
-from hearts_server.config import Settings
+from hearts_server.config import Settings, networks
 from hearts_server.identity import IdentityVerifier
 from hearts_server.rpc import METRICS, TableServicer, add_lenient, add_servicer
 from hearts_server.service import TableApp
@@ -297,12 +297,14 @@ class HeartsServer:
             if settings.identity_secret or settings.identity_jwks_url
             else None,
             webhooks=self.webhooks,
+            max_tables_per_hour=settings.max_tables_per_hour,
         )
         self.servicer = TableServicer(
             self.app,
             max_streams=settings.max_streams,
             max_calls=settings.max_concurrent_rpcs,
             max_waiting=settings.max_pending_rpcs,
+            trusted_proxies=networks(settings.trusted_proxies),
         )
         self.health = _HealthServicer()
         options = [

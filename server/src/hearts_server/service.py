@@ -109,6 +109,7 @@ _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
+_QUOTA_WINDOW_MS = 3_600_000  # --max-tables-per-hour's window
 # A seat may send this many reactions in a window that starts with the first of them.
 REACTIONS_PER_WINDOW = 5
 REACTION_WINDOW_MS = 10_000
@@ -355,10 +356,12 @@ class TableApp:
         max_turn_timeout_seconds: float = 86_400.0,
         identity: IdentityVerifier | None = None,
         webhooks: WebhookSender | None = None,
+        max_tables_per_hour: int = 0,
     ) -> None:
         self.store = store
         self.identity = identity
         self.webhooks = webhooks
+        self._max_tables_per_hour = max_tables_per_hour
         self.records = RecordCache(record_cache_size)
         self._last_table_id = ""
         self.tokens = tokens
@@ -781,9 +784,13 @@ class TableApp:
     # ------------------------------------------------------------------ creating and seating
 
     async def create_table(
-        self, table: pb.Table, request_id: str, *, identity_token: str = ""
+        self, table: pb.Table, request_id: str, *, identity_token: str = "", client: str = ""
     ) -> api.CreateTableResponse:
-        """Create a table; seats given as bots start as bots, the rest are free."""
+        """Create a table; seats given as bots start as bots, the rest are free.
+
+        ``client`` is the caller's network address (for the quota of tables an address may
+        create, when the caller has no identity); empty when unknown.
+        """
         _check_request_id(request_id)
         identity = await self._identity(identity_token)  # a server may admit signed-in callers
         # A signed-in caller's id goes first, under a method name of its own: another caller
@@ -826,6 +833,7 @@ class TableApp:
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name, level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
+        await self._count_table_created(identity, client)
         # Ids sort by creation time (the listing is newest first), also within a millisecond.
         now = self._now_ms()
         if table.unlisted:
@@ -882,6 +890,28 @@ class TableApp:
         self.records.put(table_id, 1, record)
         self._maybe_drive(record)
         return response
+
+    async def _count_table_created(self, identity: Identity | None, client: str) -> None:
+        """Count a table created by the player of ``identity``, or else from the address
+        ``client``, against --max-tables-per-hour; refuse it past the limit.
+
+        A create retried after a lost answer counts again (the count comes before the store
+        sees the request id): a client at its limit gets TOO_MANY_TABLES for the retry.
+        """
+        limit = self._max_tables_per_hour
+        who = f"id:{identity.player_id}" if identity is not None else f"ip:{client}"
+        if not limit or who == "ip:":
+            return
+        try:
+            uses = await self.store.count_use(f"create:{who}", window_ms=_QUOTA_WINDOW_MS)
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if uses > limit:
+            raise ServiceError(
+                "TOO_MANY_TABLES",
+                f"at most {limit} new tables an hour from one "
+                f"{'player' if identity is not None else 'address'}; try again later",
+            )
 
     async def join_table(
         self,

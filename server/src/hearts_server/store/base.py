@@ -286,6 +286,12 @@ class Store(Protocol):
         """
         ...
 
+    async def count_use(self, name: str, *, window_ms: int) -> int:
+        """Count one use of the quota ``name``; the uses in its current window, this one
+        included. A window starts with its first use and lasts ``window_ms``; the count is shared
+        by every process of the store."""
+        ...
+
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
     ) -> bool:

@@ -7,6 +7,8 @@ nothing may ever need them in the same script as a table's keys.
 
 from __future__ import annotations
 
+import hashlib
+
 __all__ = [
     "INDEX_ALL",
     "INDEX_OPEN",
@@ -15,6 +17,7 @@ __all__ = [
     "create_request",
     "events",
     "notify_channel",
+    "quota",
     "requests",
     "table",
     "table_id_of_channel",
@@ -90,6 +93,17 @@ def ephemeral_rate(table_id: str, sender: str) -> str:
     'hearts:{abc}:x:2'
     """
     return f"{_PREFIX}:{{{check_table_id(table_id)}}}:x:{sender}"
+
+
+def quota(name: str) -> str:
+    """Counter of a quota's uses in its current window (see ``Store.count_use``); the name is
+    hashed, so that any text (an identity's id) makes a short key of one shape.
+
+    >>> quota("create:ip:203.0.113.7")
+    'hearts:quota:bb67192ad33baf48de2b2cbad49daee3'
+    """
+    digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
+    return f"{_PREFIX}:quota:{digest}"
 
 
 def create_request(request_id: str) -> str:

@@ -31,7 +31,7 @@ __all__ = ["MemoryStore"]
 
 
 _FIRST_SWEEP = 1024
-_RATES_SWEEP = 10_000  # rate windows held before the ended ones are dropped
+_WINDOWS_SWEEP = 10_000  # counter windows held before the ended ones are dropped
 
 
 @dataclasses.dataclass(slots=True)
@@ -68,8 +68,8 @@ class MemoryStore:
         # The outbox: item id -> (due ms, payload, attempts). A process's memory store is its
         # own, so a lease matters only to the process's own sender.
         self._outbox: dict[str, tuple[int, bytes, int]] = {}
-        # Unstored events' rate windows: (table id, sender) -> (the window's end, events sent).
-        self._rates: dict[tuple[str, str], tuple[float, int]] = {}
+        # Counters with a window (reactions per seat, quotas): key -> (the window's end, uses).
+        self._windows: dict[str, tuple[float, int]] = {}
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -212,6 +212,9 @@ class MemoryStore:
     async def outbox_size(self) -> int:
         return len(self._outbox)
 
+    async def count_use(self, name: str, *, window_ms: int) -> int:
+        return self._use(f"quota:{name}", window_ms)
+
     async def publish_ephemeral(
         self,
         table_id: str,
@@ -225,18 +228,22 @@ class MemoryStore:
         table = self._get(table_id)
         if table is None or table.version != expected_version:
             return Published.STALE
-        now = self._clock()
-        if len(self._rates) >= _RATES_SWEEP:  # windows long over are forgotten now and then
-            self._rates = {key: rate for key, rate in self._rates.items() if rate[0] > now}
-        key = (table_id, sender)
-        ends, count = self._rates.get(key, (0.0, 0))
-        if ends <= now:
-            ends, count = now + window_ms / 1000, 0
-        self._rates[key] = (ends, count + 1)
-        if count >= limit:
+        if self._use(f"ephemeral:{table_id}:{sender}", window_ms) > limit:
             return Published.LIMITED
         self.hub.publish(table_id, (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),))
         return Published.SENT
+
+    def _use(self, key: str, window_ms: int) -> int:
+        """Count a use of ``key`` in its window (which starts with its first use); the uses in
+        the window so far, this one included. Like the Redis store's counters that expire."""
+        now = self._clock()
+        if len(self._windows) >= _WINDOWS_SWEEP:  # windows long over are forgotten now and then
+            self._windows = {k: window for k, window in self._windows.items() if window[0] > now}
+        ends, count = self._windows.get(key, (0.0, 0))
+        if ends <= now:
+            ends, count = now + window_ms / 1000, 0
+        self._windows[key] = (ends, count + 1)
+        return count + 1
 
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]

@@ -156,7 +156,8 @@ _DELETE = _Script.read("delete")
 _OUTBOX_CLAIM = _Script.read("outbox_claim")
 _OUTBOX_RETRY = _Script.read("outbox_retry")
 _EPHEMERAL = _Script.read("ephemeral")
-_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY, _EPHEMERAL)
+_QUOTA = _Script.read("quota")
+_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY, _EPHEMERAL, _QUOTA)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 _PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
@@ -699,6 +700,10 @@ class RedisStore:
 
     async def outbox_size(self) -> int:
         return int(await self._run_one(("ZCARD", keys.OUTBOX)))
+
+    async def count_use(self, name: str, *, window_ms: int) -> int:
+        [count] = await self._run(("EVALSHA", _QUOTA.sha, 1, keys.quota(name), window_ms))
+        return int(count)
 
     async def publish_ephemeral(
         self,

@@ -1,0 +1,130 @@
+"""--max-tables-per-hour: how many tables one player (by identity token) or one address may
+create in an hour, and --trusted-proxies, whose x-forwarded-for names the caller's address."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+import jwt
+import pytest
+
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts_server.rpc import client_address
+
+from .conftest import Hearts, ServerFactory, failure
+
+SECRET = "the-apps-backend-signs-with-this-secret-0123456789"
+
+
+def signed(sub: str) -> str:
+    return jwt.encode({"sub": sub, "exp": int(time.time()) + 3600}, SECRET, "HS256")
+
+
+async def create(
+    hearts: Hearts, *, identity: str = "", forwarded: str | None = None
+) -> api.CreateTableResponse:
+    request = api.CreateTableRequest(table=pb.Table(), identity_token=identity)
+    metadata = () if forwarded is None else (("x-forwarded-for", forwarded),)
+    return await hearts.stub.CreateTable(request, metadata=metadata)
+
+
+async def tables(hearts: Hearts) -> int:
+    return len((await hearts.stub.ListTables(api.ListTablesRequest())).tables)
+
+
+async def test_an_address_may_create_so_many_tables_an_hour(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    hearts = connect(
+        await make_server(store=store_kind, max_tables_per_hour=2, identity_secret=SECRET)
+    )
+    await create(hearts)
+    await create(hearts)
+    refusal = await failure(create(hearts))
+    assert (refusal.code, refusal.reason) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "TOO_MANY_TABLES",
+    )
+    assert "2 new tables an hour from one address" in refusal.message
+    assert await tables(hearts) == 2  # the refused one was not made
+    # A signed-in player has a quota of its own, whatever address it calls from.
+    await create(hearts, identity=signed("ann"))
+    await create(hearts, identity=signed("ann"))
+    refusal = await failure(create(hearts, identity=signed("ann")))
+    assert refusal.reason == "TOO_MANY_TABLES"
+    assert "from one player" in refusal.message
+    await create(hearts, identity=signed("bo"))
+    # A header the caller wrote itself names nobody: this server trusts no proxy.
+    refusal = await failure(create(hearts, forwarded="198.51.100.1"))
+    assert refusal.reason == "TOO_MANY_TABLES"
+    assert await tables(hearts) == 5
+
+
+async def test_behind_a_trusted_proxy_each_forwarded_address_has_its_quota(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+) -> None:
+    server = await make_server(
+        store="memory", max_tables_per_hour=1, trusted_proxies="127.0.0.0/8, ::1"
+    )
+    hearts = connect(server)
+    await create(hearts, forwarded="198.51.100.1")
+    await create(hearts, forwarded="198.51.100.2")
+    # What a client puts before the address the proxy saw is not believed.
+    refusal = await failure(create(hearts, forwarded="203.0.113.9, 198.51.100.1"))
+    assert refusal.reason == "TOO_MANY_TABLES"
+    await create(hearts)  # the proxy's own address, calling directly
+    assert await tables(hearts) == 3
+
+
+async def test_without_a_limit_nothing_is_counted(hearts: Hearts) -> None:
+    for _ in range(5):
+        await create(hearts)
+    assert await tables(hearts) == 5
+
+
+class _Context:
+    def __init__(self, peer: str, metadata: Sequence[tuple[str, str]] = ()) -> None:
+        self._peer = peer
+        self._metadata = tuple(metadata)
+
+    def peer(self) -> str:
+        return self._peer
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+
+GATEWAYS = [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("fd00::/8")]
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "caller"),
+    [
+        ("ipv4:203.0.113.7:5000", [], "203.0.113.7"),
+        ("ipv6:[2001:db8::7]:5000", [], "2001:db8::7"),
+        ("ipv6:[::ffff:203.0.113.7]:5000", [], "203.0.113.7"),
+        ("unix:/run/hearts.sock", [], ""),
+        # Not through a trusted proxy: the header is the caller's own word.
+        ("ipv4:203.0.113.7:5000", ["198.51.100.1"], "203.0.113.7"),
+        # Through the gateway: the address it saw, not what the client wrote before it.
+        ("ipv4:10.1.2.3:5000", ["198.51.100.1"], "198.51.100.1"),
+        ("ipv4:10.1.2.3:5000", ["6.6.6.6, 198.51.100.1"], "198.51.100.1"),
+        ("ipv4:10.1.2.3:5000", ["6.6.6.6", "198.51.100.1, 10.9.9.9"], "198.51.100.1"),
+        ("ipv6:[fd00::3]:5000", ["2001:db8::1"], "2001:db8::1"),
+        # A proxy with no caller named, or a name that is no address: the last one known.
+        ("ipv4:10.1.2.3:5000", [], "10.1.2.3"),
+        ("ipv4:10.1.2.3:5000", ["10.4.4.4"], "10.4.4.4"),
+        ("ipv4:10.1.2.3:5000", ["198.51.100.1, unknown"], "10.1.2.3"),
+    ],
+)
+def test_the_callers_address(peer: str, forwarded: list[str], caller: str) -> None:
+    context: Any = _Context(peer, [("x-forwarded-for", value) for value in forwarded])
+    assert client_address(context, GATEWAYS) == caller
