@@ -74,5 +74,7 @@ def test_a_rule_names_only_what_the_server_exports(rule: dict[str, Any]) -> None
                 assert value in methods, value
             elif label == "outcome":
                 assert value in WEBHOOK_OUTCOMES, value
+            elif label == "reason":
+                assert value in ("OVERLOADED", "TOO_MANY_STREAMS"), value
             else:
                 raise AssertionError(f"a label the server does not set: {label}")

@@ -13,7 +13,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
-from hearts_server.rpc import Backlog
+from hearts_server.rpc import METRICS, Backlog
 
 from .conftest import bearer, event_kind, failure, names, owing, read_until, rejected
 
@@ -275,6 +275,7 @@ async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server
     name = created.view.table.name
     # Two calls already in flight: the next one is refused at once, with a stable reason, and
     # changes nothing; once they are done, calls go through again.
+    shed = METRICS.shed_overloaded._value.get()
     server.servicer.calls_in_flight += 2
     try:
         refusal = await failure(hearts.join(name, 0))
@@ -282,6 +283,7 @@ async def test_calls_past_the_in_flight_limit_are_shed_as_overloaded(make_server
         server.servicer.calls_in_flight -= 2
     assert refusal.code == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert refusal.reason == "OVERLOADED"
+    assert METRICS.shed_overloaded._value.get() == shed + 1  # hearts_shed_total{OVERLOADED}
     assert all(not seat.player_display_name for seat in (await hearts.view(name)).table.seats)
     await hearts.join(name, 0)
 

@@ -84,6 +84,41 @@ async def test_behind_a_trusted_proxy_each_forwarded_address_has_its_quota(
     assert await tables(hearts) == 3
 
 
+async def test_a_retried_create_gets_its_table_and_is_not_counted_again(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    hearts = connect(await make_server(store=store_kind, max_tables_per_hour=1))
+    request = api.CreateTableRequest(table=pb.Table(), request_id="create-1")
+    first = await hearts.stub.CreateTable(request)
+    # The answer was lost, say: the retry at the limit is answered, with the same table.
+    again = await hearts.stub.CreateTable(request)
+    assert again.view.table.name == first.view.table.name
+    assert again.creator_token == first.creator_token
+    refusal = await failure(create(hearts))
+    assert refusal.reason == "TOO_MANY_TABLES"
+
+
+async def test_an_ipv6_caller_is_counted_by_its_64_and_ports_are_no_new_callers(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+) -> None:
+    server = await make_server(store="memory", max_tables_per_hour=1, trusted_proxies="127.0.0.1")
+    hearts = connect(server)
+    await create(hearts, forwarded="2001:db8:0:1::1")
+    # Another address of the same /64: the same host.
+    assert (await failure(create(hearts, forwarded="[2001:db8:0:1::2]:443"))).reason == (
+        "TOO_MANY_TABLES"
+    )
+    await create(hearts, forwarded="2001:db8:0:2::1")  # another /64
+    await create(hearts, forwarded="198.51.100.1:5000")
+    # The same address with another port is the same caller.
+    assert (await failure(create(hearts, forwarded="198.51.100.1:6000"))).reason == (
+        "TOO_MANY_TABLES"
+    )
+
+
 async def test_without_a_limit_nothing_is_counted(hearts: Hearts) -> None:
     for _ in range(5):
         await create(hearts)
@@ -123,6 +158,10 @@ GATEWAYS = [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("fd00::/8")
         ("ipv4:10.1.2.3:5000", [], "10.1.2.3"),
         ("ipv4:10.1.2.3:5000", ["10.4.4.4"], "10.4.4.4"),
         ("ipv4:10.1.2.3:5000", ["198.51.100.1, unknown"], "10.1.2.3"),
+        # Entries some proxies write with a port.
+        ("ipv4:10.1.2.3:5000", ["198.51.100.1:5678"], "198.51.100.1"),
+        ("ipv4:10.1.2.3:5000", ["[2001:db8::1]:443"], "2001:db8::1"),
+        ("ipv4:10.1.2.3:5000", ["[2001:db8::1]"], "2001:db8::1"),
     ],
 )
 def test_the_callers_address(peer: str, forwarded: list[str], caller: str) -> None:

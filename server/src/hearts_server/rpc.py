@@ -96,6 +96,15 @@ class Metrics:
             "sampled every 5 s",
             ["outcome"],
         )
+        self.shed = Counter(
+            "hearts_shed",
+            "Calls the server refused to protect itself, by reason: OVERLOADED (too many calls "
+            "in flight or waiting in gRPC), TOO_MANY_STREAMS (--max-streams); not the callers' "
+            "own limits (TOO_MANY_TABLES, TOO_MANY_REACTIONS), which are RESOURCE_EXHAUSTED too",
+            ["reason"],
+        )
+        self.shed_overloaded = self.shed.labels("OVERLOADED")
+        self.shed_streams = self.shed.labels("TOO_MANY_STREAMS")
         self.pending_calls = Gauge(
             "hearts_pending_calls",
             "Calls that reached gRPC but that the process has not picked up yet, at the last "
@@ -238,7 +247,7 @@ def client_address(context: grpc.aio.ServicerContext, trusted: Sequence[Network]
         if key == "x-forwarded-for":
             forwarded.extend(part.strip() for part in str(value).split(","))
     while any(address in network for network in trusted) and forwarded:
-        named = _ip(forwarded.pop())
+        named = _ip(_host(forwarded.pop()))
         if named is None:
             break  # not an address: the proxy's own, the last one known, stands
         address = named
@@ -252,6 +261,16 @@ def _peer_host(peer: str) -> str:
         return ""
     host = rest.rpartition(":")[0]
     return host.removeprefix("[").removesuffix("]")
+
+
+def _host(entry: str) -> str:
+    """The address of an ``x-forwarded-for`` entry, which some proxies write with a port:
+    ``203.0.113.7``, ``203.0.113.7:5000``, ``2001:db8::7``, ``[2001:db8::7]:5000``."""
+    if entry.startswith("["):
+        return entry[1:].partition("]")[0]
+    if entry.count(":") == 1:
+        return entry.partition(":")[0]
+    return entry
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -299,6 +318,7 @@ def _unary(method: str) -> Callable[[Callable[..., Awaitable[R]]], Callable[...,
                         method, "RESOURCE_EXHAUSTED"
                     )
                 counter.inc()
+                METRICS.shed_overloaded.inc()
                 # The refusal set on the context, not raised: a raised abort costs an exception
                 # through gRPC's handler, and shedding must be cheap.
                 status = _overloaded()
@@ -480,6 +500,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             if self.shutting_down:
                 raise ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
             if self.open_streams > self.max_streams:
+                METRICS.shed_streams.inc()
                 raise ServiceError("TOO_MANY_STREAMS", "this server has too many open streams")
             after = request.after_sequence if request.HasField("after_sequence") else None
             # Headers now, not with the first message, which a resume on a quiet table may not

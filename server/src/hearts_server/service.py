@@ -28,6 +28,7 @@ import concurrent.futures.process
 import dataclasses
 import functools
 import hashlib
+import ipaddress
 import logging
 import secrets
 import time
@@ -833,7 +834,7 @@ class TableApp:
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name, level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
-        await self._count_table_created(identity, client)
+        await self._count_table_created(identity, client, request_id)
         # Ids sort by creation time (the listing is newest first), also within a millisecond.
         now = self._now_ms()
         if table.unlisted:
@@ -891,19 +892,26 @@ class TableApp:
         self._maybe_drive(record)
         return response
 
-    async def _count_table_created(self, identity: Identity | None, client: str) -> None:
+    async def _count_table_created(
+        self, identity: Identity | None, client: str, request_id: str
+    ) -> None:
         """Count a table created by the player of ``identity``, or else from the address
-        ``client``, against --max-tables-per-hour; refuse it past the limit.
-
-        A create retried after a lost answer counts again (the count comes before the store
-        sees the request id): a client at its limit gets TOO_MANY_TABLES for the retry.
-        """
+        ``client``, against --max-tables-per-hour; refuse it past the limit. The retry of a
+        create the store remembers (its ``request_id``) is not counted: it gets its answer."""
         limit = self._max_tables_per_hour
-        who = f"id:{identity.player_id}" if identity is not None else f"ip:{client}"
-        if not limit or who == "ip:":
+        if not limit or (identity is None and not client):
             return
+        if identity is not None:
+            who = f"id:{identity.player_id}"
+        elif ":" in client:
+            # An IPv6 host is given a /64 to pick its addresses from: that is one caller.
+            who = f"ip:{ipaddress.ip_network(f'{client}/64', strict=False)}"
+        else:
+            who = f"ip:{client}"
         try:
-            uses = await self.store.count_use(f"create:{who}", window_ms=_QUOTA_WINDOW_MS)
+            uses = await self.store.count_use(
+                f"create:{who}", window_ms=_QUOTA_WINDOW_MS, create_request_id=request_id or None
+            )
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
         if uses > limit:

@@ -286,10 +286,16 @@ class Store(Protocol):
         """
         ...
 
-    async def count_use(self, name: str, *, window_ms: int) -> int:
+    async def count_use(
+        self, name: str, *, window_ms: int, create_request_id: str | None = None
+    ) -> int:
         """Count one use of the quota ``name``; the uses in its current window, this one
         included. A window starts with its first use and lasts ``window_ms``; the count is shared
-        by every process of the store."""
+        by every process of the store.
+
+        With ``create_request_id``, a use for a create request that the store remembers as
+        applied (a retry, which :meth:`create` answers from memory) is not counted: 0.
+        """
         ...
 
     async def delete(

@@ -70,6 +70,7 @@ class MemoryStore:
         self._outbox: dict[str, tuple[int, bytes, int]] = {}
         # Counters with a window (reactions per seat, quotas): key -> (the window's end, uses).
         self._windows: dict[str, tuple[float, int]] = {}
+        self._windows_sweep_at = _WINDOWS_SWEEP
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -212,7 +213,13 @@ class MemoryStore:
     async def outbox_size(self) -> int:
         return len(self._outbox)
 
-    async def count_use(self, name: str, *, window_ms: int) -> int:
+    async def count_use(
+        self, name: str, *, window_ms: int, create_request_id: str | None = None
+    ) -> int:
+        if create_request_id:
+            earlier = self._creates.get(create_request_id)
+            if earlier is not None and earlier[2] > self._clock():
+                return 0  # a retry of an applied create
         return self._use(f"quota:{name}", window_ms)
 
     async def publish_ephemeral(
@@ -237,8 +244,11 @@ class MemoryStore:
         """Count a use of ``key`` in its window (which starts with its first use); the uses in
         the window so far, this one included. Like the Redis store's counters that expire."""
         now = self._clock()
-        if len(self._windows) >= _WINDOWS_SWEEP:  # windows long over are forgotten now and then
+        if len(self._windows) >= self._windows_sweep_at:  # ended windows are dropped now and then
             self._windows = {k: window for k, window in self._windows.items() if window[0] > now}
+            # Not again before as many more are held: live windows (an hour's quotas) stay, and
+            # a sweep that keeps them all must not run on every call.
+            self._windows_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._windows))
         ends, count = self._windows.get(key, (0.0, 0))
         if ends <= now:
             ends, count = now + window_ms / 1000, 0

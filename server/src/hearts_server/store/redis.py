@@ -701,8 +701,13 @@ class RedisStore:
     async def outbox_size(self) -> int:
         return int(await self._run_one(("ZCARD", keys.OUTBOX)))
 
-    async def count_use(self, name: str, *, window_ms: int) -> int:
-        [count] = await self._run(("EVALSHA", _QUOTA.sha, 1, keys.quota(name), window_ms))
+    async def count_use(
+        self, name: str, *, window_ms: int, create_request_id: str | None = None
+    ) -> int:
+        quota_keys = [keys.quota(name)]
+        if create_request_id:
+            quota_keys.append(keys.create_request(create_request_id))
+        [count] = await self._run(("EVALSHA", _QUOTA.sha, len(quota_keys), *quota_keys, window_ms))
         return int(count)
 
     async def publish_ephemeral(
