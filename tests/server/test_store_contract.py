@@ -638,6 +638,33 @@ async def test_listing_skips_deleted_and_expired_tables(backend: Backend) -> Non
     assert ([i for i, _, _ in page], more) == (["0190-t5", "0190-t1"], False)
 
 
+async def test_the_memory_store_sweeps_ended_counter_windows_now_and_then() -> None:
+    # Counter windows (quotas, reactions) that ended are dropped, but live ones, an hour's
+    # quotas, stay; a sweep that keeps them all must not run again on the very next call.
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    sweeps = 0
+    windows = dict(store._windows)
+
+    class Counting(dict[str, tuple[float, int]]):
+        def items(self) -> Any:
+            nonlocal sweeps
+            sweeps += 1
+            return super().items()
+
+    store._windows = Counting(windows)
+    for index in range(25_000):
+        assert await store.count_use(f"caller {index}", window_ms=3_600_000) == 1
+        if isinstance(store._windows, dict) and not isinstance(store._windows, Counting):
+            store._windows = Counting(store._windows)
+    assert sweeps <= 2, sweeps  # at 10,000 and 20,000 held, not at every call past them
+    now[0] += 3_601
+    await store.count_use("one more", window_ms=3_600_000)
+    for index in range(40_000 - 25_000):
+        await store.count_use(f"later {index}", window_ms=1000)
+    assert len(store._windows) < 40_000  # the hour's windows were dropped on the way
+
+
 async def test_the_memory_store_forgets_expired_tables_that_nobody_reads() -> None:
     # Reading an expired table forgets it; tables nobody reads again (every finished game) must
     # not stay for the life of the process: creates sweep them, and so does the metric's count.
