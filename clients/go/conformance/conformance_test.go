@@ -1,8 +1,9 @@
 // Package conformance_test plays Hearts against a live hearts-server through the generated Go
 // client, exactly as a Go program would: plain gRPC calls, the seat token as metadata, error
 // details read with status.FromError. It checks what a client relies on: the watch stream tells
-// the whole game in order, a refused move says why, a forged token is refused, and a finished
-// game's player gets a rematch (and does not before the game is over).
+// the whole game in order, a refused move says why, a forged token is refused, a finished game's
+// player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
+// out, and an identity token names the player on its seat.
 //
 // The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
 // scripts/with-server.sh starts one and sets it. They never choose a card the caller's own view
@@ -284,6 +285,83 @@ func TestSuggestMovePlaysAWholeGame(t *testing.T) {
 		t.Fatalf("seed %d: SuggestMove after the game: %v %v, want FAILED_PRECONDITION GAME_OVER", seed,
 			got.code, got.info.GetReason())
 	}
+}
+
+// TestIdentityTokenNamesThePlayer joins with an identity token (a JWT the app's backend signs,
+// HS256 with the secret the server was given) and checks that the seat carries the token's
+// subject as player_id, that the same player joining again gets the same seat with a new token,
+// and that a token signed with another secret is refused. It needs HEARTS_IDENTITY_SECRET, the
+// server's --identity-secret (scripts/with-server.sh sets both), and is skipped without it.
+func TestIdentityTokenNamesThePlayer(t *testing.T) {
+	ctx, client := connect(t)
+	secret := os.Getenv("HEARTS_IDENTITY_SECRET")
+	if secret == "" {
+		t.Skip("HEARTS_IDENTITY_SECRET is unset: the server checks no identity tokens")
+	}
+	seed := gameSeed(t)
+	player := fmt.Sprintf("go-player-%d", seed)
+	table := &heartsv1.Table{DisplayName: "go conformance " + t.Name(), DeckSeed: proto.Int64(seed)}
+	created, err := client.CreateTable(ctx, &heartsv1.CreateTableRequest{Table: table, RequestId: requestID(t)})
+	if err != nil {
+		t.Fatalf("seed %d: CreateTable: %v", seed, describe(err))
+	}
+	name := created.GetView().GetTable().GetName()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
+	})
+
+	join := func(identityToken string, seat *int32) (*heartsv1.JoinTableResponse, error) {
+		return client.JoinTable(ctx, &heartsv1.JoinTableRequest{
+			Name: name, Seat: seat, PlayerDisplayName: "go conformance", RequestId: requestID(t),
+			IdentityToken: identityToken,
+		})
+	}
+	token := signIdentity(t, secret, player)
+	first, err := join(token, proto.Int32(2))
+	if err != nil {
+		t.Fatalf("seed %d: JoinTable with an identity token: %v", seed, describe(err))
+	}
+	seat := first.GetView().GetTable().GetSeats()[2]
+	if first.GetSeat() != 2 || seat.GetPlayerId() != player {
+		t.Fatalf("seed %d: joined seat %d with player_id %q; want seat 2 with %q", seed, first.GetSeat(), seat.GetPlayerId(), player)
+	}
+	// The same player again (another device), without a seat: the same seat, and a token for it
+	// (the same bytes when issued within the same second).
+	again, err := join(signIdentity(t, secret, player), nil)
+	if err != nil {
+		t.Fatalf("seed %d: JoinTable again with the same identity: %v", seed, describe(err))
+	}
+	if again.GetSeat() != 2 || again.GetSeatToken() == "" {
+		t.Fatalf("seed %d: joining again gave seat %d; want seat 2 and its token", seed, again.GetSeat())
+	}
+	view := getView(ctx, t, client, name, again.GetSeatToken())
+	if view.GetViewerSeat() != 2 || view.GetTable().GetSeats()[2].GetPlayerId() != player {
+		t.Fatalf("seed %d: the new token is seat %d's; want seat 2 of %q", seed, view.GetViewerSeat(), player)
+	}
+	// A token signed with another secret.
+	_, err = join(signIdentity(t, secret+"-not", "someone-else"), nil)
+	got := decodeError(t, err)
+	if got.code != codes.Unauthenticated || got.info.GetReason() != "IDENTITY_INVALID" {
+		t.Fatalf("seed %d: a forged identity token: %v %v, want UNAUTHENTICATED IDENTITY_INVALID", seed,
+			got.code, got.info.GetReason())
+	}
+}
+
+// signIdentity is an HS256 JWT for subject, valid for an hour, as an app's backend signs it.
+func signIdentity(t *testing.T, secret, subject string) string {
+	t.Helper()
+	encode := base64.RawURLEncoding.EncodeToString
+	header, _ := json.Marshal(map[string]string{"alg": "HS256", "typ": "JWT"})
+	claims, err := json.Marshal(map[string]any{"sub": subject, "exp": time.Now().Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signing := encode(header) + "." + encode(claims)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(signing))
+	return signing + "." + encode(mac.Sum(nil))
 }
 
 // ---------------------------------------------------------------------------------- the game

@@ -1,8 +1,8 @@
 /**
  * The conformance tests of the TypeScript client, for any transport: a whole game played against
  * a live Hearts server, the watch stream checked against the final table, the error details of
- * a refused move and of a forged token read back, and a rematch of the finished game (refused
- * while it is still in play). conformance.test.ts runs them over gRPC against
+ * a refused move and of a forged token read back, a rematch of the finished game (refused
+ * while it is still in play), and an identity token naming its player on the seat. conformance.test.ts runs them over gRPC against
  * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
@@ -10,7 +10,7 @@
  * so that a failure can be replayed with HEARTS_TEST_SEED=<seed>.
  */
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { equals } from "@bufbuild/protobuf";
 import {
@@ -285,4 +285,44 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.equal(gone.code, Code.NotFound, gone.message);
     assert.equal(gone.reason, "TABLE_NOT_FOUND");
   });
+
+  // An identity token (a JWT an app's backend signs) names the player on the seat. The server's
+  // secret comes as HEARTS_IDENTITY_SECRET (scripts/with-server.sh sets it); without it, skipped.
+  const identitySecret = process.env["HEARTS_IDENTITY_SECRET"];
+  test(`${protocol}: an identity token names the player on its seat (seed ${seed})`, { timeout: 60_000, skip: !identitySecret }, async () => {
+    const client = newClient();
+    const secret = must(identitySecret, "HEARTS_IDENTITY_SECRET");
+    const player = `ts-player-${seed}-${randomUUID()}`;
+    const created = await client.createTable(
+      { table: { displayName: `TypeScript identity (${protocol}) ${seed}` }, requestId: randomUUID() },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
+    const name = must(created.view?.table, "CreateTable table").name;
+    const join = (identityToken: string, seat?: number) =>
+      client.joinTable(
+        { name, seat, playerDisplayName: "TypeScript conformance", identityToken, requestId: randomUUID() },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      );
+    const first = await join(signIdentity(secret, player), 1);
+    assert.equal(first.seat, 1);
+    assert.equal(must(first.view?.table, "JoinTable table").seats[1]?.playerId, player);
+    // The same player again (another device), without a seat: the same seat.
+    const again = await join(signIdentity(secret, player));
+    assert.equal(again.seat, 1, "the player's seat, found by identity");
+    // A token signed with another secret.
+    const forged = await failureOf(join(signIdentity(`${secret}-not`, "someone-else")));
+    assert.equal(forged.code, Code.Unauthenticated, forged.message);
+    assert.equal(forged.reason, "IDENTITY_INVALID");
+    await client.deleteTable(
+      { name, requestId: randomUUID() },
+      { headers: bearer(created.creatorToken), timeoutMs: CALL_TIMEOUT_MS },
+    );
+  });
+}
+
+/** An HS256 JWT for `subject`, valid for an hour, as an app's backend signs it. */
+function signIdentity(secret: string, subject: string): string {
+  const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const signing = `${encode({ alg: "HS256", typ: "JWT" })}.${encode({ sub: subject, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+  return `${signing}.${createHmac("sha256", secret).update(signing).digest("base64url")}`;
 }
