@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import grpc
@@ -30,6 +30,8 @@ from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
+
+from ..webhook_receiver import Receiver
 
 SECRET = "server-api-tests-secret-0123456789"
 """The token secret every test server shares (replicas must share it)."""
@@ -436,3 +438,24 @@ async def connect() -> AsyncIterator[Callable[[HeartsServer], Hearts]]:
 def hearts(server: HeartsServer, connect: Callable[[HeartsServer], Hearts]) -> Hearts:
     """A test client of ``server``."""
     return connect(server)
+
+
+WEBHOOK_SECRET = "webhook-secret-of-the-apps-backend-0123456789"
+"""The --webhook-secret of :func:`webhook_server`'s servers."""
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on loopback that answers 200 (see ``tests/webhook_receiver.py``)."""
+    made = Receiver()
+    yield made
+    made.close()
+
+
+async def webhook_server(
+    make_server: ServerFactory, store_kind: str, receiver: Receiver, **settings: Any
+) -> HeartsServer:
+    """A server that posts its webhooks to ``receiver``, signed with :data:`WEBHOOK_SECRET`."""
+    return await make_server(
+        store=store_kind, webhook_url=receiver.url, webhook_secret=WEBHOOK_SECRET, **settings
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -23,9 +22,8 @@ from hearts_server.store.memory import MemoryStore
 from hearts_server.webhooks import WebhookSender
 
 from ..webhook_receiver import Receiver
-from .conftest import ServerFactory, failure
+from .conftest import ServerFactory, failure, webhook_server
 
-SECRET = "webhook-secret-of-the-apps-backend-0123456789"
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
 DOCUMENT_KEYS = {
     "id",
@@ -40,13 +38,6 @@ DOCUMENT_KEYS = {
     "deadline",
     "seats",
 }
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    made = Receiver()
-    yield made
-    made.close()
 
 
 def _rfc3339(stamp: Any) -> str:
@@ -69,7 +60,7 @@ async def test_each_move_asked_of_a_player_is_posted_once(
     store_kind: str,
     receiver: Receiver,
 ) -> None:
-    server = await make_server(store=store_kind, webhook_url=receiver.url, webhook_secret=SECRET)
+    server = await webhook_server(make_server, store_kind, receiver)
     hearts = connect(server)
     humans = {0, 2}
     seated = await hearts.seated(
@@ -137,7 +128,7 @@ async def test_tables_without_the_setting_and_bots_send_no_turns(
     connect,  # type: ignore[no-untyped-def]
     receiver: Receiver,
 ) -> None:
-    server = await make_server(store="memory", webhook_url=receiver.url, webhook_secret=SECRET)
+    server = await webhook_server(make_server, "memory", receiver)
     hearts = connect(server)
     plain = await hearts.seated((0,), bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC})
     moves = 0
@@ -211,7 +202,7 @@ async def test_a_player_who_takes_over_the_seat_the_game_waits_for_is_asked(
     store_kind: str,
     receiver: Receiver,
 ) -> None:
-    server = await make_server(store=store_kind, webhook_url=receiver.url, webhook_secret=SECRET)
+    server = await webhook_server(make_server, store_kind, receiver)
     hearts = connect(server)
     seated = await hearts.seated(
         (0, 2),

@@ -11,29 +11,19 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from hearts.v1 import table_pb2 as pb
-from hearts_server.server import HeartsServer
 from hearts_server.store.base import OutboxItem
 from hearts_server.store.memory import MemoryStore
 from hearts_server.webhooks import WebhookSender, signature
 
 from ..webhook_receiver import Receiver
-from .conftest import Hearts, ServerFactory
+from .conftest import WEBHOOK_SECRET, Hearts, ServerFactory, webhook_server
 
-SECRET = "webhook-secret-of-the-apps-backend-0123456789"
+SECRET = WEBHOOK_SECRET
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    made = Receiver()
-    yield made
-    made.close()
 
 
 @pytest.fixture
@@ -41,14 +31,6 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """Waits between attempts, and polls, in tens of milliseconds."""
     monkeypatch.setattr(WebhookSender, "FIRST_WAIT_SECONDS", 0.05)
     monkeypatch.setattr(WebhookSender, "POLL_SECONDS", 0.05)
-
-
-async def webhook_server(
-    make_server: ServerFactory, store_kind: str, receiver: Receiver, **settings: Any
-) -> HeartsServer:
-    return await make_server(
-        store=store_kind, webhook_url=receiver.url, webhook_secret=SECRET, **settings
-    )
 
 
 async def one_player_game(hearts: Hearts) -> str:

@@ -416,7 +416,8 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.table,
             request.request_id,
             identity_token=request.identity_token,
-            client=client_address(context, self.trusted_proxies),
+            # Only the table quota asks who the caller is.
+            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
         )
 
     @_unary("DeleteTable")

@@ -892,6 +892,11 @@ class TableApp:
         self._maybe_drive(record)
         return response
 
+    @property
+    def counts_creates(self) -> bool:
+        """Whether creates count against a quota (--max-tables-per-hour)."""
+        return self._max_tables_per_hour > 0
+
     async def _count_table_created(
         self, identity: Identity | None, client: str, request_id: str
     ) -> None:
@@ -1812,8 +1817,8 @@ class TableApp:
         A commit that ends a game with a player sends its result (never for games of bots
         only: no player's result to tell). At a table with ``turn_notifications``, a commit
         that asks players for new moves tells whom, and so does one that seats a player where
-        a move is owed. Other commits, and any without webhooks,
-        send none. One commit never does both: a game that ends asks for no move.
+        a move is owed. Other commits, and any without webhooks, send none. One commit never
+        does both: a game that ends asks for no move.
         """
         if self.webhooks is None:
             return None
