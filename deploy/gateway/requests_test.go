@@ -278,6 +278,8 @@ func TestRESTRoutesMatchAsTheTranscoderRoutes(t *testing.T) {
 		{http.MethodGet, "/v1/tables/abc:suggestMove", "SuggestMoveRequest"},
 		{http.MethodPost, "/v1/tables/abc:sendReaction", "SendReactionRequest"},
 		{http.MethodGet, "/v1/tables/abc:watch", "WatchTableRequest"},
+		{http.MethodPost, "/v1/tables:quickJoin", "QuickJoinRequest"},
+		{http.MethodGet, "/v1/tables:quickJoin", ""},
 		{http.MethodGet, "/v1/tables/abc/more", ""},
 		{http.MethodPost, "/v1/tables/abc", ""},
 		{http.MethodGet, "/v1/tables/abc:unknown", ""},

@@ -23,6 +23,7 @@ EXPECTED_HTTP = {
     "RematchTable": ("post", "/v1/{name=tables/*}:rematch", "*"),
     "SuggestMove": ("get", "/v1/{name=tables/*}:suggestMove", ""),
     "SendReaction": ("post", "/v1/{name=tables/*}:sendReaction", "*"),
+    "QuickJoin": ("post", "/v1/tables:quickJoin", "*"),
     "WatchTable": ("get", "/v1/{name=tables/*}:watch", ""),
 }
 

@@ -638,6 +638,49 @@ async def test_listing_skips_deleted_and_expired_tables(backend: Backend) -> Non
     assert ([i for i, _, _ in page], more) == (["0190-t5", "0190-t1"], False)
 
 
+# --- Lobby slots ---
+
+
+async def test_a_lobby_slot_names_the_first_table_offered_until_released(store: Store) -> None:
+    assert await store.lobby_get("game") is None
+    assert await store.lobby_offer("game", TABLE, ttl_ms=60_000) == TABLE
+    # Another offer finds the slot taken and learns which table it names.
+    assert await store.lobby_offer("game", OTHER, ttl_ms=60_000) == TABLE
+    assert await store.lobby_get("game") == TABLE
+    assert await store.lobby_get("other game") is None
+    await store.lobby_release("game", OTHER)  # not the table named: nothing happens
+    assert await store.lobby_get("game") == TABLE
+    await store.lobby_release("game", TABLE)
+    assert await store.lobby_get("game") is None
+    assert await store.lobby_offer("game", OTHER, ttl_ms=60_000) == OTHER
+    await store.lobby_put("game", TABLE, ttl_ms=60_000)  # put replaces whatever was there
+    assert await store.lobby_get("game") == TABLE
+
+
+async def test_exactly_one_of_concurrent_lobby_offers_is_taken(store: Store) -> None:
+    offered = [f"table-{index}" for index in range(8)]
+    named = await asyncio.gather(
+        *(store.lobby_offer("game", table, ttl_ms=60_000) for table in offered)
+    )
+    assert len(set(named)) == 1
+    assert named[0] in offered
+    assert await store.lobby_get("game") == named[0]
+
+
+async def test_a_lobby_slot_expires_unless_offered_again(backend: Backend) -> None:
+    store = backend.make()
+    await store.lobby_offer("game", TABLE, ttl_ms=400)
+    await store.lobby_put("request", TABLE, ttl_ms=400)
+    await backend.advance(0.25)
+    assert await store.lobby_offer("game", TABLE, ttl_ms=400) == TABLE  # renewed
+    await backend.advance(0.25)  # 0.5 s after the first offer, 0.25 s after the second
+    assert await store.lobby_get("game") == TABLE
+    assert await store.lobby_get("request") is None
+    await backend.advance(0.25)
+    assert await store.lobby_get("game") is None
+    assert await store.lobby_offer("game", OTHER, ttl_ms=400) == OTHER
+
+
 async def test_the_memory_store_sweeps_ended_counter_windows_now_and_then() -> None:
     # Counter windows (quotas, reactions) that ended are dropped, but live ones, an hour's
     # quotas, stay; a sweep that keeps them all must not run again on the very next call.

@@ -487,6 +487,20 @@ class TableServicer(api_grpc.TableServiceServicer):
             request_id=request.request_id,
         )
 
+    @_unary("QuickJoin")
+    async def QuickJoin(
+        self, request: api.QuickJoinRequest, context: grpc.aio.ServicerContext
+    ) -> api.QuickJoinResponse:
+        return await self.app.quick_join(
+            request.rules if request.HasField("rules") else None,
+            request.turn_timeout if request.HasField("turn_timeout") else None,
+            request.player_display_name,
+            request_id=request.request_id,
+            identity_token=request.identity_token,
+            # It may make a table: the table quota's caller, as for CreateTable.
+            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
+        )
+
     async def WatchTable(
         self, request: api.WatchTableRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[api.WatchTableResponse]:

@@ -111,6 +111,8 @@ _DEFAULT_PAGE = 50
 _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _QUOTA_WINDOW_MS = 3_600_000  # --max-tables-per-hour's window
+_QUICK_NAME = "Quick game"  # the display name of the tables QuickJoin makes
+_QUICK_ATTEMPTS = 16  # tables a QuickJoin tries (each found full by then) before it gives up
 # A seat may send this many reactions in a window that starts with the first of them.
 REACTIONS_PER_WINDOW = 5
 REACTION_WINDOW_MS = 10_000
@@ -358,8 +360,10 @@ class TableApp:
         identity: IdentityVerifier | None = None,
         webhooks: WebhookSender | None = None,
         max_tables_per_hour: int = 0,
+        lobby_ttl_seconds: float = 3600.0,
     ) -> None:
         self.store = store
+        self._lobby_ttl_ms = int(lobby_ttl_seconds * 1000)
         self.identity = identity
         self.webhooks = webhooks
         self._max_tables_per_hour = max_tables_per_hour
@@ -954,12 +958,7 @@ class TableApp:
             renewed = await self._renew(table_id, seat, token, joining=bool(display_name))
             if renewed is not None:
                 return renewed
-        if not display_name or len(display_name) > _MAX_NAME:
-            raise ServiceError(
-                "INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters"
-            )
-        if _has_control_characters(display_name):
-            raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
+        display_name = _player_name(display_name)
         if seat is not None and not 0 <= seat <= 3:
             raise ServiceError("INVALID_REQUEST", f"no seat {seat}; seats are 0 to 3")
         if identity is None:
@@ -1098,6 +1097,155 @@ class TableApp:
             )
 
         return _unwritten(record, respond)
+
+    # ------------------------------------------------------------------ quick games
+
+    async def quick_join(
+        self,
+        rules: pb.Rules | None,
+        turn_timeout: Any,
+        display_name: str,
+        *,
+        request_id: str,
+        identity_token: str = "",
+        client: str = "",
+    ) -> api.QuickJoinResponse:
+        """Seat the caller at the table that waits for players of this game, or make one.
+
+        A lobby slot in the store, one per game asked for (rules and turn timeout), names the
+        table its players are seated at. A caller who finds the slot empty names a new table
+        id there (one compare-and-set, so concurrent callers on any replicas agree on it), and
+        makes the table; a caller who finds a named table missing (its maker failed in
+        between, or it expired) makes it under that name, as a rematch's table is made, so no
+        step is lost. A table found full is taken out of the slot, and the next one tried.
+
+        With a ``request_id``, a second slot keeps which table the request was trying, and a
+        retry goes there first: its join answers from that table's memory of the request.
+        """
+        _check_request_id(request_id)
+        display_name = _player_name(display_name)
+        game_rules, turn_timeout_ms = self._quick_game(rules, turn_timeout)
+        identity = await self._identity(identity_token)
+        lobby = _lobby(game_rules, turn_timeout_ms)
+        pin = f"request:{request_id}:{lobby}" if request_id else ""
+        ttl_ms = self._lobby_ttl_ms
+
+        async def seat(table_id: str) -> api.QuickJoinResponse:
+            joined = await self.join_table(
+                convert.table_name(table_id),
+                None,
+                display_name,
+                etag="",
+                request_id=request_id,
+                identity_token=identity_token,
+            )
+            free = any(s.occupant == pb.SEAT_OCCUPANT_EMPTY for s in joined.view.table.seats)
+            try:
+                if free:  # still waiting: the slot lives on as long as the table
+                    await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
+                else:  # the fourth player: the game starts, the next callers need a table
+                    await self.store.lobby_release(lobby, table_id)
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
+            response = api.QuickJoinResponse(
+                seat_token=joined.seat_token, seat=joined.seat, etag=joined.etag
+            )
+            response.view.CopyFrom(joined.view)
+            return response
+
+        try:
+            pinned = await self.store.lobby_get(pin) if pin else None
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if pinned is not None:
+            # A retry: the table the first call was trying answers it (it remembers the join),
+            # or seats the caller now if the first call never got that far.
+            try:
+                return await seat(pinned)
+            except ServiceError as error:
+                if error.reason not in ("TABLE_FULL", "TABLE_NOT_FOUND"):
+                    raise
+        for _ in range(_QUICK_ATTEMPTS):
+            try:
+                table_id = await self.store.lobby_get(lobby)
+                if table_id is None:
+                    await self._count_table_created(identity, client, "")
+                    offered = self._new_listed_table_id()
+                    table_id = await self.store.lobby_offer(lobby, offered, ttl_ms=ttl_ms)
+                    if table_id == offered:
+                        await self._create_quick(table_id, game_rules, turn_timeout_ms)
+                if pin:
+                    await self.store.lobby_put(pin, table_id, ttl_ms=ttl_ms)
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
+            try:
+                return await seat(table_id)
+            except ServiceError as error:
+                if error.reason == "TABLE_NOT_FOUND":
+                    # Named but not made yet (its maker failed in between, or is about to), or
+                    # expired: made now, if the slot still names it.
+                    try:
+                        held = await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
+                    except StoreUnavailableError as unavailable:
+                        raise self._store_unavailable(unavailable) from None
+                    if held == table_id:
+                        await self._create_quick(table_id, game_rules, turn_timeout_ms)
+                    continue
+                if error.reason != "TABLE_FULL":
+                    raise
+            try:
+                await self.store.lobby_release(lobby, table_id)
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
+        raise ServiceError("CONFLICT", "every waiting table filled up meanwhile; try again")
+
+    def lobby_name(self, rules: pb.Rules | None, turn_timeout: Any) -> str:
+        """The name of the lobby slot of a QuickJoin asking for ``rules`` and ``turn_timeout``."""
+        return _lobby(*self._quick_game(rules, turn_timeout))
+
+    def _quick_game(self, rules: pb.Rules | None, turn_timeout: Any) -> tuple[Rules, int]:
+        """The rules and turn timeout (ms) a QuickJoin asks for; INVALID_ARGUMENT if bad."""
+        template = pb.Table(display_name=_QUICK_NAME)
+        if rules is not None:
+            template.rules.CopyFrom(rules)
+        if turn_timeout is not None:
+            template.turn_timeout.CopyFrom(turn_timeout)
+        return _rules(template), _turn_timeout_ms(template, self._max_turn_timeout_ms)
+
+    def _new_listed_table_id(self) -> str:
+        """A new listed table's id: after every id this process gave, in creation order."""
+        self._last_table_id = new_table_id(self._now_ms(), self._last_table_id)
+        return self._last_table_id
+
+    async def _create_quick(self, table_id: str, rules: Rules, turn_timeout_ms: int) -> None:
+        """Make the quick game's table ``table_id`` (seats free, listed), unless it exists.
+
+        The seats' epochs are the creation time, as a rematch table's: should it expire and
+        be made again under its name, the tokens of its first life do not work at the new one.
+        """
+        now = self._now_ms()
+        record = TableRecord(
+            table_id=table_id,
+            display_name=_QUICK_NAME,
+            rules=rules,
+            first_dealer=0,
+            seats=tuple(SeatRecord(epoch=now) for _ in range(4)),
+            create_ms=now,
+            update_ms=now,
+            sequence=0,
+            deck_seed=None,
+            bot_seed=secrets.randbits(62),
+            turn_timeout_ms=turn_timeout_ms,
+            turn_ms=now,
+        )
+        try:
+            result = await self.store.create(
+                table_id, record.to_json(), (), open_seats=True, listed=True
+            )
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if result.created:
+            self.records.put(table_id, 1, record)
 
     # ------------------------------------------------------------------ rematches
 
@@ -2272,6 +2420,24 @@ def _turn_timeout_ms(table: pb.Table, most: int) -> int:
             f"turn_timeout must be from 1 to {most / 1000:g} seconds on this server, or unset",
         )
     return milliseconds
+
+
+def _player_name(display_name: str) -> str:
+    """A player's display name as given, trimmed; INVALID_ARGUMENT unless 1 to 40 characters
+    without control characters."""
+    display_name = display_name.strip()
+    if not display_name or len(display_name) > _MAX_NAME:
+        raise ServiceError("INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters")
+    if _has_control_characters(display_name):
+        raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
+    return display_name
+
+
+def _lobby(rules: Rules, turn_timeout_ms: int) -> str:
+    """The lobby slot of the quick games with ``rules`` and ``turn_timeout_ms``: every option
+    by name, so that callers agree on it whatever fields they left unset."""
+    game = orjson.dumps([rules.to_dict(), turn_timeout_ms], option=orjson.OPT_SORT_KEYS)
+    return f"game:{game.decode()}"
 
 
 def _rules(table: pb.Table) -> Rules:

@@ -29,6 +29,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1365,6 +1366,168 @@ func (*SendReactionResponse) Descriptor() ([]byte, []int) {
 	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{21}
 }
 
+// QuickJoinRequest says which game the caller wants to play.
+type QuickJoinRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rules of the game; unset fields take the German defaults. Only
+	// callers asking for the same rules are seated together.
+	Rules *Rules `protobuf:"bytes,1,opt,name=rules,proto3" json:"rules,omitempty"`
+	// How long a player has for each move (see Table.turn_timeout); unset or
+	// zero: no limit. Only callers asking for the same timeout are seated
+	// together.
+	TurnTimeout *durationpb.Duration `protobuf:"bytes,2,opt,name=turn_timeout,json=turnTimeout,proto3" json:"turn_timeout,omitempty"`
+	// The name shown for the player, 1 to 40 characters.
+	PlayerDisplayName string `protobuf:"bytes,3,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`
+	// A unique id (a UUID) that makes retries safe (AIP-155): a retry returns
+	// the first call's seat.
+	RequestId string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The player's signed identity token (a JWT from the app's sign-in), for a
+	// server that verifies them (see JoinTableRequest.identity_token). A player
+	// who holds a seat at the waiting table already gets that seat again.
+	IdentityToken string `protobuf:"bytes,5,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuickJoinRequest) Reset() {
+	*x = QuickJoinRequest{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuickJoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuickJoinRequest) ProtoMessage() {}
+
+func (x *QuickJoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuickJoinRequest.ProtoReflect.Descriptor instead.
+func (*QuickJoinRequest) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *QuickJoinRequest) GetRules() *Rules {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *QuickJoinRequest) GetTurnTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.TurnTimeout
+	}
+	return nil
+}
+
+func (x *QuickJoinRequest) GetPlayerDisplayName() string {
+	if x != nil {
+		return x.PlayerDisplayName
+	}
+	return ""
+}
+
+func (x *QuickJoinRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *QuickJoinRequest) GetIdentityToken() string {
+	if x != nil {
+		return x.IdentityToken
+	}
+	return ""
+}
+
+// QuickJoinResponse holds the caller's seat, as JoinTableResponse does.
+type QuickJoinResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The secret token for the seat, sent as `authorization: Bearer <token>`
+	// on later calls to the table; the server never shows it again.
+	SeatToken string `protobuf:"bytes,1,opt,name=seat_token,json=seatToken,proto3" json:"seat_token,omitempty"`
+	// The seat the caller took.
+	Seat int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The table as the caller now sees it; view.table.name names it.
+	View *TableView `protobuf:"bytes,3,opt,name=view,proto3" json:"view,omitempty"`
+	// The table's etag after the call.
+	Etag          string `protobuf:"bytes,4,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuickJoinResponse) Reset() {
+	*x = QuickJoinResponse{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuickJoinResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuickJoinResponse) ProtoMessage() {}
+
+func (x *QuickJoinResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuickJoinResponse.ProtoReflect.Descriptor instead.
+func (*QuickJoinResponse) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *QuickJoinResponse) GetSeatToken() string {
+	if x != nil {
+		return x.SeatToken
+	}
+	return ""
+}
+
+func (x *QuickJoinResponse) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *QuickJoinResponse) GetView() *TableView {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+func (x *QuickJoinResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 // WatchTableRequest names the table to watch and where to resume.
 type WatchTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1381,7 +1544,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1556,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[22]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1569,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{22}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchTableRequest) GetName() string {
@@ -1444,7 +1607,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1619,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[23]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1632,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{23}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchTableResponse) GetSequence() int64 {
@@ -1527,7 +1690,7 @@ var File_hearts_v1_table_service_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"+\n" +
+	"\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"+\n" +
 	"\x0fGetTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\"<\n" +
 	"\x10GetTableResponse\x12(\n" +
@@ -1614,7 +1777,20 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\x13SendReactionRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x125\n" +
 	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionB\x04\xe2A\x01\x02R\breaction\"\x16\n" +
-	"\x14SendReactionResponse\"l\n" +
+	"\x14SendReactionResponse\"\xf4\x01\n" +
+	"\x10QuickJoinRequest\x12&\n" +
+	"\x05rules\x18\x01 \x01(\v2\x10.hearts.v1.RulesR\x05rules\x12<\n" +
+	"\fturn_timeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vturnTimeout\x124\n" +
+	"\x13player_display_name\x18\x03 \x01(\tB\x04\xe2A\x01\x02R\x11playerDisplayName\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
+	"\x0eidentity_token\x18\x05 \x01(\tR\ridentityToken\"\x84\x01\n" +
+	"\x11QuickJoinResponse\x12\x1d\n" +
+	"\n" +
+	"seat_token\x18\x01 \x01(\tR\tseatToken\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\x05R\x04seat\x12(\n" +
+	"\x04view\x18\x03 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12\x12\n" +
+	"\x04etag\x18\x04 \x01(\tR\x04etag\"l\n" +
 	"\x11WatchTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12*\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03H\x00R\rafterSequence\x88\x01\x01B\x11\n" +
@@ -1623,8 +1799,7 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
 	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xbf\n" +
-	"\n" +
+	"\x04kind2\xa8\v\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -1640,7 +1815,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bPlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/{name=tables/*}:playCard\x12w\n" +
 	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12u\n" +
 	"\vSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12|\n" +
-	"\fSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/{name=tables/*}:sendReaction\x12n\n" +
+	"\fSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/{name=tables/*}:sendReaction\x12g\n" +
+	"\tQuickJoin\x12\x1b.hearts.v1.QuickJoinRequest\x1a\x1c.hearts.v1.QuickJoinResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/v1/tables:quickJoin\x12n\n" +
 	"\n" +
 	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
@@ -1656,7 +1832,7 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*GetTableRequest)(nil),      // 0: hearts.v1.GetTableRequest
 	(*GetTableResponse)(nil),     // 1: hearts.v1.GetTableResponse
@@ -1680,59 +1856,68 @@ var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*SuggestMoveResponse)(nil),  // 19: hearts.v1.SuggestMoveResponse
 	(*SendReactionRequest)(nil),  // 20: hearts.v1.SendReactionRequest
 	(*SendReactionResponse)(nil), // 21: hearts.v1.SendReactionResponse
-	(*WatchTableRequest)(nil),    // 22: hearts.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),   // 23: hearts.v1.WatchTableResponse
-	(*TableView)(nil),            // 24: hearts.v1.TableView
-	(*Table)(nil),                // 25: hearts.v1.Table
-	(*Card)(nil),                 // 26: hearts.v1.Card
-	(Reaction)(0),                // 27: hearts.v1.Reaction
-	(*TableEvent)(nil),           // 28: hearts.v1.TableEvent
+	(*QuickJoinRequest)(nil),     // 22: hearts.v1.QuickJoinRequest
+	(*QuickJoinResponse)(nil),    // 23: hearts.v1.QuickJoinResponse
+	(*WatchTableRequest)(nil),    // 24: hearts.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),   // 25: hearts.v1.WatchTableResponse
+	(*TableView)(nil),            // 26: hearts.v1.TableView
+	(*Table)(nil),                // 27: hearts.v1.Table
+	(*Card)(nil),                 // 28: hearts.v1.Card
+	(Reaction)(0),                // 29: hearts.v1.Reaction
+	(*Rules)(nil),                // 30: hearts.v1.Rules
+	(*durationpb.Duration)(nil),  // 31: google.protobuf.Duration
+	(*TableEvent)(nil),           // 32: hearts.v1.TableEvent
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	24, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	25, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	25, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	24, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	24, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	24, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	24, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
-	26, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	24, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	26, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	24, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	26, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
-	27, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
-	24, // 13: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	28, // 14: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 15: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 16: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 17: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 18: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 19: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 20: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 21: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 22: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 23: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 24: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
-	20, // 25: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
-	22, // 26: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 27: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 28: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 29: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 30: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 31: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 32: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 33: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 34: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 35: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 36: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
-	21, // 37: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
-	23, // 38: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	27, // [27:39] is the sub-list for method output_type
-	15, // [15:27] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	26, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	27, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	27, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	26, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	26, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	26, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	26, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	28, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	26, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	28, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	26, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	28, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
+	29, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
+	30, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
+	31, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
+	26, // 15: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
+	26, // 16: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	32, // 17: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 18: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 19: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 20: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 21: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 22: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 23: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 24: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 25: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 26: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 27: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 28: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
+	22, // 29: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
+	24, // 30: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 31: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 32: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 33: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 34: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 35: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 36: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 37: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 38: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 39: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 40: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 41: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
+	23, // 42: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
+	25, // 43: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	31, // [31:44] is the sub-list for method output_type
+	18, // [18:31] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -1743,8 +1928,8 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_proto_init()
 	file_hearts_v1_table_event_proto_init()
 	file_hearts_v1_table_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[22].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[23].OneofWrappers = []any{
+	file_hearts_v1_table_service_proto_msgTypes[24].OneofWrappers = []any{}
+	file_hearts_v1_table_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -1754,7 +1939,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

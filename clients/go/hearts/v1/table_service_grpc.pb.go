@@ -49,6 +49,7 @@ const (
 	TableService_RematchTable_FullMethodName = "/hearts.v1.TableService/RematchTable"
 	TableService_SuggestMove_FullMethodName  = "/hearts.v1.TableService/SuggestMove"
 	TableService_SendReaction_FullMethodName = "/hearts.v1.TableService/SendReaction"
+	TableService_QuickJoin_FullMethodName    = "/hearts.v1.TableService/QuickJoin"
 	TableService_WatchTable_FullMethodName   = "/hearts.v1.TableService/WatchTable"
 )
 
@@ -106,6 +107,16 @@ type TableServiceClient interface {
 	// seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
 	// TOO_MANY_REACTIONS beyond).
 	SendReaction(ctx context.Context, in *SendReactionRequest, opts ...grpc.CallOption) (*SendReactionResponse, error)
+	// QuickJoin seats the caller at a game that waits for players and has the
+	// rules and turn timeout asked for, or makes one: the "play now" button of
+	// a lobby. Callers who ask for the same rules and timeout are seated
+	// together, four to a table, whichever replica they reach; the game starts
+	// when the fourth has joined. The table it makes is listed, named "Quick
+	// game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+	// as on any table. A table made here counts against the caller's quota of
+	// new tables, as CreateTable does. Send a request_id: a retry then gets the
+	// same seat instead of a second one.
+	QuickJoin(ctx context.Context, in *QuickJoinRequest, opts ...grpc.CallOption) (*QuickJoinResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
@@ -229,6 +240,16 @@ func (c *tableServiceClient) SendReaction(ctx context.Context, in *SendReactionR
 	return out, nil
 }
 
+func (c *tableServiceClient) QuickJoin(ctx context.Context, in *QuickJoinRequest, opts ...grpc.CallOption) (*QuickJoinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QuickJoinResponse)
+	err := c.cc.Invoke(ctx, TableService_QuickJoin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
@@ -302,6 +323,16 @@ type TableServiceServer interface {
 	// seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
 	// TOO_MANY_REACTIONS beyond).
 	SendReaction(context.Context, *SendReactionRequest) (*SendReactionResponse, error)
+	// QuickJoin seats the caller at a game that waits for players and has the
+	// rules and turn timeout asked for, or makes one: the "play now" button of
+	// a lobby. Callers who ask for the same rules and timeout are seated
+	// together, four to a table, whichever replica they reach; the game starts
+	// when the fourth has joined. The table it makes is listed, named "Quick
+	// game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+	// as on any table. A table made here counts against the caller's quota of
+	// new tables, as CreateTable does. Send a request_id: a retry then gets the
+	// same seat instead of a second one.
+	QuickJoin(context.Context, *QuickJoinRequest) (*QuickJoinResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
@@ -347,6 +378,9 @@ func (UnimplementedTableServiceServer) SuggestMove(context.Context, *SuggestMove
 }
 func (UnimplementedTableServiceServer) SendReaction(context.Context, *SendReactionRequest) (*SendReactionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendReaction not implemented")
+}
+func (UnimplementedTableServiceServer) QuickJoin(context.Context, *QuickJoinRequest) (*QuickJoinResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method QuickJoin not implemented")
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
@@ -570,6 +604,24 @@ func _TableService_SendReaction_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_QuickJoin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QuickJoinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).QuickJoin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_QuickJoin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).QuickJoin(ctx, req.(*QuickJoinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchTableRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -631,6 +683,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SendReaction",
 			Handler:    _TableService_SendReaction_Handler,
+		},
+		{
+			MethodName: "QuickJoin",
+			Handler:    _TableService_QuickJoin_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1797,6 +1797,68 @@ impl ::prost::Name for SendReactionResponse {
         "type.googleapis.com/hearts.v1.SendReactionResponse".into()
     }
 }
+/// QuickJoinRequest says which game the caller wants to play.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct QuickJoinRequest {
+    /// The rules of the game; unset fields take the German defaults. Only
+    /// callers asking for the same rules are seated together.
+    #[prost(message, optional, tag = "1")]
+    pub rules: ::core::option::Option<Rules>,
+    /// How long a player has for each move (see Table.turn_timeout); unset or
+    /// zero: no limit. Only callers asking for the same timeout are seated
+    /// together.
+    #[prost(message, optional, tag = "2")]
+    pub turn_timeout: ::core::option::Option<::prost_types::Duration>,
+    /// The name shown for the player, 1 to 40 characters.
+    #[prost(string, tag = "3")]
+    pub player_display_name: ::prost::alloc::string::String,
+    /// A unique id (a UUID) that makes retries safe (AIP-155): a retry returns
+    /// the first call's seat.
+    #[prost(string, tag = "4")]
+    pub request_id: ::prost::alloc::string::String,
+    /// The player's signed identity token (a JWT from the app's sign-in), for a
+    /// server that verifies them (see JoinTableRequest.identity_token). A player
+    /// who holds a seat at the waiting table already gets that seat again.
+    #[prost(string, tag = "5")]
+    pub identity_token: ::prost::alloc::string::String,
+}
+impl ::prost::Name for QuickJoinRequest {
+    const NAME: &'static str = "QuickJoinRequest";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.QuickJoinRequest".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.QuickJoinRequest".into()
+    }
+}
+/// QuickJoinResponse holds the caller's seat, as JoinTableResponse does.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct QuickJoinResponse {
+    /// The secret token for the seat, sent as `authorization: Bearer <token>`
+    /// on later calls to the table; the server never shows it again.
+    #[prost(string, tag = "1")]
+    pub seat_token: ::prost::alloc::string::String,
+    /// The seat the caller took.
+    #[prost(int32, tag = "2")]
+    pub seat: i32,
+    /// The table as the caller now sees it; view.table.name names it.
+    #[prost(message, optional, tag = "3")]
+    pub view: ::core::option::Option<TableView>,
+    /// The table's etag after the call.
+    #[prost(string, tag = "4")]
+    pub etag: ::prost::alloc::string::String,
+}
+impl ::prost::Name for QuickJoinResponse {
+    const NAME: &'static str = "QuickJoinResponse";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.QuickJoinResponse".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.QuickJoinResponse".into()
+    }
+}
 /// WatchTableRequest names the table to watch and where to resume.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WatchTableRequest {
@@ -2248,6 +2310,39 @@ pub mod table_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("hearts.v1.TableService", "SendReaction"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// QuickJoin seats the caller at a game that waits for players and has the
+        /// rules and turn timeout asked for, or makes one: the "play now" button of
+        /// a lobby. Callers who ask for the same rules and timeout are seated
+        /// together, four to a table, whichever replica they reach; the game starts
+        /// when the fourth has joined. The table it makes is listed, named "Quick
+        /// game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+        /// as on any table. A table made here counts against the caller's quota of
+        /// new tables, as CreateTable does. Send a request_id: a retry then gets the
+        /// same seat instead of a second one.
+        pub async fn quick_join(
+            &mut self,
+            request: impl tonic::IntoRequest<super::QuickJoinRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::QuickJoinResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hearts.v1.TableService/QuickJoin",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hearts.v1.TableService", "QuickJoin"));
             self.inner.unary(req, path, codec).await
         }
         /// WatchTable streams the caller's view of a table and then every event the

@@ -298,6 +298,28 @@ class Store(Protocol):
         """
         ...
 
+    async def lobby_get(self, name: str) -> str | None:
+        """The table id the lobby slot ``name`` holds, or None.
+
+        A slot is a short string shared by every process of the store, which names the table
+        that players asking for the same game are seated at (``QuickJoin``); the service also
+        keeps there which table a quick-join request went to."""
+        ...
+
+    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+        """Put ``table_id`` in the slot ``name`` for ``ttl_ms`` unless the slot holds another
+        table; the table the slot holds now: ``table_id``, or the one another call put there
+        first. (Offering the table the slot holds renews its time to live.)"""
+        ...
+
+    async def lobby_put(self, name: str, table_id: str, *, ttl_ms: int) -> None:
+        """Put ``table_id`` in the slot ``name`` for ``ttl_ms``, whatever it held."""
+        ...
+
+    async def lobby_release(self, name: str, table_id: str) -> None:
+        """Empty the slot ``name`` if it still holds ``table_id``."""
+        ...
+
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
     ) -> bool:

@@ -16,6 +16,7 @@ __all__ = [
     "check_table_id",
     "create_request",
     "events",
+    "lobby",
     "notify_channel",
     "quota",
     "requests",
@@ -104,6 +105,17 @@ def quota(name: str) -> str:
     """
     digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
     return f"{_PREFIX}:quota:{digest}"
+
+
+def lobby(name: str) -> str:
+    """String, a table id: a lobby's slot (see ``Store.lobby_offer``), hashed like
+    :func:`quota`; it expires with the table it names. Single-key commands only.
+
+    >>> lobby("game:0123")
+    'hearts:lobby:3d3e62f2ef940ba55ea3bb776f7c4856'
+    """
+    digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
+    return f"{_PREFIX}:lobby:{digest}"
 
 
 def create_request(request_id: str) -> str:

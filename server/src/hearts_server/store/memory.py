@@ -71,6 +71,9 @@ class MemoryStore:
         # Counters with a window (reactions per seat, quotas): key -> (the window's end, uses).
         self._windows: dict[str, tuple[float, int]] = {}
         self._windows_sweep_at = _WINDOWS_SWEEP
+        # Lobby slots: name -> (table id, when the slot expires).
+        self._lobby: dict[str, tuple[str, float]] = {}
+        self._lobby_sweep_at = _WINDOWS_SWEEP
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -221,6 +224,33 @@ class MemoryStore:
             if earlier is not None and earlier[2] > self._clock():
                 return 0  # a retry of an applied create
         return self._use(f"quota:{name}", window_ms)
+
+    async def lobby_get(self, name: str) -> str | None:
+        held = self._lobby.get(name)
+        if held is None:
+            return None
+        if held[1] <= self._clock():
+            del self._lobby[name]
+            return None
+        return held[0]
+
+    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+        held = await self.lobby_get(name)
+        if held is not None and held != table_id:
+            return held
+        await self.lobby_put(name, table_id, ttl_ms=ttl_ms)
+        return table_id
+
+    async def lobby_put(self, name: str, table_id: str, *, ttl_ms: int) -> None:
+        now = self._clock()
+        if len(self._lobby) >= self._lobby_sweep_at:  # expired slots are dropped now and then
+            self._lobby = {k: held for k, held in self._lobby.items() if held[1] > now}
+            self._lobby_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._lobby))
+        self._lobby[name] = (table_id, now + ttl_ms / 1000)
+
+    async def lobby_release(self, name: str, table_id: str) -> None:
+        if await self.lobby_get(name) == table_id:
+            del self._lobby[name]
 
     async def publish_ephemeral(
         self,

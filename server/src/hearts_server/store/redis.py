@@ -157,7 +157,18 @@ _OUTBOX_CLAIM = _Script.read("outbox_claim")
 _OUTBOX_RETRY = _Script.read("outbox_retry")
 _EPHEMERAL = _Script.read("ephemeral")
 _QUOTA = _Script.read("quota")
-_SCRIPTS = (_LOAD, _CREATE, _COMMIT, _DELETE, _OUTBOX_CLAIM, _OUTBOX_RETRY, _EPHEMERAL, _QUOTA)
+_LOBBY = _Script.read("lobby")
+_SCRIPTS = (
+    _LOAD,
+    _CREATE,
+    _COMMIT,
+    _DELETE,
+    _OUTBOX_CLAIM,
+    _OUTBOX_RETRY,
+    _EPHEMERAL,
+    _QUOTA,
+    _LOBBY,
+)
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
 _PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
@@ -709,6 +720,22 @@ class RedisStore:
             quota_keys.append(keys.create_request(create_request_id))
         [count] = await self._run(("EVALSHA", _QUOTA.sha, len(quota_keys), *quota_keys, window_ms))
         return int(count)
+
+    async def lobby_get(self, name: str) -> str | None:
+        held = await self._run_one(("GET", keys.lobby(name)))
+        return None if held is None else bytes(held).decode()
+
+    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+        held = await self._run_one(
+            ("EVALSHA", _LOBBY.sha, 1, keys.lobby(name), "offer", table_id, ttl_ms)
+        )
+        return bytes(held).decode()
+
+    async def lobby_put(self, name: str, table_id: str, *, ttl_ms: int) -> None:
+        await self._run_one(("SET", keys.lobby(name), table_id, "PX", ttl_ms))
+
+    async def lobby_release(self, name: str, table_id: str) -> None:
+        await self._run_one(("EVALSHA", _LOBBY.sha, 1, keys.lobby(name), "release", table_id))
 
     async def publish_ephemeral(
         self,

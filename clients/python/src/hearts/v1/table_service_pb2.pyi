@@ -23,6 +23,7 @@ with ABORTED and reason ETAG_MISMATCH.
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from hearts.v1 import table_event_pb2 as _table_event_pb2
@@ -715,6 +716,96 @@ class SendReactionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SendReactionResponse: _TypeAlias = SendReactionResponse  # noqa: Y015
+
+@_typing.final
+class QuickJoinRequest(_message.Message):
+    """QuickJoinRequest says which game the caller wants to play."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULES_FIELD_NUMBER: _builtins.int
+    TURN_TIMEOUT_FIELD_NUMBER: _builtins.int
+    PLAYER_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
+    player_display_name: _builtins.str
+    """The name shown for the player, 1 to 40 characters."""
+    request_id: _builtins.str
+    """A unique id (a UUID) that makes retries safe (AIP-155): a retry returns
+    the first call's seat.
+    """
+    identity_token: _builtins.str
+    """The player's signed identity token (a JWT from the app's sign-in), for a
+    server that verifies them (see JoinTableRequest.identity_token). A player
+    who holds a seat at the waiting table already gets that seat again.
+    """
+    @_builtins.property
+    def rules(self) -> _table_pb2.Rules:
+        """The rules of the game; unset fields take the German defaults. Only
+        callers asking for the same rules are seated together.
+        """
+
+    @_builtins.property
+    def turn_timeout(self) -> _duration_pb2.Duration:
+        """How long a player has for each move (see Table.turn_timeout); unset or
+        zero: no limit. Only callers asking for the same timeout are seated
+        together.
+        """
+
+    def __init__(
+        self,
+        *,
+        rules: _table_pb2.Rules | None = ...,
+        turn_timeout: _duration_pb2.Duration | None = ...,
+        player_display_name: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        identity_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["identity_token", b"identity_token", "player_display_name", b"player_display_name", "request_id", b"request_id", "rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickJoinRequest: _TypeAlias = QuickJoinRequest  # noqa: Y015
+
+@_typing.final
+class QuickJoinResponse(_message.Message):
+    """QuickJoinResponse holds the caller's seat, as JoinTableResponse does."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    ETAG_FIELD_NUMBER: _builtins.int
+    seat_token: _builtins.str
+    """The secret token for the seat, sent as `authorization: Bearer <token>`
+    on later calls to the table; the server never shows it again.
+    """
+    seat: _builtins.int
+    """The seat the caller took."""
+    etag: _builtins.str
+    """The table's etag after the call."""
+    @_builtins.property
+    def view(self) -> _table_pb2.TableView:
+        """The table as the caller now sees it; view.table.name names it."""
+
+    def __init__(
+        self,
+        *,
+        seat_token: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        view: _table_pb2.TableView | None = ...,
+        etag: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["etag", b"etag", "seat", b"seat", "seat_token", b"seat_token", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuickJoinResponse: _TypeAlias = QuickJoinResponse  # noqa: Y015
 
 @_typing.final
 class WatchTableRequest(_message.Message):

@@ -90,6 +90,11 @@ class TableServiceStub:
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.FromString,
                 _registered_method=True)
+        self.QuickJoin = channel.unary_unary(
+                '/hearts.v1.TableService/QuickJoin',
+                request_serializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/hearts.v1.TableService/WatchTable',
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -204,6 +209,21 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def QuickJoin(self, request, context):
+        """QuickJoin seats the caller at a game that waits for players and has the
+        rules and turn timeout asked for, or makes one: the "play now" button of
+        a lobby. Callers who ask for the same rules and timeout are seated
+        together, four to a table, whichever replica they reach; the game starts
+        when the fourth has joined. The table it makes is listed, named "Quick
+        game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+        as on any table. A table made here counts against the caller's quota of
+        new tables, as CreateTable does. Send a request_id: a retry then gets the
+        same seat instead of a second one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTable(self, request, context):
         """WatchTable streams the caller's view of a table and then every event the
         caller may see, until the table is deleted or the caller hangs up.
@@ -269,6 +289,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.SendReaction,
                     request_deserializer=hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.SerializeToString,
+            ),
+            'QuickJoin': grpc.unary_unary_rpc_method_handler(
+                    servicer.QuickJoin,
+                    request_deserializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -574,6 +599,33 @@ class TableService:
             '/hearts.v1.TableService/SendReaction',
             hearts_dot_v1_dot_table__service__pb2.SendReactionRequest.SerializeToString,
             hearts_dot_v1_dot_table__service__pb2.SendReactionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QuickJoin(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.TableService/QuickJoin',
+            hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.SerializeToString,
+            hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -106,6 +106,17 @@ class TableServiceStub:
     seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
     TOO_MANY_REACTIONS beyond).
     """
+    QuickJoin: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.QuickJoinRequest, _table_service_pb2.QuickJoinResponse]
+    """QuickJoin seats the caller at a game that waits for players and has the
+    rules and turn timeout asked for, or makes one: the "play now" button of
+    a lobby. Callers who ask for the same rules and timeout are seated
+    together, four to a table, whichever replica they reach; the game starts
+    when the fourth has joined. The table it makes is listed, named "Quick
+    game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+    as on any table. A table made here counts against the caller's quota of
+    new tables, as CreateTable does. Send a request_id: a retry then gets the
+    same seat instead of a second one.
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -170,6 +181,17 @@ class TableServiceAsyncStub(TableServiceStub):
     changes nothing at the table (not its etag) and is not stored. Needs a
     seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
     TOO_MANY_REACTIONS beyond).
+    """
+    QuickJoin: _aio.UnaryUnaryMultiCallable[_table_service_pb2.QuickJoinRequest, _table_service_pb2.QuickJoinResponse]  # type: ignore[assignment]
+    """QuickJoin seats the caller at a game that waits for players and has the
+    rules and turn timeout asked for, or makes one: the "play now" button of
+    a lobby. Callers who ask for the same rules and timeout are seated
+    together, four to a table, whichever replica they reach; the game starts
+    when the fourth has joined. The table it makes is listed, named "Quick
+    game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+    as on any table. A table made here counts against the caller's quota of
+    new tables, as CreateTable does. Send a request_id: a retry then gets the
+    same seat instead of a second one.
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
@@ -298,6 +320,23 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         changes nothing at the table (not its etag) and is not stored. Needs a
         seat token; a seat may send a few per 10 seconds (RESOURCE_EXHAUSTED /
         TOO_MANY_REACTIONS beyond).
+        """
+
+    @_abc_1.abstractmethod
+    def QuickJoin(
+        self,
+        request: _table_service_pb2.QuickJoinRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.QuickJoinResponse, _abc.Awaitable[_table_service_pb2.QuickJoinResponse]]:
+        """QuickJoin seats the caller at a game that waits for players and has the
+        rules and turn timeout asked for, or makes one: the "play now" button of
+        a lobby. Callers who ask for the same rules and timeout are seated
+        together, four to a table, whichever replica they reach; the game starts
+        when the fourth has joined. The table it makes is listed, named "Quick
+        game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+        as on any table. A table made here counts against the caller's quota of
+        new tables, as CreateTable does. Send a request_id: a retry then gets the
+        same seat instead of a second one.
         """
 
     @_abc_1.abstractmethod

@@ -25,7 +25,9 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../google/api/field_behavior_pb.js";
-import type { Card, Reaction, Table, TableView } from "./table_pb.js";
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
+import type { Card, Reaction, Rules, Table, TableView } from "./table_pb.js";
 import { file_hearts_v1_table } from "./table_pb.js";
 import type { TableEvent } from "./table_event_pb.js";
 import { file_hearts_v1_table_event } from "./table_event_pb.js";
@@ -35,7 +37,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hearts/v1/table_service.proto.
  */
 export const file_hearts_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSIoChJTdWdnZXN0TW92ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChNTdWdnZXN0TW92ZVJlc3BvbnNlEh4KBWNhcmRzGAEgAygLMg8uaGVhcnRzLnYxLkNhcmQSDAoEZXRhZxgCIAEoCSJWChNTZW5kUmVhY3Rpb25SZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISKwoIcmVhY3Rpb24YAiABKA4yEy5oZWFydHMudjEuUmVhY3Rpb25CBOJBAQIiFgoUU2VuZFJlYWN0aW9uUmVzcG9uc2UiVwoRV2F0Y2hUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIbCg5hZnRlcl9zZXF1ZW5jZRgCIAEoA0gAiAEBQhEKD19hZnRlcl9zZXF1ZW5jZSKAAQoSV2F0Y2hUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgDEigKCHNuYXBzaG90GAIgASgLMhQuaGVhcnRzLnYxLlRhYmxlVmlld0gAEiYKBWV2ZW50GAMgASgLMhUuaGVhcnRzLnYxLlRhYmxlRXZlbnRIAEIGCgRraW5kMr8KCgxUYWJsZVNlcnZpY2USYAoIR2V0VGFibGUSGi5oZWFydHMudjEuR2V0VGFibGVSZXF1ZXN0GhsuaGVhcnRzLnYxLkdldFRhYmxlUmVzcG9uc2UiG4LT5JMCFRITL3YxL3tuYW1lPXRhYmxlcy8qfRJdCgpMaXN0VGFibGVzEhwuaGVhcnRzLnYxLkxpc3RUYWJsZXNSZXF1ZXN0Gh0uaGVhcnRzLnYxLkxpc3RUYWJsZXNSZXNwb25zZSISgtPkkwIMEgovdjEvdGFibGVzEmcKC0NyZWF0ZVRhYmxlEh0uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBoeLmhlYXJ0cy52MS5DcmVhdGVUYWJsZVJlc3BvbnNlIhmC0+STAhMiCi92MS90YWJsZXM6BXRhYmxlEmkKC0RlbGV0ZVRhYmxlEh0uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVxdWVzdBoeLmhlYXJ0cy52MS5EZWxldGVUYWJsZVJlc3BvbnNlIhuC0+STAhUqEy92MS97bmFtZT10YWJsZXMvKn0SawoJSm9pblRhYmxlEhsuaGVhcnRzLnYxLkpvaW5UYWJsZVJlcXVlc3QaHC5oZWFydHMudjEuSm9pblRhYmxlUmVzcG9uc2UiI4LT5JMCHSIYL3YxL3tuYW1lPXRhYmxlcy8qfTpqb2luOgEqEm8KCkxlYXZlVGFibGUSHC5oZWFydHMudjEuTGVhdmVUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuTGVhdmVUYWJsZVJlc3BvbnNlIiSC0+STAh4iGS92MS97bmFtZT10YWJsZXMvKn06bGVhdmU6ASoScAoJUGFzc0NhcmRzEhsuaGVhcnRzLnYxLlBhc3NDYXJkc1JlcXVlc3QaHC5oZWFydHMudjEuUGFzc0NhcmRzUmVzcG9uc2UiKILT5JMCIiIdL3YxL3tuYW1lPXRhYmxlcy8qfTpwYXNzQ2FyZHM6ASoSbAoIUGxheUNhcmQSGi5oZWFydHMudjEuUGxheUNhcmRSZXF1ZXN0GhsuaGVhcnRzLnYxLlBsYXlDYXJkUmVzcG9uc2UiJ4LT5JMCISIcL3YxL3tuYW1lPXRhYmxlcy8qfTpwbGF5Q2FyZDoBKhJ3CgxSZW1hdGNoVGFibGUSHi5oZWFydHMudjEuUmVtYXRjaFRhYmxlUmVxdWVzdBofLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXNwb25zZSImgtPkkwIgIhsvdjEve25hbWU9dGFibGVzLyp9OnJlbWF0Y2g6ASoSdQoLU3VnZ2VzdE1vdmUSHS5oZWFydHMudjEuU3VnZ2VzdE1vdmVSZXF1ZXN0Gh4uaGVhcnRzLnYxLlN1Z2dlc3RNb3ZlUmVzcG9uc2UiJ4LT5JMCIRIfL3YxL3tuYW1lPXRhYmxlcy8qfTpzdWdnZXN0TW92ZRJ8CgxTZW5kUmVhY3Rpb24SHi5oZWFydHMudjEuU2VuZFJlYWN0aW9uUmVxdWVzdBofLmhlYXJ0cy52MS5TZW5kUmVhY3Rpb25SZXNwb25zZSIrgtPkkwIlIiAvdjEve25hbWU9dGFibGVzLyp9OnNlbmRSZWFjdGlvbjoBKhJuCgpXYXRjaFRhYmxlEhwuaGVhcnRzLnYxLldhdGNoVGFibGVSZXF1ZXN0Gh0uaGVhcnRzLnYxLldhdGNoVGFibGVSZXNwb25zZSIhgtPkkwIbEhkvdjEve25hbWU9dGFibGVzLyp9OndhdGNoMAFCFUIRVGFibGVTZXJ2aWNlUHJvdG9QAWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_hearts_v1_table, file_hearts_v1_table_event]);
+  fileDesc("Ch1oZWFydHMvdjEvdGFibGVfc2VydmljZS5wcm90bxIJaGVhcnRzLnYxIiUKD0dldFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjYKEEdldFRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXciUQoRTGlzdFRhYmxlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFQoNaGFzX2ZyZWVfc2VhdBgDIAEoCCJPChJMaXN0VGFibGVzUmVzcG9uc2USIAoGdGFibGVzGAEgAygLMhAuaGVhcnRzLnYxLlRhYmxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJnChJDcmVhdGVUYWJsZVJlcXVlc3QSJQoFdGFibGUYASABKAsyEC5oZWFydHMudjEuVGFibGVCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCRIWCg5pZGVudGl0eV90b2tlbhgDIAEoCSJeChNDcmVhdGVUYWJsZVJlc3BvbnNlEiIKBHZpZXcYASABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3EhUKDWNyZWF0b3JfdG9rZW4YAiABKAkSDAoEZXRhZxgDIAEoCSJKChJEZWxldGVUYWJsZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiFQoTRGVsZXRlVGFibGVSZXNwb25zZSKfAQoQSm9pblRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhEKBHNlYXQYAiABKAVIAIgBARIhChNwbGF5ZXJfZGlzcGxheV9uYW1lGAMgASgJQgTiQQECEgwKBGV0YWcYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5pZGVudGl0eV90b2tlbhgGIAEoCUIHCgVfc2VhdCJnChFKb2luVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJJChFMZWF2ZVRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJGChJMZWF2ZVRhYmxlUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSI9ChNSZW1hdGNoVGFibGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgCIAEoCSJqChRSZW1hdGNoVGFibGVSZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJuChBQYXNzQ2FyZHNSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISJAoFY2FyZHMYAiADKAsyDy5oZWFydHMudjEuQ2FyZEIE4kEBAhIMCgRldGFnGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiRQoRUGFzc0NhcmRzUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSJsCg9QbGF5Q2FyZFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIjCgRjYXJkGAIgASgLMg8uaGVhcnRzLnYxLkNhcmRCBOJBAQISDAoEZXRhZxgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIkQKEFBsYXlDYXJkUmVzcG9uc2USIgoEdmlldxgBIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgCIAEoCSIoChJTdWdnZXN0TW92ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChNTdWdnZXN0TW92ZVJlc3BvbnNlEh4KBWNhcmRzGAEgAygLMg8uaGVhcnRzLnYxLkNhcmQSDAoEZXRhZxgCIAEoCSJWChNTZW5kUmVhY3Rpb25SZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISKwoIcmVhY3Rpb24YAiABKA4yEy5oZWFydHMudjEuUmVhY3Rpb25CBOJBAQIiFgoUU2VuZFJlYWN0aW9uUmVzcG9uc2UiswEKEFF1aWNrSm9pblJlcXVlc3QSHwoFcnVsZXMYASABKAsyEC5oZWFydHMudjEuUnVsZXMSLwoMdHVybl90aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEiEKE3BsYXllcl9kaXNwbGF5X25hbWUYAyABKAlCBOJBAQISEgoKcmVxdWVzdF9pZBgEIAEoCRIWCg5pZGVudGl0eV90b2tlbhgFIAEoCSJnChFRdWlja0pvaW5SZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEgwKBHNlYXQYAiABKAUSIgoEdmlldxgDIAEoCzIULmhlYXJ0cy52MS5UYWJsZVZpZXcSDAoEZXRhZxgEIAEoCSJXChFXYXRjaFRhYmxlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEhsKDmFmdGVyX3NlcXVlbmNlGAIgASgDSACIAQFCEQoPX2FmdGVyX3NlcXVlbmNlIoABChJXYXRjaFRhYmxlUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAMSKAoIc25hcHNob3QYAiABKAsyFC5oZWFydHMudjEuVGFibGVWaWV3SAASJgoFZXZlbnQYAyABKAsyFS5oZWFydHMudjEuVGFibGVFdmVudEgAQgYKBGtpbmQyqAsKDFRhYmxlU2VydmljZRJgCghHZXRUYWJsZRIaLmhlYXJ0cy52MS5HZXRUYWJsZVJlcXVlc3QaGy5oZWFydHMudjEuR2V0VGFibGVSZXNwb25zZSIbgtPkkwIVEhMvdjEve25hbWU9dGFibGVzLyp9El0KCkxpc3RUYWJsZXMSHC5oZWFydHMudjEuTGlzdFRhYmxlc1JlcXVlc3QaHS5oZWFydHMudjEuTGlzdFRhYmxlc1Jlc3BvbnNlIhKC0+STAgwSCi92MS90YWJsZXMSZwoLQ3JlYXRlVGFibGUSHS5oZWFydHMudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2UiGYLT5JMCEyIKL3YxL3RhYmxlczoFdGFibGUSaQoLRGVsZXRlVGFibGUSHS5oZWFydHMudjEuRGVsZXRlVGFibGVSZXF1ZXN0Gh4uaGVhcnRzLnYxLkRlbGV0ZVRhYmxlUmVzcG9uc2UiG4LT5JMCFSoTL3YxL3tuYW1lPXRhYmxlcy8qfRJrCglKb2luVGFibGUSGy5oZWFydHMudjEuSm9pblRhYmxlUmVxdWVzdBocLmhlYXJ0cy52MS5Kb2luVGFibGVSZXNwb25zZSIjgtPkkwIdIhgvdjEve25hbWU9dGFibGVzLyp9OmpvaW46ASoSbwoKTGVhdmVUYWJsZRIcLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVxdWVzdBodLmhlYXJ0cy52MS5MZWF2ZVRhYmxlUmVzcG9uc2UiJILT5JMCHiIZL3YxL3tuYW1lPXRhYmxlcy8qfTpsZWF2ZToBKhJwCglQYXNzQ2FyZHMSGy5oZWFydHMudjEuUGFzc0NhcmRzUmVxdWVzdBocLmhlYXJ0cy52MS5QYXNzQ2FyZHNSZXNwb25zZSIogtPkkwIiIh0vdjEve25hbWU9dGFibGVzLyp9OnBhc3NDYXJkczoBKhJsCghQbGF5Q2FyZBIaLmhlYXJ0cy52MS5QbGF5Q2FyZFJlcXVlc3QaGy5oZWFydHMudjEuUGxheUNhcmRSZXNwb25zZSIngtPkkwIhIhwvdjEve25hbWU9dGFibGVzLyp9OnBsYXlDYXJkOgEqEncKDFJlbWF0Y2hUYWJsZRIeLmhlYXJ0cy52MS5SZW1hdGNoVGFibGVSZXF1ZXN0Gh8uaGVhcnRzLnYxLlJlbWF0Y2hUYWJsZVJlc3BvbnNlIiaC0+STAiAiGy92MS97bmFtZT10YWJsZXMvKn06cmVtYXRjaDoBKhJ1CgtTdWdnZXN0TW92ZRIdLmhlYXJ0cy52MS5TdWdnZXN0TW92ZVJlcXVlc3QaHi5oZWFydHMudjEuU3VnZ2VzdE1vdmVSZXNwb25zZSIngtPkkwIhEh8vdjEve25hbWU9dGFibGVzLyp9OnN1Z2dlc3RNb3ZlEnwKDFNlbmRSZWFjdGlvbhIeLmhlYXJ0cy52MS5TZW5kUmVhY3Rpb25SZXF1ZXN0Gh8uaGVhcnRzLnYxLlNlbmRSZWFjdGlvblJlc3BvbnNlIiuC0+STAiUiIC92MS97bmFtZT10YWJsZXMvKn06c2VuZFJlYWN0aW9uOgEqEmcKCVF1aWNrSm9pbhIbLmhlYXJ0cy52MS5RdWlja0pvaW5SZXF1ZXN0GhwuaGVhcnRzLnYxLlF1aWNrSm9pblJlc3BvbnNlIh+C0+STAhkiFC92MS90YWJsZXM6cXVpY2tKb2luOgEqEm4KCldhdGNoVGFibGUSHC5oZWFydHMudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHS5oZWFydHMudjEuV2F0Y2hUYWJsZVJlc3BvbnNlIiGC0+STAhsSGS92MS97bmFtZT10YWJsZXMvKn06d2F0Y2gwAUIVQhFUYWJsZVNlcnZpY2VQcm90b1ABYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_duration, file_hearts_v1_table, file_hearts_v1_table_event]);
 
 /**
  * GetTableRequest names the table to return.
@@ -750,6 +752,104 @@ export const SendReactionResponseSchema: GenMessage<SendReactionResponse> = /*@_
   messageDesc(file_hearts_v1_table_service, 21);
 
 /**
+ * QuickJoinRequest says which game the caller wants to play.
+ *
+ * @generated from message hearts.v1.QuickJoinRequest
+ */
+export type QuickJoinRequest = Message<"hearts.v1.QuickJoinRequest"> & {
+  /**
+   * The rules of the game; unset fields take the German defaults. Only
+   * callers asking for the same rules are seated together.
+   *
+   * @generated from field: hearts.v1.Rules rules = 1;
+   */
+  rules?: Rules | undefined;
+
+  /**
+   * How long a player has for each move (see Table.turn_timeout); unset or
+   * zero: no limit. Only callers asking for the same timeout are seated
+   * together.
+   *
+   * @generated from field: google.protobuf.Duration turn_timeout = 2;
+   */
+  turnTimeout?: Duration | undefined;
+
+  /**
+   * The name shown for the player, 1 to 40 characters.
+   *
+   * @generated from field: string player_display_name = 3;
+   */
+  playerDisplayName: string;
+
+  /**
+   * A unique id (a UUID) that makes retries safe (AIP-155): a retry returns
+   * the first call's seat.
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+
+  /**
+   * The player's signed identity token (a JWT from the app's sign-in), for a
+   * server that verifies them (see JoinTableRequest.identity_token). A player
+   * who holds a seat at the waiting table already gets that seat again.
+   *
+   * @generated from field: string identity_token = 5;
+   */
+  identityToken: string;
+};
+
+/**
+ * Describes the message hearts.v1.QuickJoinRequest.
+ * Use `create(QuickJoinRequestSchema)` to create a new message.
+ */
+export const QuickJoinRequestSchema: GenMessage<QuickJoinRequest> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 22);
+
+/**
+ * QuickJoinResponse holds the caller's seat, as JoinTableResponse does.
+ *
+ * @generated from message hearts.v1.QuickJoinResponse
+ */
+export type QuickJoinResponse = Message<"hearts.v1.QuickJoinResponse"> & {
+  /**
+   * The secret token for the seat, sent as `authorization: Bearer <token>`
+   * on later calls to the table; the server never shows it again.
+   *
+   * @generated from field: string seat_token = 1;
+   */
+  seatToken: string;
+
+  /**
+   * The seat the caller took.
+   *
+   * @generated from field: int32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The table as the caller now sees it; view.table.name names it.
+   *
+   * @generated from field: hearts.v1.TableView view = 3;
+   */
+  view?: TableView | undefined;
+
+  /**
+   * The table's etag after the call.
+   *
+   * @generated from field: string etag = 4;
+   */
+  etag: string;
+};
+
+/**
+ * Describes the message hearts.v1.QuickJoinResponse.
+ * Use `create(QuickJoinResponseSchema)` to create a new message.
+ */
+export const QuickJoinResponseSchema: GenMessage<QuickJoinResponse> = /*@__PURE__*/
+  messageDesc(file_hearts_v1_table_service, 23);
+
+/**
  * WatchTableRequest names the table to watch and where to resume.
  *
  * @generated from message hearts.v1.WatchTableRequest
@@ -778,7 +878,7 @@ export type WatchTableRequest = Message<"hearts.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 22);
+  messageDesc(file_hearts_v1_table_service, 24);
 
 /**
  * WatchTableResponse is one message of a table's watch stream.
@@ -826,7 +926,7 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_hearts_v1_table_service, 23);
+  messageDesc(file_hearts_v1_table_service, 25);
 
 /**
  * TableService hosts Hearts tables and the games played at them.
@@ -969,6 +1069,24 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof SendReactionRequestSchema;
     output: typeof SendReactionResponseSchema;
+  },
+  /**
+   * QuickJoin seats the caller at a game that waits for players and has the
+   * rules and turn timeout asked for, or makes one: the "play now" button of
+   * a lobby. Callers who ask for the same rules and timeout are seated
+   * together, four to a table, whichever replica they reach; the game starts
+   * when the fourth has joined. The table it makes is listed, named "Quick
+   * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+   * as on any table. A table made here counts against the caller's quota of
+   * new tables, as CreateTable does. Send a request_id: a retry then gets the
+   * same seat instead of a second one.
+   *
+   * @generated from rpc hearts.v1.TableService.QuickJoin
+   */
+  quickJoin: {
+    methodKind: "unary";
+    input: typeof QuickJoinRequestSchema;
+    output: typeof QuickJoinResponseSchema;
   },
   /**
    * WatchTable streams the caller's view of a table and then every event the

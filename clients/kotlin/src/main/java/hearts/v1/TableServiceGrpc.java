@@ -356,6 +356,37 @@ public final class TableServiceGrpc {
     return getSendReactionMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.QuickJoinRequest,
+      hearts.v1.QuickJoinResponse> getQuickJoinMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "QuickJoin",
+      requestType = hearts.v1.QuickJoinRequest.class,
+      responseType = hearts.v1.QuickJoinResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.QuickJoinRequest,
+      hearts.v1.QuickJoinResponse> getQuickJoinMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.QuickJoinRequest, hearts.v1.QuickJoinResponse> getQuickJoinMethod;
+    if ((getQuickJoinMethod = TableServiceGrpc.getQuickJoinMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getQuickJoinMethod = TableServiceGrpc.getQuickJoinMethod) == null) {
+          TableServiceGrpc.getQuickJoinMethod = getQuickJoinMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.QuickJoinRequest, hearts.v1.QuickJoinResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "QuickJoin"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.QuickJoinRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.QuickJoinResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("QuickJoin"))
+              .build();
+        }
+      }
+    }
+    return getQuickJoinMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
       hearts.v1.WatchTableResponse> getWatchTableMethod;
 
@@ -591,6 +622,24 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * QuickJoin seats the caller at a game that waits for players and has the
+     * rules and turn timeout asked for, or makes one: the "play now" button of
+     * a lobby. Callers who ask for the same rules and timeout are seated
+     * together, four to a table, whichever replica they reach; the game starts
+     * when the fourth has joined. The table it makes is listed, named "Quick
+     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+     * as on any table. A table made here counts against the caller's quota of
+     * new tables, as CreateTable does. Send a request_id: a retry then gets the
+     * same seat instead of a second one.
+     * </pre>
+     */
+    default void quickJoin(hearts.v1.QuickJoinRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.QuickJoinResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getQuickJoinMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -783,6 +832,25 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * QuickJoin seats the caller at a game that waits for players and has the
+     * rules and turn timeout asked for, or makes one: the "play now" button of
+     * a lobby. Callers who ask for the same rules and timeout are seated
+     * together, four to a table, whichever replica they reach; the game starts
+     * when the fourth has joined. The table it makes is listed, named "Quick
+     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+     * as on any table. A table made here counts against the caller's quota of
+     * new tables, as CreateTable does. Send a request_id: a retry then gets the
+     * same seat instead of a second one.
+     * </pre>
+     */
+    public void quickJoin(hearts.v1.QuickJoinRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.QuickJoinResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getQuickJoinMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -947,6 +1015,24 @@ public final class TableServiceGrpc {
     public hearts.v1.SendReactionResponse sendReaction(hearts.v1.SendReactionRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getSendReactionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * QuickJoin seats the caller at a game that waits for players and has the
+     * rules and turn timeout asked for, or makes one: the "play now" button of
+     * a lobby. Callers who ask for the same rules and timeout are seated
+     * together, four to a table, whichever replica they reach; the game starts
+     * when the fourth has joined. The table it makes is listed, named "Quick
+     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+     * as on any table. A table made here counts against the caller's quota of
+     * new tables, as CreateTable does. Send a request_id: a retry then gets the
+     * same seat instead of a second one.
+     * </pre>
+     */
+    public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getQuickJoinMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1116,6 +1202,24 @@ public final class TableServiceGrpc {
     public hearts.v1.SendReactionResponse sendReaction(hearts.v1.SendReactionRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getSendReactionMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * QuickJoin seats the caller at a game that waits for players and has the
+     * rules and turn timeout asked for, or makes one: the "play now" button of
+     * a lobby. Callers who ask for the same rules and timeout are seated
+     * together, four to a table, whichever replica they reach; the game starts
+     * when the fourth has joined. The table it makes is listed, named "Quick
+     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+     * as on any table. A table made here counts against the caller's quota of
+     * new tables, as CreateTable does. Send a request_id: a retry then gets the
+     * same seat instead of a second one.
+     * </pre>
+     */
+    public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getQuickJoinMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1296,6 +1400,25 @@ public final class TableServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getSendReactionMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * QuickJoin seats the caller at a game that waits for players and has the
+     * rules and turn timeout asked for, or makes one: the "play now" button of
+     * a lobby. Callers who ask for the same rules and timeout are seated
+     * together, four to a table, whichever replica they reach; the game starts
+     * when the fourth has joined. The table it makes is listed, named "Quick
+     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
+     * as on any table. A table made here counts against the caller's quota of
+     * new tables, as CreateTable does. Send a request_id: a retry then gets the
+     * same seat instead of a second one.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.QuickJoinResponse> quickJoin(
+        hearts.v1.QuickJoinRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getQuickJoinMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_TABLE = 0;
@@ -1309,7 +1432,8 @@ public final class TableServiceGrpc {
   private static final int METHODID_REMATCH_TABLE = 8;
   private static final int METHODID_SUGGEST_MOVE = 9;
   private static final int METHODID_SEND_REACTION = 10;
-  private static final int METHODID_WATCH_TABLE = 11;
+  private static final int METHODID_QUICK_JOIN = 11;
+  private static final int METHODID_WATCH_TABLE = 12;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1371,6 +1495,10 @@ public final class TableServiceGrpc {
         case METHODID_SEND_REACTION:
           serviceImpl.sendReaction((hearts.v1.SendReactionRequest) request,
               (io.grpc.stub.StreamObserver<hearts.v1.SendReactionResponse>) responseObserver);
+          break;
+        case METHODID_QUICK_JOIN:
+          serviceImpl.quickJoin((hearts.v1.QuickJoinRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.QuickJoinResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
           serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
@@ -1472,6 +1600,13 @@ public final class TableServiceGrpc {
               hearts.v1.SendReactionResponse>(
                 service, METHODID_SEND_REACTION)))
         .addMethod(
+          getQuickJoinMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.QuickJoinRequest,
+              hearts.v1.QuickJoinResponse>(
+                service, METHODID_QUICK_JOIN)))
+        .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1537,6 +1672,7 @@ public final class TableServiceGrpc {
               .addMethod(getRematchTableMethod())
               .addMethod(getSuggestMoveMethod())
               .addMethod(getSendReactionMethod())
+              .addMethod(getQuickJoinMethod())
               .addMethod(getWatchTableMethod())
               .build();
         }

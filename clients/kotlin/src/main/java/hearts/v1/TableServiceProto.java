@@ -137,6 +137,16 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_SendReactionResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_QuickJoinRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_QuickJoinRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_QuickJoinResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_QuickJoinResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_hearts_v1_WatchTableRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -157,98 +167,109 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\035hearts/v1/table_service.proto\022\thearts." +
       "v1\032\034google/api/annotations.proto\032\037google" +
-      "/api/field_behavior.proto\032\025hearts/v1/tab" +
-      "le.proto\032\033hearts/v1/table_event.proto\"%\n" +
-      "\017GetTableRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"6\n\020" +
-      "GetTableResponse\022\"\n\004view\030\001 \001(\0132\024.hearts." +
-      "v1.TableView\"Q\n\021ListTablesRequest\022\021\n\tpag" +
-      "e_size\030\001 \001(\005\022\022\n\npage_token\030\002 \001(\t\022\025\n\rhas_" +
-      "free_seat\030\003 \001(\010\"O\n\022ListTablesResponse\022 \n" +
-      "\006tables\030\001 \003(\0132\020.hearts.v1.Table\022\027\n\017next_" +
-      "page_token\030\002 \001(\t\"g\n\022CreateTableRequest\022%" +
-      "\n\005table\030\001 \001(\0132\020.hearts.v1.TableB\004\342A\001\002\022\022\n" +
-      "\nrequest_id\030\002 \001(\t\022\026\n\016identity_token\030\003 \001(" +
-      "\t\"^\n\023CreateTableResponse\022\"\n\004view\030\001 \001(\0132\024" +
-      ".hearts.v1.TableView\022\025\n\rcreator_token\030\002 " +
-      "\001(\t\022\014\n\004etag\030\003 \001(\t\"J\n\022DeleteTableRequest\022" +
-      "\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreq" +
-      "uest_id\030\003 \001(\t\"\025\n\023DeleteTableResponse\"\237\001\n" +
-      "\020JoinTableRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\021\n" +
-      "\004seat\030\002 \001(\005H\000\210\001\001\022!\n\023player_display_name\030" +
-      "\003 \001(\tB\004\342A\001\002\022\014\n\004etag\030\004 \001(\t\022\022\n\nrequest_id\030" +
-      "\005 \001(\t\022\026\n\016identity_token\030\006 \001(\tB\007\n\005_seat\"g" +
-      "\n\021JoinTableResponse\022\022\n\nseat_token\030\001 \001(\t\022" +
-      "\014\n\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1." +
-      "TableView\022\014\n\004etag\030\004 \001(\t\"I\n\021LeaveTableReq" +
-      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022" +
-      "\n\nrequest_id\030\003 \001(\t\"F\n\022LeaveTableResponse" +
-      "\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004" +
-      "etag\030\002 \001(\t\"=\n\023RematchTableRequest\022\022\n\004nam" +
-      "e\030\001 \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024Rem" +
-      "atchTableResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n" +
-      "\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.Ta" +
-      "bleView\022\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsReques" +
-      "t\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.h" +
-      "earts.v1.CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nreq" +
-      "uest_id\030\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004vi" +
-      "ew\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002" +
-      " \001(\t\"l\n\017PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342" +
-      "A\001\002\022#\n\004card\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002" +
-      "\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020Pl" +
-      "ayCardResponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1" +
-      ".TableView\022\014\n\004etag\030\002 \001(\t\"(\n\022SuggestMoveR" +
-      "equest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"C\n\023SuggestMov" +
-      "eResponse\022\036\n\005cards\030\001 \003(\0132\017.hearts.v1.Car" +
-      "d\022\014\n\004etag\030\002 \001(\t\"V\n\023SendReactionRequest\022\022" +
-      "\n\004name\030\001 \001(\tB\004\342A\001\002\022+\n\010reaction\030\002 \001(\0162\023.h" +
-      "earts.v1.ReactionB\004\342A\001\002\"\026\n\024SendReactionR" +
-      "esponse\"W\n\021WatchTableRequest\022\022\n\004name\030\001 \001" +
-      "(\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003H\000\210\001\001B\021\n" +
-      "\017_after_sequence\"\200\001\n\022WatchTableResponse\022" +
-      "\020\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.he" +
-      "arts.v1.TableViewH\000\022&\n\005event\030\003 \001(\0132\025.hea" +
-      "rts.v1.TableEventH\000B\006\n\004kind2\277\n\n\014TableSer" +
-      "vice\022`\n\010GetTable\022\032.hearts.v1.GetTableReq" +
-      "uest\032\033.hearts.v1.GetTableResponse\"\033\202\323\344\223\002" +
-      "\025\022\023/v1/{name=tables/*}\022]\n\nListTables\022\034.h" +
-      "earts.v1.ListTablesRequest\032\035.hearts.v1.L" +
-      "istTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/tables\022g\n" +
-      "\013CreateTable\022\035.hearts.v1.CreateTableRequ" +
-      "est\032\036.hearts.v1.CreateTableResponse\"\031\202\323\344" +
-      "\223\002\023\"\n/v1/tables:\005table\022i\n\013DeleteTable\022\035." +
-      "hearts.v1.DeleteTableRequest\032\036.hearts.v1" +
-      ".DeleteTableResponse\"\033\202\323\344\223\002\025*\023/v1/{name=" +
-      "tables/*}\022k\n\tJoinTable\022\033.hearts.v1.JoinT" +
-      "ableRequest\032\034.hearts.v1.JoinTableRespons" +
-      "e\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:join:\001*\022o" +
-      "\n\nLeaveTable\022\034.hearts.v1.LeaveTableReque" +
-      "st\032\035.hearts.v1.LeaveTableResponse\"$\202\323\344\223\002" +
-      "\036\"\031/v1/{name=tables/*}:leave:\001*\022p\n\tPassC" +
-      "ards\022\033.hearts.v1.PassCardsRequest\032\034.hear" +
-      "ts.v1.PassCardsResponse\"(\202\323\344\223\002\"\"\035/v1/{na" +
-      "me=tables/*}:passCards:\001*\022l\n\010PlayCard\022\032." +
-      "hearts.v1.PlayCardRequest\032\033.hearts.v1.Pl" +
-      "ayCardResponse\"\'\202\323\344\223\002!\"\034/v1/{name=tables" +
-      "/*}:playCard:\001*\022w\n\014RematchTable\022\036.hearts" +
-      ".v1.RematchTableRequest\032\037.hearts.v1.Rema" +
-      "tchTableResponse\"&\202\323\344\223\002 \"\033/v1/{name=tabl" +
-      "es/*}:rematch:\001*\022u\n\013SuggestMove\022\035.hearts" +
-      ".v1.SuggestMoveRequest\032\036.hearts.v1.Sugge" +
-      "stMoveResponse\"\'\202\323\344\223\002!\022\037/v1/{name=tables" +
-      "/*}:suggestMove\022|\n\014SendReaction\022\036.hearts" +
-      ".v1.SendReactionRequest\032\037.hearts.v1.Send" +
-      "ReactionResponse\"+\202\323\344\223\002%\" /v1/{name=tabl" +
-      "es/*}:sendReaction:\001*\022n\n\nWatchTable\022\034.he" +
-      "arts.v1.WatchTableRequest\032\035.hearts.v1.Wa" +
-      "tchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=tabl" +
-      "es/*}:watch0\001B\025B\021TableServiceProtoP\001b\006pr" +
-      "oto3"
+      "/api/field_behavior.proto\032\036google/protob" +
+      "uf/duration.proto\032\025hearts/v1/table.proto" +
+      "\032\033hearts/v1/table_event.proto\"%\n\017GetTabl" +
+      "eRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"6\n\020GetTable" +
+      "Response\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.Table" +
+      "View\"Q\n\021ListTablesRequest\022\021\n\tpage_size\030\001" +
+      " \001(\005\022\022\n\npage_token\030\002 \001(\t\022\025\n\rhas_free_sea" +
+      "t\030\003 \001(\010\"O\n\022ListTablesResponse\022 \n\006tables\030" +
+      "\001 \003(\0132\020.hearts.v1.Table\022\027\n\017next_page_tok" +
+      "en\030\002 \001(\t\"g\n\022CreateTableRequest\022%\n\005table\030" +
+      "\001 \001(\0132\020.hearts.v1.TableB\004\342A\001\002\022\022\n\nrequest" +
+      "_id\030\002 \001(\t\022\026\n\016identity_token\030\003 \001(\t\"^\n\023Cre" +
+      "ateTableResponse\022\"\n\004view\030\001 \001(\0132\024.hearts." +
+      "v1.TableView\022\025\n\rcreator_token\030\002 \001(\t\022\014\n\004e" +
+      "tag\030\003 \001(\t\"J\n\022DeleteTableRequest\022\022\n\004name\030" +
+      "\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nrequest_id\030" +
+      "\003 \001(\t\"\025\n\023DeleteTableResponse\"\237\001\n\020JoinTab" +
+      "leRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\021\n\004seat\030\002 " +
+      "\001(\005H\000\210\001\001\022!\n\023player_display_name\030\003 \001(\tB\004\342" +
+      "A\001\002\022\014\n\004etag\030\004 \001(\t\022\022\n\nrequest_id\030\005 \001(\t\022\026\n" +
+      "\016identity_token\030\006 \001(\tB\007\n\005_seat\"g\n\021JoinTa" +
+      "bleResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030" +
+      "\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableVie" +
+      "w\022\014\n\004etag\030\004 \001(\t\"I\n\021LeaveTableRequest\022\022\n\004" +
+      "name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreques" +
+      "t_id\030\003 \001(\t\"F\n\022LeaveTableResponse\022\"\n\004view" +
+      "\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001" +
+      "(\t\"=\n\023RematchTableRequest\022\022\n\004name\030\001 \001(\tB" +
+      "\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024RematchTabl" +
+      "eResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 " +
+      "\001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableView\022" +
+      "\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsRequest\022\022\n\004nam" +
+      "e\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1" +
+      ".CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030" +
+      "\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004view\030\001 \001(\013" +
+      "2\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017" +
+      "PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004c" +
+      "ard\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002\022\014\n\004etag" +
+      "\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020PlayCardRe" +
+      "sponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableVi" +
+      "ew\022\014\n\004etag\030\002 \001(\t\"(\n\022SuggestMoveRequest\022\022" +
+      "\n\004name\030\001 \001(\tB\004\342A\001\002\"C\n\023SuggestMoveRespons" +
+      "e\022\036\n\005cards\030\001 \003(\0132\017.hearts.v1.Card\022\014\n\004eta" +
+      "g\030\002 \001(\t\"V\n\023SendReactionRequest\022\022\n\004name\030\001" +
+      " \001(\tB\004\342A\001\002\022+\n\010reaction\030\002 \001(\0162\023.hearts.v1" +
+      ".ReactionB\004\342A\001\002\"\026\n\024SendReactionResponse\"" +
+      "\263\001\n\020QuickJoinRequest\022\037\n\005rules\030\001 \001(\0132\020.he" +
+      "arts.v1.Rules\022/\n\014turn_timeout\030\002 \001(\0132\031.go" +
+      "ogle.protobuf.Duration\022!\n\023player_display" +
+      "_name\030\003 \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\004 \001(\t\022\026\n" +
+      "\016identity_token\030\005 \001(\t\"g\n\021QuickJoinRespon" +
+      "se\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\022\"\n\004" +
+      "view\030\003 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag" +
+      "\030\004 \001(\t\"W\n\021WatchTableRequest\022\022\n\004name\030\001 \001(" +
+      "\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003H\000\210\001\001B\021\n\017" +
+      "_after_sequence\"\200\001\n\022WatchTableResponse\022\020" +
+      "\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.hea" +
+      "rts.v1.TableViewH\000\022&\n\005event\030\003 \001(\0132\025.hear" +
+      "ts.v1.TableEventH\000B\006\n\004kind2\250\013\n\014TableServ" +
+      "ice\022`\n\010GetTable\022\032.hearts.v1.GetTableRequ" +
+      "est\032\033.hearts.v1.GetTableResponse\"\033\202\323\344\223\002\025" +
+      "\022\023/v1/{name=tables/*}\022]\n\nListTables\022\034.he" +
+      "arts.v1.ListTablesRequest\032\035.hearts.v1.Li" +
+      "stTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/tables\022g\n\013" +
+      "CreateTable\022\035.hearts.v1.CreateTableReque" +
+      "st\032\036.hearts.v1.CreateTableResponse\"\031\202\323\344\223" +
+      "\002\023\"\n/v1/tables:\005table\022i\n\013DeleteTable\022\035.h" +
+      "earts.v1.DeleteTableRequest\032\036.hearts.v1." +
+      "DeleteTableResponse\"\033\202\323\344\223\002\025*\023/v1/{name=t" +
+      "ables/*}\022k\n\tJoinTable\022\033.hearts.v1.JoinTa" +
+      "bleRequest\032\034.hearts.v1.JoinTableResponse" +
+      "\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:join:\001*\022o\n" +
+      "\nLeaveTable\022\034.hearts.v1.LeaveTableReques" +
+      "t\032\035.hearts.v1.LeaveTableResponse\"$\202\323\344\223\002\036" +
+      "\"\031/v1/{name=tables/*}:leave:\001*\022p\n\tPassCa" +
+      "rds\022\033.hearts.v1.PassCardsRequest\032\034.heart" +
+      "s.v1.PassCardsResponse\"(\202\323\344\223\002\"\"\035/v1/{nam" +
+      "e=tables/*}:passCards:\001*\022l\n\010PlayCard\022\032.h" +
+      "earts.v1.PlayCardRequest\032\033.hearts.v1.Pla" +
+      "yCardResponse\"\'\202\323\344\223\002!\"\034/v1/{name=tables/" +
+      "*}:playCard:\001*\022w\n\014RematchTable\022\036.hearts." +
+      "v1.RematchTableRequest\032\037.hearts.v1.Remat" +
+      "chTableResponse\"&\202\323\344\223\002 \"\033/v1/{name=table" +
+      "s/*}:rematch:\001*\022u\n\013SuggestMove\022\035.hearts." +
+      "v1.SuggestMoveRequest\032\036.hearts.v1.Sugges" +
+      "tMoveResponse\"\'\202\323\344\223\002!\022\037/v1/{name=tables/" +
+      "*}:suggestMove\022|\n\014SendReaction\022\036.hearts." +
+      "v1.SendReactionRequest\032\037.hearts.v1.SendR" +
+      "eactionResponse\"+\202\323\344\223\002%\" /v1/{name=table" +
+      "s/*}:sendReaction:\001*\022g\n\tQuickJoin\022\033.hear" +
+      "ts.v1.QuickJoinRequest\032\034.hearts.v1.Quick" +
+      "JoinResponse\"\037\202\323\344\223\002\031\"\024/v1/tables:quickJo" +
+      "in:\001*\022n\n\nWatchTable\022\034.hearts.v1.WatchTab" +
+      "leRequest\032\035.hearts.v1.WatchTableResponse" +
+      "\"!\202\323\344\223\002\033\022\031/v1/{name=tables/*}:watch0\001B\025B" +
+      "\021TableServiceProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
         new com.google.protobuf.Descriptors.FileDescriptor[] {
           com.google.api.AnnotationsProto.getDescriptor(),
           com.google.api.FieldBehaviorProto.getDescriptor(),
+          com.google.protobuf.DurationProto.getDescriptor(),
           hearts.v1.TableProto.getDescriptor(),
           hearts.v1.TableEventProto.getDescriptor(),
         });
@@ -384,14 +405,26 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_SendReactionResponse_descriptor,
         new java.lang.String[] { });
-    internal_static_hearts_v1_WatchTableRequest_descriptor =
+    internal_static_hearts_v1_QuickJoinRequest_descriptor =
       getDescriptor().getMessageType(22);
+    internal_static_hearts_v1_QuickJoinRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_QuickJoinRequest_descriptor,
+        new java.lang.String[] { "Rules", "TurnTimeout", "PlayerDisplayName", "RequestId", "IdentityToken", });
+    internal_static_hearts_v1_QuickJoinResponse_descriptor =
+      getDescriptor().getMessageType(23);
+    internal_static_hearts_v1_QuickJoinResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_QuickJoinResponse_descriptor,
+        new java.lang.String[] { "SeatToken", "Seat", "View", "Etag", });
+    internal_static_hearts_v1_WatchTableRequest_descriptor =
+      getDescriptor().getMessageType(24);
     internal_static_hearts_v1_WatchTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableRequest_descriptor,
         new java.lang.String[] { "Name", "AfterSequence", });
     internal_static_hearts_v1_WatchTableResponse_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(25);
     internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableResponse_descriptor,
@@ -399,6 +432,7 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     descriptor.resolveAllFeaturesImmutable();
     com.google.api.AnnotationsProto.getDescriptor();
     com.google.api.FieldBehaviorProto.getDescriptor();
+    com.google.protobuf.DurationProto.getDescriptor();
     hearts.v1.TableProto.getDescriptor();
     hearts.v1.TableEventProto.getDescriptor();
     com.google.protobuf.ExtensionRegistry registry =
