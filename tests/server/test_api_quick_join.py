@@ -18,6 +18,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
+from hearts_server.store.base import StoreUnavailableError
 
 from .conftest import Hearts, ServerFactory, event_kind, failure, read_until
 
@@ -245,3 +246,21 @@ async def test_a_table_made_by_quick_join_counts_against_the_table_quota(
         "TOO_MANY_TABLES",
     )
     assert len(await listed(hearts)) == 1
+
+
+async def test_the_seat_is_kept_when_the_lobby_cannot_be_updated_after_the_join(
+    server: HeartsServer, hearts: Hearts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = [await quick(hearts, name) for name in ("ann", "bob", "cy")]
+
+    async def unavailable(*args: Any, **kwargs: Any) -> None:
+        raise StoreUnavailableError("Redis went away")
+
+    monkeypatch.setattr(server.app.store, "lobby_release", unavailable)
+    fourth = await quick(hearts, "di")  # the fourth: its join took the seat, then no release
+    assert (fourth.view.table.name, fourth.seat) == (first[0].view.table.name, 3)
+    assert fourth.view.table.phase == pb.PHASE_PASSING
+    monkeypatch.undo()
+    # The slot still names the full table: the next caller passes it over.
+    fifth = await quick(hearts, "ed")
+    assert fifth.view.table.name != first[0].view.table.name
