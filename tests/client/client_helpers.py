@@ -1,18 +1,22 @@
-"""Helpers for the client tests: a server (on the test's loop or in a thread), bots at a table, a
-player that makes legal moves, an interceptor that loses an answer."""
+"""Helpers for the client tests: a server (on the test's loop or in a thread), bots at a table,
+players that make legal moves, an interceptor that loses an answer, identity tokens, the
+``hearts`` command running beside the test."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
-from typing import Any
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, TextIO
 
 import grpc
+import jwt
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import HeartsClient, JoinedTable
+from hearts_client.cli import main
 from hearts_server.config import Settings
 from hearts_server.server import HeartsServer
 from hearts_server.store.memory import MemoryStore
@@ -21,6 +25,15 @@ SECRET = "client-tests-secret-0123456789abcdef"
 """The token secret of every test server (a restarted server must accept the old tokens)."""
 
 THREE_BOTS = {1: "heuristic", 2: "heuristic", 3: "heuristic"}
+
+IDENTITY_SECRET = "the-apps-backend-signs-identities-0123456789"
+"""The identity secret of the test servers that check identity tokens."""
+
+
+def identity(sub: str = "user-1", *, key: str = IDENTITY_SECRET, **claims: Any) -> str:
+    """An identity token for ``sub``, valid for an hour, with ``claims`` added."""
+    payload = {"sub": sub, "exp": int(time.time()) + 3600, **claims}
+    return jwt.encode(payload, key, "HS256")
 
 
 async def start_server(
@@ -130,3 +143,36 @@ async def play_to_the_end(client: HeartsClient, name: str, view: pb.TableView) -
         assert waits_for_me(view), f"the game does not wait for seat 0: {view.table}"
         view = await make_move(client, name, view)
     raise AssertionError("the game did not end within 2000 moves")
+
+
+async def play_seats(name: str, *players: HeartsClient) -> pb.TableView:
+    """Make every move the game at ``name`` waits for from ``players`` until it is over, while
+    the other seats (bots, another program) move on their own; the last view."""
+    for _ in range(3000):
+        views = [await player.get_table(name) for player in players]
+        if views[0].table.phase == pb.PHASE_GAME_OVER:
+            return views[0]
+        waiting = [(p, v) for p, v in zip(players, views, strict=True) if waits_for_me(v)]
+        if waiting:
+            player, view = waiting[0]
+            await make_move(player, name, view)
+        else:
+            await asyncio.sleep(0.01)
+    raise AssertionError(f"the game at {name} did not end")
+
+
+@contextlib.asynccontextmanager
+async def hearts_command(
+    argv: list[str], stdin: TextIO, stdout: TextIO
+) -> AsyncIterator[asyncio.Task[int]]:
+    """The ``hearts`` command run with ``argv`` in a worker thread (it runs an event loop of its
+    own) while the test plays the other seats; the task gives its exit code. A test that fails
+    meanwhile lets the command end first (30 s at most), so that its failure is what is shown."""
+    command = asyncio.create_task(asyncio.to_thread(main, argv, stdin=stdin, stdout=stdout))
+    try:
+        yield command
+    finally:
+        if not command.done():
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(30):
+                    await command

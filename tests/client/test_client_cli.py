@@ -7,7 +7,6 @@ serving on the test's loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import queue
 import signal
@@ -24,7 +23,7 @@ from hearts_client.cli import main
 from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
 
-from .client_helpers import make_move, table_with_bots, waits_for_me
+from .client_helpers import hearts_command, make_move, play_seats, table_with_bots, waits_for_me
 
 
 async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:
@@ -284,6 +283,8 @@ async def test_rules_given_with_rule_make_the_table_and_are_shown(
         (["--table", "tables/x", "--no-passing"], "--no-passing: only for a new table"),
         (["--table", "tables/x", "--turn-timeout", "5"], "--turn-timeout: only for a new table"),
         (["--seat", "2"], "--seat: only with --table"),
+        (["--quick", "--table", "tables/x"], "--table: not with --quick"),
+        (["--quick", "--seed", "3", "--bots", "random"], "--seed, --bots: not with --quick"),
     ],
 )
 def test_a_bad_rule_or_one_for_someone_elses_table_is_refused_by_the_parser(
@@ -479,19 +480,6 @@ async def _until(seen: io.StringIO, text: str, count: int = 1) -> None:
     pytest.fail(f"{text!r} not shown {count} times:\n{seen.getvalue()}")
 
 
-async def _play_seat(client: HeartsClient, name: str) -> pb.TableView:
-    """Play ``client``'s seat at ``name`` while another player moves too; the final view."""
-    for _ in range(3000):
-        view = await client.get_table(name)
-        if view.table.phase == pb.PHASE_GAME_OVER:
-            return view
-        if waits_for_me(view):
-            await make_move(client, name, view)
-        else:
-            await asyncio.sleep(0.01)
-    raise AssertionError(f"the game at {name} did not end")
-
-
 async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rematch(
     server: HeartsServer, client: HeartsClient
 ) -> None:
@@ -503,39 +491,35 @@ async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rema
     argv = ["play", "--server", server.address, "--table", first, "--name", "Bob"]
     typist, out = _Typist(), io.StringIO()
     typist.type("auto")  # the computer plays Bob's game (--auto would not ask to play again)
-    command = asyncio.create_task(
-        asyncio.to_thread(main, [*argv, "--ascii"], stdin=typist, stdout=out)
-    )
-    try:
-        await _play_seat(client, first)
-        await _until(out, "Play again? [y/N]: ")
+    async with hearts_command([*argv, "--ascii"], typist, out) as command:
+        try:
+            await play_seats(first, client)
+            await _until(out, "Play again? [y/N]: ")
 
-        # Bob asks first: the new table waits for Ann, and says so.
-        typist.type("y")
-        typist.type("auto")  # and Bob's next game
-        await _until(out, "Waiting for the other players")
-        second = (await client.get_table(first)).table.rematch_table
-        assert second
-        assert f"Rematch at {second} (after {first}): you sit in seat 2 again." in out.getvalue()
-        assert "(East is still free)" in out.getvalue()
-        ann = await client.rematch_table(first)
-        assert (ann.name, ann.seat) == (second, 1)
-        assert ann.view.table.phase == pb.PHASE_PASSING  # all four seats taken: the game is on
-        await _play_seat(client, second)
-        await _until(out, "Play again? [y/N]: ", count=2)
+            # Bob asks first: the new table waits for Ann, and says so.
+            typist.type("y")
+            typist.type("auto")  # and Bob's next game
+            await _until(out, "Waiting for the other players")
+            second = (await client.get_table(first)).table.rematch_table
+            assert second
+            assert (
+                f"Rematch at {second} (after {first}): you sit in seat 2 again." in out.getvalue()
+            )
+            assert "(East is still free)" in out.getvalue()
+            ann = await client.rematch_table(first)
+            assert (ann.name, ann.seat) == (second, 1)
+            assert ann.view.table.phase == pb.PHASE_PASSING  # all four seats taken: the game is on
+            await play_seats(second, client)
+            await _until(out, "Play again? [y/N]: ", count=2)
 
-        # Now Ann asks first: the command, still asking, shows it.
-        third = await client.rematch_table(second)
-        await _until(out, f"East asked for a rematch at {third.name}.")
-        typist.type("n")
-        async with asyncio.timeout(30):
-            code = await command
-    finally:
-        typist.type("")  # the end of input: the command ends whatever it was waiting for
-        if not command.done():  # the test is failing already: let the command end first
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(30):
-                    await command
+            # Now Ann asks first: the command, still asking, shows it.
+            third = await client.rematch_table(second)
+            await _until(out, f"East asked for a rematch at {third.name}.")
+            typist.type("n")
+            async with asyncio.timeout(30):
+                code = await command
+        finally:
+            typist.type("")  # the end of input: the command ends whatever it was waiting for
     text = out.getvalue()
     assert code == 0, text
     assert "Ann sits down as East." in text

@@ -33,15 +33,14 @@ from hearts_server.identity import _KeySet as ServerKeySet
 from hearts_server.server import HeartsServer
 
 from ..key_sets import KeySet
-from .client_helpers import THREE_BOTS, LoseFirstAnswer, server_in_thread, start_server
-
-IDENTITY_SECRET = "the-apps-backend-signs-identities-0123456789"
-
-
-def identity(sub: str = "user-1", *, key: str = IDENTITY_SECRET, **claims: Any) -> str:
-    """An identity token for ``sub``, valid for an hour, with ``claims`` added."""
-    payload = {"sub": sub, "exp": int(time.time()) + 3600, **claims}
-    return jwt.encode(payload, key, "HS256")
+from .client_helpers import (
+    IDENTITY_SECRET,
+    THREE_BOTS,
+    LoseFirstAnswer,
+    identity,
+    server_in_thread,
+    start_server,
+)
 
 
 @pytest.fixture

@@ -13,20 +13,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts_client import AuthError, HeartsClient, IllegalMoveError, SeatTakenError
 from hearts_server.server import HeartsServer
 
-from .client_helpers import make_move, play_to_the_end, table_with_bots, waits_for_me
-
-
-async def _play_out(name: str, *players: HeartsClient) -> pb.TableView:
-    """Make every move the game waits for from ``players`` until it is over; the last view."""
-    for _ in range(2000):
-        views = [await player.get_table(name) for player in players]
-        if views[0].table.phase == pb.PHASE_GAME_OVER:
-            return views[0]
-        waiting = [(p, v) for p, v in zip(players, views, strict=True) if waits_for_me(v)]
-        assert waiting, f"the game waits for none of the players: {views[0].table}"
-        player, view = waiting[0]
-        await make_move(player, name, view)
-    raise AssertionError("the game did not end within 2000 moves")
+from .client_helpers import make_move, play_seats, play_to_the_end, table_with_bots
 
 
 async def test_rematch_table_seats_the_player_at_a_new_table_its_token_plays(
@@ -103,7 +90,7 @@ async def test_refused_rematches_raise_the_clients_errors_with_the_reasons(
         HeartsClient(server.address, token=created.creator_token) as creator,
     ):
         await bob.join_table(name, "Bob", seat=3)
-        await _play_out(name, client, bob)
+        await play_seats(name, client, bob)
 
         with pytest.raises(AuthError) as missing:
             await stranger.rematch_table(name)

@@ -1,4 +1,5 @@
-"""The ``hearts`` command: play Hearts in a terminal against three bots, or list a server's tables.
+"""The ``hearts`` command: play Hearts in a terminal against three bots or with strangers (a quick
+game), or list a server's tables.
 
 It reads plain lines from stdin and writes plain lines to stdout (no curses, no terminal
 control), so a script or a test can drive a whole game through a pipe. The watch stream drives
@@ -40,6 +41,7 @@ __all__ = ["build_parser", "main"]
 
 DEFAULT_SERVER = "127.0.0.1:50051"
 BOT_LEVELS = ("random", "heuristic", "monte_carlo")
+DEFAULT_BOTS = "heuristic"
 
 # Seats relative to the player, clockwise: the next seat is "left" (West, seen from South).
 _POSITIONS = ("You", "West", "North", "East")
@@ -507,6 +509,11 @@ class _Game:
             f"Rematch at {table.name} (after {table.rematch_of}): "
             f"you sit in seat {self.seat} again."
         )
+        self.show_waiting(view)
+
+    def show_waiting(self, view: pb.TableView) -> None:
+        """Which seats the game still waits for, if it does."""
+        table = view.table
         taken = {seat.seat for seat in table.seats if seat.occupant != pb.SEAT_OCCUPANT_EMPTY}
         free = [self.who(seat) for seat in range(4) if seat not in taken]
         if table.phase == pb.PHASE_WAITING_FOR_PLAYERS and free:
@@ -576,21 +583,22 @@ def _symbols_ok(out: TextIO) -> bool:
 
 
 async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
-    level = args.bots
+    level = args.bots or DEFAULT_BOTS
     async with HeartsClient(args.server, identity_token=args.identity_token) as client:
         if args.table:  # someone else's table: take a free seat, and leave it when done
             name = table_name(args.table)
             joined = await client.join_table(name, args.name, seat=args.seat)
             intro = f"Table {name}: you ({args.name}) sit in seat {joined.seat}."
+        elif args.quick:  # the server seats us with strangers who asked for the same game
+            joined = await client.quick_join(
+                args.name, rules=_rules_asked(args), turn_timeout=args.turn_timeout
+            )
+            name = joined.name
+            intro = f"Quick game at {name}: you ({args.name}) sit in seat {joined.seat}."
         else:
-            rules: dict[str, object] = dict(args.rule)
-            if args.target_score is not None:
-                rules["target_score"] = args.target_score
-            if args.no_passing:
-                rules["pass_cards"] = False
             created = await client.create_table(
                 f"{args.name} vs bots",
-                rules=rules,
+                rules=_rules_asked(args),
                 bots={1: level, 2: level, 3: level},
                 deck_seed=args.seed,
                 turn_timeout=args.turn_timeout,
@@ -610,7 +618,9 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             file=out,
             flush=True,
         )
-        own = not args.table  # this command made the table: quitting deletes it
+        # This command made the table: quitting deletes it. The server made a quick game's, so
+        # quitting leaves its seat (to the next player who asks, while the game waits).
+        own = not args.table and not args.quick
         view = joined.view
         rematch = False
         while True:
@@ -625,6 +635,8 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             )
             if rematch:
                 game.show_rematch(view)
+            elif args.quick:
+                game.show_waiting(view)
             code = await _play_game(game, view, own=own)
             # --auto never reads the input (it may stay open, as a terminal's does): it plays
             # one game and ends, as it always did.
@@ -696,6 +708,16 @@ def _variants(rules: pb.Rules) -> str:
     if rules.moon_scoring == pb.MOON_SCORING_SUBTRACT_FROM_SHOOTER:
         changed.append("shooting the moon subtracts 26 from the shooter")
     return f" Variants: {'; '.join(changed)}." if changed else ""
+
+
+def _rules_asked(args: argparse.Namespace) -> dict[str, object]:
+    """The rules ``--rule``, ``--target-score`` and ``--no-passing`` ask for (unset: defaults)."""
+    rules: dict[str, object] = dict(args.rule)
+    if args.target_score is not None:
+        rules["target_score"] = args.target_score
+    if args.no_passing:
+        rules["pass_cards"] = False
+    return rules
 
 
 def _rule(text: str) -> tuple[str, object]:
@@ -787,11 +809,15 @@ def build_parser() -> argparse.ArgumentParser:
     server = os.environ.get("HEARTS_SERVER", DEFAULT_SERVER)
 
     play = commands.add_parser(
-        "play", help="play a game against three bots, or join a table with --table"
+        "play",
+        help="play a game against three bots, join a table with --table, or play with "
+        "strangers with --quick",
     )
     play.add_argument("--server", default=server, help=server_help)
     play.add_argument("--name", default="Player", help="your name at the table")
-    play.add_argument("--bots", choices=BOT_LEVELS, default="heuristic", help="the bots' level")
+    play.add_argument(
+        "--bots", choices=BOT_LEVELS, help=f"the bots' level (default {DEFAULT_BOTS})"
+    )
     play.add_argument(
         "--seed", type=_int_between(-(2**63), 2**63 - 1), help="deck seed, for a reproducible game"
     )
@@ -814,8 +840,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="a rule of the new table, repeatable: jack_of_diamonds_bonus=true, "
-        "moon_scoring=subtract_from_shooter, ... (hearts.v1.Rules' fields)",
+        help="a rule of the new table (with --quick, of the game to join), repeatable: "
+        "jack_of_diamonds_bonus=true, moon_scoring=subtract_from_shooter, ... "
+        "(hearts.v1.Rules' fields)",
+    )
+    play.add_argument(
+        "--quick",
+        action="store_true",
+        help="play with strangers: take a seat at the game that waits for players with these "
+        "rules and turn timeout, or start one; it begins when four have joined",
     )
     play.add_argument(
         "--table",
@@ -863,6 +896,19 @@ def main(
     """Run the ``hearts`` command; returns the exit code (0: done, 1: quit, 2: error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "play" and args.quick:
+        not_quick = {
+            "--table": args.table is not None,
+            "--seat": args.seat is not None,
+            "--seed": args.seed is not None,
+            "--bots": args.bots is not None,
+        }
+        given = [flag for flag, value in not_quick.items() if value]
+        if given:
+            parser.error(
+                f"{', '.join(given)}: not with --quick (the server picks the table and the "
+                "seat, deals at random, and seats no bots)"
+            )
     if args.command == "play" and args.table:
         new_table_only = {
             "--rule": args.rule,

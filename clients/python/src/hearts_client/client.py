@@ -2,13 +2,13 @@
 
 :class:`HeartsClient` hides the plumbing of the API: it keeps the seat token a join returned and
 sends it as ``authorization: Bearer`` metadata on later calls to that table, sends the signed-in
-user's identity token (if given) with every CreateTable and JoinTable, gives every mutation
-one ``request_id`` that all retries of that call reuse (so a retry after a lost answer never acts
-twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and CANCELLED with
-backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses, and resumes a
-watch stream from the last sequence it delivered. It must never retry a call that could act twice:
-only calls that carry a request_id, or read, are retried, and a reaction only when it was refused
-before it ran.
+user's identity token (if given) with every CreateTable, JoinTable and QuickJoin, gives every
+mutation one ``request_id`` that all retries of that call reuse (so a retry after a lost answer
+never acts twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and
+CANCELLED with backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses,
+and resumes a watch stream from the last sequence it delivered. It must never retry a call that
+could act twice: only calls that carry a request_id, or read, are retried, and a reaction only
+when it was refused before it ran.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self, TypeAlias
 
 import grpc
-from google.protobuf import json_format
+from google.protobuf import duration_pb2, json_format
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
@@ -86,8 +86,8 @@ class CreatedTable(NamedTuple):
 
 
 class JoinedTable(NamedTuple):
-    """What :meth:`HeartsClient.join_table`, :meth:`~HeartsClient.renew_seat_token` and
-    :meth:`~HeartsClient.rematch_table` return."""
+    """What :meth:`HeartsClient.join_table`, :meth:`~HeartsClient.renew_seat_token`,
+    :meth:`~HeartsClient.rematch_table` and :meth:`~HeartsClient.quick_join` return."""
 
     seat: int
     """The seat taken, 0 to 3."""
@@ -99,7 +99,8 @@ class JoinedTable(NamedTuple):
     @property
     def name(self) -> str:
         """The resource name of the table the seat is at, ``tables/{table}`` (for
-        :meth:`HeartsClient.rematch_table`, the new table's)."""
+        :meth:`HeartsClient.rematch_table`, the new table's; for
+        :meth:`HeartsClient.quick_join`, the table the server chose)."""
         return self.view.table.name
 
     @property
@@ -233,12 +234,13 @@ class HeartsClient:
             another process, say). Seat tokens from :meth:`join_table` and creator tokens from
             :meth:`create_table` are kept per table and take precedence.
         identity_token: the signed-in user's identity token (a JWT from the app's sign-in), sent
-            with every :meth:`create_table` and :meth:`join_table` (``identity_token`` field of
-            the request; never as metadata, nor on other calls), for a server that verifies
-            them: the seat then shows the token's ``sub`` as ``Seat.player_id``. Replace it
-            when the app refreshes the token (:attr:`identity_token`); a call's own
-            ``identity_token=`` argument overrides it. A server that checks no identity tokens
-            refuses calls that carry one (``IDENTITY_NOT_ACCEPTED``).
+            with every :meth:`create_table`, :meth:`join_table` and :meth:`quick_join`
+            (``identity_token`` field of the request; never as metadata, nor on other calls),
+            for a server that verifies them: the seat then shows the token's ``sub`` as
+            ``Seat.player_id``. Replace it when the app refreshes the token
+            (:attr:`identity_token`); a call's own ``identity_token=`` argument overrides it. A
+            server that checks no identity tokens refuses calls that carry one
+            (``IDENTITY_NOT_ACCEPTED``).
         timeout: the deadline of each attempt of a unary call, in seconds (streams have none).
         max_retries: how many times a call is retried after UNAVAILABLE, DEADLINE_EXCEEDED,
             RESOURCE_EXHAUSTED or CANCELLED (and a mutation after ABORTED / ``CONFLICT``), and
@@ -341,8 +343,8 @@ class HeartsClient:
 
     @property
     def identity_token(self) -> str | None:
-        """The signed-in user's identity token, sent with :meth:`create_table` and
-        :meth:`join_table`; None (or "") for none.
+        """The signed-in user's identity token, sent with :meth:`create_table`,
+        :meth:`join_table` and :meth:`quick_join`; None (or "") for none.
 
         Assign the new token when the app's sign-in refreshes it (identity tokens are short-lived:
         a stale one fails with ``IDENTITY_EXPIRED``); calls from then on send it. A call that
@@ -355,8 +357,8 @@ class HeartsClient:
         self._identity_token = token or None
 
     def _identity_for(self, override: str | None) -> str:
-        """The identity token a CreateTable or JoinTable sends: the call's own, else the
-        client's; "" for none."""
+        """The identity token a CreateTable, JoinTable or QuickJoin sends: the call's own, else
+        the client's; "" for none."""
         token = self._identity_token if override is None else override
         return token or ""
 
@@ -501,10 +503,7 @@ class HeartsClient:
             turn_notifications=turn_notifications,
         )
         if turn_timeout is not None:
-            if isinstance(turn_timeout, datetime.timedelta):
-                table.turn_timeout.FromTimedelta(turn_timeout)
-            else:
-                table.turn_timeout.FromMilliseconds(round(turn_timeout * 1000))
+            _set_duration(table.turn_timeout, turn_timeout)
         if rules is not None:
             table.rules.CopyFrom(make_rules(rules))
         for seat, level in sorted((bots or {}).items()):
@@ -562,6 +561,54 @@ class HeartsClient:
             request.seat = seat
         response: api.JoinTableResponse = await self._call("JoinTable", request, token=None)
         self._seat_tokens[name] = response.seat_token
+        return JoinedTable(response.seat, response.view, response.seat_token)
+
+    async def quick_join(
+        self,
+        player_name: str,
+        *,
+        rules: RulesLike | None = None,
+        turn_timeout: float | datetime.timedelta | None = None,
+        request_id: str | None = None,
+        identity_token: str | None = None,
+    ) -> JoinedTable:
+        """Take a seat at the game that waits for players with these ``rules`` and this
+        ``turn_timeout``, or at a new one: "play now" with strangers.
+
+        Players who ask for the same game (unset rules are the defaults; no ``turn_timeout`` is
+        no limit) are seated together, four to a table, in the order they ask; the game starts
+        when the fourth takes a seat, so the view may show ``PHASE_WAITING_FOR_PLAYERS``: watch
+        the table for the deal. The server makes the table when none waits ("Quick game",
+        listed, no bots), and it counts against your quota of new tables, as
+        :meth:`create_table` does. The seat token is kept for the table (``.name``); leaving
+        and the other calls work on it as on any table.
+
+        The client's ``request_id`` (every retry sends the same) makes a retry after a lost
+        answer get the same seat, not a second one. With an identity token (see
+        :meth:`join_table`) a player who already holds a seat at the waiting table gets that
+        seat again.
+
+        Raises :class:`~hearts_client.errors.InvalidRequestError` (``INVALID_REQUEST``: a bad
+        name or turn timeout; ``INVALID_RULES``; ``REQUEST_ID_REUSED``: the same request_id
+        with other arguments; ``IDENTITY_NOT_ACCEPTED``),
+        :class:`~hearts_client.errors.AuthError` (``IDENTITY_REQUIRED``, ``IDENTITY_INVALID``,
+        ``IDENTITY_EXPIRED``), :class:`~hearts_client.errors.HeartsError`
+        (``TOO_MANY_TABLES``: a new table was needed and you made as many this hour as the
+        server allows) and, once the retries are used up,
+        :class:`~hearts_client.errors.ConflictError` (``CONFLICT``: every waiting table
+        filled up meanwhile) or :class:`~hearts_client.errors.UnavailableError`.
+        """
+        request = api.QuickJoinRequest(
+            player_display_name=player_name,
+            request_id=self._request_id(request_id),
+            identity_token=self._identity_for(identity_token),
+        )
+        if rules is not None:
+            request.rules.CopyFrom(make_rules(rules))
+        if turn_timeout is not None:
+            _set_duration(request.turn_timeout, turn_timeout)
+        response: api.QuickJoinResponse = await self._call("QuickJoin", request, token=None)
+        self._seat_tokens[response.view.table.name] = response.seat_token
         return JoinedTable(response.seat, response.view, response.seat_token)
 
     async def renew_seat_token(self, name: str) -> JoinedTable:
@@ -782,6 +829,14 @@ class HeartsClient:
                 call.cancel()
             failures += 1
             await asyncio.sleep(self._delay(failures))
+
+
+def _set_duration(field: duration_pb2.Duration, value: float | datetime.timedelta) -> None:
+    """Set a Duration field from seconds or a ``timedelta``."""
+    if isinstance(value, datetime.timedelta):
+        field.FromTimedelta(value)
+    else:
+        field.FromMilliseconds(round(value * 1000))
 
 
 def _client_closed() -> HeartsError:

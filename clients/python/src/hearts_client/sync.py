@@ -181,6 +181,26 @@ class SyncHeartsClient:
             )
         )
 
+    def quick_join(
+        self,
+        player_name: str,
+        *,
+        rules: RulesLike | None = None,
+        turn_timeout: float | datetime.timedelta | None = None,
+        request_id: str | None = None,
+        identity_token: str | None = None,
+    ) -> JoinedTable:
+        """See :meth:`HeartsClient.quick_join`."""
+        return self._run(
+            self.client.quick_join(
+                player_name,
+                rules=rules,
+                turn_timeout=turn_timeout,
+                request_id=request_id,
+                identity_token=identity_token,
+            )
+        )
+
     def renew_seat_token(self, name: str) -> JoinedTable:
         """See :meth:`HeartsClient.renew_seat_token`."""
         return self._run(self.client.renew_seat_token(name))
