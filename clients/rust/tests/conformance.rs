@@ -2,8 +2,9 @@
 //! the generated tonic client, the seat token as `authorization` metadata, the error details read
 //! with `StatusDetails`. It checks what a client relies on: the watch stream tells the whole game
 //! in order and shows the seat no other seat's cards, a refused move says why (and which cards are
-//! legal), a forged token is refused, SuggestMove's moves are legal and play a game out, and
-//! RematchTable seats the player again. Between them the tests meet every reason for refusing a
+//! legal), a forged token is refused, SuggestMove's moves are legal and play a game out,
+//! RematchTable seats the player again, and four players who QuickJoin at once are seated together
+//! and play their game out. Between them the tests meet every reason for refusing a
 //! move that docs/api.md lists, each at least once: the whole game those it can provoke at will,
 //! `every_other_rule_refusal_is_met` those that need a second player or a certain deal.
 //!
@@ -14,7 +15,8 @@
 //!
 //! Every game is reproducible: HEARTS_CONFORMANCE_SEED (default: the clock) is the deck seed,
 //! which also seeds the server's bots, and the seed of the test's own card choices. Failures
-//! print it. Every call, every wait and each whole test is bounded by a timeout.
+//! print it (QuickJoin takes no deck seed: there the seed replays the test's choices, not the
+//! deal). Every call, every wait and each whole test is bounded by a timeout.
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -24,10 +26,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hearts_client::tonic::{Code, Response, Status, transport::Channel};
 use hearts_client::v1::{
     BotLevel, Card, CardPlayedEvent, CreateTableRequest, DeleteTableRequest, GameOverEvent,
-    GetTableRequest, JoinTableRequest, PassCardsRequest, Phase, PlayCardRequest, PlayedCard, Rank,
-    RematchTableRequest, RoundScore, Rules, Seat, SeatOccupant, SuggestMoveRequest, Suit, Table,
-    TableView, Trick, WatchTableRequest, WatchTableResponse, table_event::Event,
-    watch_table_response::Kind,
+    GetTableRequest, JoinTableRequest, PassCardsRequest, Phase, PlayCardRequest, PlayedCard,
+    QuickJoinRequest, QuickJoinResponse, Rank, RematchTableRequest, RoundScore, Rules, Seat,
+    SeatOccupant, SuggestMoveRequest, Suit, Table, TableView, Trick, WatchTableRequest,
+    WatchTableResponse, table_event::Event, watch_table_response::Kind,
 };
 use hearts_client::{BearerToken, StatusDetails, TableServiceClient};
 use tokio::sync::mpsc;
@@ -37,6 +39,11 @@ type Client = TableServiceClient<Channel>;
 
 /// Keeps a game to a few rounds.
 const TARGET_SCORE: i32 = 20;
+/// The quick game's target score: a few rounds, and asked for by no other test, so that QuickJoin
+/// seats only that test's four players at its table.
+const QUICK_TARGET_SCORE: i32 = 22;
+/// The quick game's turn timeout: far longer than the game takes.
+const QUICK_TURN_TIMEOUT_SECONDS: i64 = 90;
 /// The seat the tests join; the others are heuristic bots, but for one table with a second player.
 const HUMAN_SEAT: i32 = 0;
 /// Bounds each test; a whole game with inline bots takes well under a second.
@@ -295,6 +302,158 @@ async fn suggested_moves_play_a_whole_game_then_a_rematch_seats_the_player_again
     .await;
 }
 
+/// Four players QuickJoin at once, asking for the same game: they get one table and four seats,
+/// the fourth join starts the game with the rules and turn timeout asked for, and a retry (same
+/// request_id) gets the first call's seat though the game has started since. Then the four play
+/// the game out.
+#[tokio::test]
+async fn four_quick_joins_share_one_table_and_play_it_out() {
+    let Some((client, _)) = connect().await else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the quick-join test", async move {
+        let seed = game_seed();
+        let rules = Rules {
+            target_score: Some(QUICK_TARGET_SCORE),
+            queen_breaks_hearts: Some(true),
+            ..Rules::default()
+        };
+        let turn_timeout =
+            hearts_client::prost_types::Duration { seconds: QUICK_TURN_TIMEOUT_SECONDS, nanos: 0 };
+        let requests: Vec<QuickJoinRequest> = (1..=4)
+            .map(|player| QuickJoinRequest {
+                rules: Some(rules),
+                turn_timeout: Some(turn_timeout),
+                player_display_name: format!("rust quick {player}"),
+                request_id: request_id(),
+                ..QuickJoinRequest::default()
+            })
+            .collect();
+
+        // Four players press "play now" at the same moment.
+        let calls: Vec<_> = requests
+            .iter()
+            .map(|request| {
+                let (mut client, request) = (client.clone(), request.clone());
+                tokio::spawn(async move { client.quick_join(request).await })
+            })
+            .collect();
+        let mut joined = Vec::new();
+        for (request, call) in requests.iter().zip(calls) {
+            let response = call.await.expect("the QuickJoin task panicked").unwrap_or_else(|s| {
+                panic!(
+                    "seed {seed}: QuickJoin as {}: {}",
+                    request.player_display_name,
+                    describe(&s)
+                )
+            });
+            joined.push(response.into_inner());
+        }
+        let name = quick_table(&joined[0]).name.clone();
+        let places: Vec<_> =
+            joined.iter().map(|response| (&quick_table(response).name, response.seat)).collect();
+        println!("seed {seed}: quick joins seated at {places:?}");
+        assert!(
+            name.starts_with("tables/") && places.iter().all(|(table, _)| **table == name),
+            "seed {seed}: four QuickJoins for one game got the tables {places:?}, want one"
+        );
+        let mut seats: Vec<i32> = joined.iter().map(|response| response.seat).collect();
+        seats.sort();
+        assert_eq!(seats, [0, 1, 2, 3], "seed {seed}: the quick joins' seats, {places:?}");
+        for response in &joined {
+            let view = response.view.as_ref().expect("QuickJoin answered no view");
+            assert!(
+                !response.seat_token.is_empty()
+                    && view.viewer_seat == Some(response.seat)
+                    && response.etag == etag(view),
+                "seed {seed}: QuickJoin gave seat {}, viewer seat {:?}, a token of {} bytes, \
+                 etag {:?} for the view's {:?}",
+                response.seat,
+                view.viewer_seat,
+                response.seat_token.len(),
+                response.etag,
+                etag(view)
+            );
+        }
+
+        // The fourth join started the game, with the rules and the turn timeout asked for.
+        let mut by_seat = joined.clone();
+        by_seat.sort_by_key(|response| response.seat);
+        let mut game = Game::quick(client, seed, &by_seat);
+        let started = game.view().await;
+        let at_start = table(&started);
+        assert!(
+            phase(&started) == Phase::Passing && started.cards_to_pass == 3,
+            "seed {seed}: after the fourth quick join the phase is {:?} with {} cards to pass",
+            phase(&started),
+            started.cards_to_pass
+        );
+        let got = at_start.rules.unwrap_or_default();
+        assert_eq!(
+            (got.target_score, got.queen_breaks_hearts),
+            (rules.target_score, rules.queen_breaks_hearts),
+            "seed {seed}: the quick game's rules"
+        );
+        assert_eq!(
+            at_start.turn_timeout,
+            Some(turn_timeout),
+            "seed {seed}: the quick game's turn_timeout"
+        );
+        for (request, response) in requests.iter().zip(&joined) {
+            let seat = at_start.seats.iter().find(|seat| seat.seat == response.seat);
+            assert!(
+                seat.is_some_and(|seat| seat.occupant() == SeatOccupant::Human
+                    && seat.player_display_name == request.player_display_name),
+                "seed {seed}: seat {} holds {seat:?}, want {}",
+                response.seat,
+                request.player_display_name
+            );
+        }
+
+        // A retry (same request_id) gets the first call's seat, though the game has started since.
+        for (request, first) in requests.iter().zip(&joined) {
+            let again = game
+                .client
+                .quick_join(request.clone())
+                .await
+                .unwrap_or_else(|s| {
+                    panic!(
+                        "seed {seed}: QuickJoin retry as {}: {}",
+                        request.player_display_name,
+                        describe(&s)
+                    )
+                })
+                .into_inner();
+            assert_eq!(
+                (&quick_table(&again).name, again.seat, &again.seat_token),
+                (&name, first.seat, &first.seat_token),
+                "seed {seed}: a retried QuickJoin of {} (table, seat, token)",
+                request.player_display_name
+            );
+        }
+
+        let tokens: Vec<BearerToken> = by_seat
+            .iter()
+            .map(|response| BearerToken::new(&response.seat_token).expect("an ASCII token"))
+            .collect();
+        let final_view = play_out(&mut game, &tokens, &mut Rng::new(seed as u64 ^ 3)).await;
+        let over = table(&final_view);
+        println!(
+            "seed {seed}: quick game {name} over after {} rounds, totals {:?}",
+            over.round_number, over.total_scores
+        );
+        let highest = over.total_scores.iter().max().copied().unwrap_or_default();
+        assert!(
+            highest >= QUICK_TARGET_SCORE
+                && over.result.as_ref().is_some_and(|result| !result.winners.is_empty()),
+            "seed {seed}: the quick game ended with totals {:?} and result {:?}",
+            over.total_scores,
+            over.result
+        );
+    })
+    .await;
+}
+
 /// Meets the refusals of the rules that the whole-game test cannot provoke at will:
 /// ALREADY_PASSED and NOT_YOUR_TURN need a second human at the table (bots move at once), and the
 /// chance refusals a deal that puts the seat in their situation.
@@ -327,7 +486,7 @@ async fn refuse_passes(game: &mut Game, view: &TableView, seen: &mut BTreeSet<St
     let (a, b, c) = (legal[0], legal[1], legal[2]);
     let missing = not_in_hand(view);
     let seat = game.seat.clone();
-    let creator = game.creator.clone();
+    let creator = game.creator.clone().expect("the test created the table");
     let etag = etag(view);
 
     // Passes the rules refuse.
@@ -618,12 +777,13 @@ async fn assert_unchanged(game: &mut Game, view: &TableView, what: &str) {
 
 // ------------------------------------------------------------------------------------ the game
 
-/// A table a test created, and the seat it joined.
+/// A table a test created (or QuickJoin found), and the seat it joined there.
 struct Game {
     client: Client,
     seed: i64,
     name: String,
-    creator: BearerToken,
+    /// None for a table QuickJoin made: it has no creator.
+    creator: Option<BearerToken>,
     seat: BearerToken,
     seat_token: String,
     /// The tokens of the other seats that humans joined (`Game::new`'s `others`), in order.
@@ -709,7 +869,7 @@ impl Game {
         Game {
             client,
             seed,
-            creator: BearerToken::new(&created.creator_token).expect("an ASCII token"),
+            creator: Some(BearerToken::new(&created.creator_token).expect("an ASCII token")),
             seat,
             seat_token,
             others: tokens.into_iter().map(|(token, _)| token).collect(),
@@ -719,24 +879,55 @@ impl Game {
         }
     }
 
+    /// The game QuickJoin seated the test's four players at (`by_seat`, their responses in seat
+    /// order): the seat is HUMAN_SEAT and `others` are the other three, in seat order. The etag
+    /// of the first join is stale once the next player has joined.
+    fn quick(client: Client, seed: i64, by_seat: &[QuickJoinResponse]) -> Game {
+        let token = |response: &QuickJoinResponse| {
+            BearerToken::new(&response.seat_token).expect("an ASCII token")
+        };
+        let human = &by_seat[HUMAN_SEAT as usize];
+        Game {
+            client,
+            seed,
+            name: quick_table(human).name.clone(),
+            creator: None,
+            seat: token(human),
+            seat_token: human.seat_token.clone(),
+            others: by_seat.iter().filter(|r| r.seat != HUMAN_SEAT).map(token).collect(),
+            stale_etag: by_seat[0].etag.clone(),
+            joined: human.view.clone().expect("QuickJoin answered no view"),
+        }
+    }
+
     /// Makes the seat's next move, chosen at random from what its own view offers, and returns
     /// the view after it. When the seat owes no move (it never should with inline bots, but a
     /// client may not assume that) it reads the table again instead.
     async fn make_move(&mut self, view: &TableView, rng: &mut Rng) -> TableView {
         let seat = self.seat.clone();
+        self.make_move_as(&seat, view, rng).await
+    }
+
+    /// Makes the next move of the seat of `token`, whose view is `view`, as `make_move` does.
+    async fn make_move_as(
+        &mut self,
+        token: &BearerToken,
+        view: &TableView,
+        rng: &mut Rng,
+    ) -> TableView {
         let legal = &view.legal_cards;
         if view.cards_to_pass > 0 {
             // While passing, legal_cards are the cards the seat may pass: its hand.
             let mut chosen = legal.clone();
             rng.shuffle(&mut chosen);
             chosen.truncate(view.cards_to_pass as usize);
-            self.pass(&seat, view, chosen).await
+            self.pass(token, view, chosen).await
         } else if !legal.is_empty() {
             let card = legal[rng.below(legal.len())];
-            self.play(&seat, view, card).await
+            self.play(token, view, card).await
         } else {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            self.get_view(&seat).await
+            self.get_view(token).await
         }
     }
 
@@ -777,15 +968,49 @@ impl Game {
     }
 
     async fn delete(&mut self) {
+        let creator = self.creator.clone().expect("the test created the table");
         let request = DeleteTableRequest {
             name: self.name.clone(),
             etag: String::new(),
             request_id: request_id(),
         };
-        if let Err(s) = self.client.delete_table(self.creator.request(request)).await {
+        if let Err(s) = self.client.delete_table(creator.request(request)).await {
             panic!("seed {}: DeleteTable {}: {}", self.seed, self.name, describe(&s));
         }
     }
+}
+
+/// Plays a game whose four seats the test holds (`seats`: their tokens, in seat order) to the
+/// end: each time the seat that owes a move (while passing, the first that has not passed; in
+/// play, the seat whose turn it is) reads its view and moves as `Game::make_move` does. Returns
+/// the last view.
+async fn play_out(game: &mut Game, seats: &[BearerToken], rng: &mut Rng) -> TableView {
+    let seed = game.seed;
+    let mut view = game.view().await;
+    let mut moves = 0;
+    while phase(&view) != Phase::GameOver {
+        moves += 1;
+        assert!(moves <= 2000, "seed {seed}: no game over after 2000 moves");
+        let table = table(&view);
+        let mover = match phase(&view) {
+            Phase::Passing => {
+                table.seats.iter().find(|seat| !seat.has_passed).map(|seat| seat.seat)
+            }
+            Phase::Playing => table.turn_seat,
+            _ => None,
+        };
+        let mover = mover.unwrap_or_else(|| {
+            panic!(
+                "seed {seed}: no seat owes a move in {:?}, turn seat {:?}",
+                phase(&view),
+                table.turn_seat
+            )
+        });
+        let token = &seats[mover as usize];
+        let before = game.get_view(token).await;
+        view = game.make_move_as(token, &before, rng).await;
+    }
+    view
 }
 
 /// Checks that a view of the seat shows its own cards only: its seat, a hand of the right size, no
@@ -1220,6 +1445,11 @@ fn tamper_signature(token: &str) -> String {
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3, "this test assumes a seat token v1.<claims>.<signature>");
     format!("{}.{}.{}", parts[0], parts[1], "A".repeat(parts[2].len()))
+}
+
+/// The table of a QuickJoin's view.
+fn quick_table(response: &QuickJoinResponse) -> &Table {
+    table(response.view.as_ref().expect("QuickJoin answered no view"))
 }
 
 fn table(view: &TableView) -> &Table {

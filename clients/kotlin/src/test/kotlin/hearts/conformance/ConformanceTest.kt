@@ -3,7 +3,8 @@
  * JVM app would: the coroutine stubs over the OkHttp transport, the seat token as `authorization`
  * metadata, error details read with StatusProto. It checks what a client relies on: the watch
  * stream tells the whole game in order, a refused move says why, a forged token is refused,
- * SuggestMove's moves are legal and play a game out, and RematchTable seats the player again.
+ * SuggestMove's moves are legal and play a game out, RematchTable seats the player again, and
+ * four players who QuickJoin at once are seated together and play their game out.
  *
  * The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
  * scripts/with-server.sh starts one and sets it. They never choose a card the seat's own view does
@@ -11,6 +12,7 @@
  *
  * Every game is reproducible: HEARTS_CONFORMANCE_SEED (default: the clock) is the deck seed, which
  * also seeds the server's bots, and the seed of the test's own card choices. Failures print it.
+ * (QuickJoin takes no deck seed: there the seed replays the test's choices, not the deal.)
  */
 package hearts.conformance
 
@@ -36,12 +38,14 @@ import hearts.v1.getTableRequest
 import hearts.v1.joinTableRequest
 import hearts.v1.passCardsRequest
 import hearts.v1.playCardRequest
+import hearts.v1.quickJoinRequest
 import hearts.v1.rematchTableRequest
 import hearts.v1.rules
 import hearts.v1.seat
 import hearts.v1.suggestMoveRequest
 import hearts.v1.table
 import hearts.v1.watchTableRequest
+import com.google.protobuf.duration
 import io.grpc.InsecureChannelCredentials
 import io.grpc.ManagedChannel
 import io.grpc.Metadata
@@ -59,6 +63,8 @@ import kotlin.random.Random
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.MutableStateFlow
@@ -78,6 +84,15 @@ import org.junit.jupiter.api.fail
 
 /** A game is kept to a few rounds. */
 private const val TARGET_SCORE = 20
+
+/**
+ * The quick game's target score: a few rounds, and asked for by no other test, so that QuickJoin
+ * seats only that test's four players at its table.
+ */
+private const val QUICK_TARGET_SCORE = 21
+
+/** The quick game's turn timeout: far longer than the game takes. */
+private const val QUICK_TURN_TIMEOUT_SECONDS = 90L
 
 /** The seat the test joins; the other three are heuristic bots. */
 private const val HUMAN_SEAT = 0
@@ -323,6 +338,79 @@ class ConformanceTest {
         failures.check()
     }
 
+    @Test
+    fun `four players who quick-join at once share one table and play it out`() = play { seed ->
+        val requests = (1..4).map { player ->
+            quickJoinRequest {
+                rules = rules {
+                    targetScore = QUICK_TARGET_SCORE
+                    queenBreaksHearts = true
+                }
+                turnTimeout = duration { seconds = QUICK_TURN_TIMEOUT_SECONDS }
+                playerDisplayName = "kotlin quick $player"
+                requestId = UUID.randomUUID().toString()
+            }
+        }
+        // Four players press "play now" at the same moment.
+        val joined = requests.map { request ->
+            async { call("QuickJoin as ${request.playerDisplayName}") { client.quickJoin(request) } }
+        }.awaitAll()
+        val name = joined.first().view.table.name
+        log("seed $seed: quick joins seated at ${joined.map { "${it.view.table.name} seat ${it.seat}" }}")
+        val seated = Failures("four concurrent QuickJoins")
+        if (joined.any { it.view.table.name != name } || !name.startsWith("tables/")) {
+            seated.add("tables ${joined.map { it.view.table.name }}, want one")
+        }
+        if (joined.map { it.seat }.sorted() != listOf(0, 1, 2, 3)) seated.add("seats ${joined.map { it.seat }}, want 0 to 3 once each")
+        for ((request, response) in requests.zip(joined)) {
+            if (response.seatToken.isEmpty() || response.view.viewerSeat != response.seat || response.etag != response.view.table.etag) {
+                seated.add(
+                    "${request.playerDisplayName}: seat ${response.seat}, viewer seat ${response.view.viewerSeat}, " +
+                        "a token of ${response.seatToken.length} bytes, etag ${response.etag} for the view's ${response.view.table.etag}",
+                )
+            }
+        }
+        seated.check()
+
+        // The fourth join started the game, with the rules and the turn timeout asked for.
+        val players = joined.sortedBy { it.seat }.map { Game(name, "", it.seatToken, client.withToken(it.seatToken), it.view) }
+        val started = call("GetTable $name") { players[0].seat.getTable(getTableRequest { this.name = name }) }.view
+        val table = started.table
+        val game = Failures("the quick game after the fourth join")
+        if (table.phase != Phase.PHASE_PASSING || started.cardsToPass != 3) {
+            game.add("phase ${table.phase} with ${started.cardsToPass} cards to pass, want passing with 3")
+        }
+        if (table.rules.targetScore != QUICK_TARGET_SCORE || !table.rules.queenBreaksHearts) {
+            game.add("rules target_score ${table.rules.targetScore}, queen_breaks_hearts ${table.rules.queenBreaksHearts}; want $QUICK_TARGET_SCORE, true")
+        }
+        if (table.turnTimeout.seconds != QUICK_TURN_TIMEOUT_SECONDS) game.add("turn_timeout ${table.turnTimeout.seconds} s")
+        for ((request, response) in requests.zip(joined)) {
+            val seat = table.seatsList.firstOrNull { it.seat == response.seat }
+            if (seat?.occupant != SeatOccupant.SEAT_OCCUPANT_HUMAN || seat.playerDisplayName != request.playerDisplayName) {
+                game.add("seat ${response.seat} holds ${seat?.occupant} \"${seat?.playerDisplayName}\", want ${request.playerDisplayName}")
+            }
+        }
+        game.check()
+
+        // A retry (same request_id) gets the first call's seat, though the game has started since.
+        for ((request, first) in requests.zip(joined)) {
+            val again = call("QuickJoin retry as ${request.playerDisplayName}") { client.quickJoin(request) }
+            if (again.view.table.name != name || again.seat != first.seat || again.seatToken != first.seatToken) {
+                fail(
+                    "a retried QuickJoin of ${request.playerDisplayName} gave ${again.view.table.name} seat ${again.seat}; " +
+                        "want $name seat ${first.seat} with the first call's token",
+                )
+            }
+        }
+
+        val final = playOut(players, Random(seed + 3))
+        log("seed $seed: quick game $name over after ${final.table.roundNumber} rounds, totals ${final.table.totalScoresList}")
+        val highest = final.table.totalScoresList.maxOrNull() ?: 0
+        if (highest < QUICK_TARGET_SCORE || final.table.result.winnersCount == 0) {
+            fail("the quick game ended with totals ${final.table.totalScoresList} and result ${final.table.result}")
+        }
+    }
+
     /** The example in README.md (kept equal to src/test/kotlin/example/Example.kt by ci.sh) runs. */
     @Test
     fun `the README example runs`() {
@@ -331,9 +419,10 @@ class ConformanceTest {
 
     // ------------------------------------------------------------------------------- the game
 
-    /** A table the test created and the seat it joined. */
+    /** A table the test created (or QuickJoin found) and a seat the test joined there. */
     private class Game(
         val name: String,
+        /** Empty for a table QuickJoin made: it has no creator. */
         val creatorToken: String,
         val seatToken: String,
         /** The stub that acts for the seat: every call carries its token. */
@@ -453,6 +542,30 @@ class ConformanceTest {
                 call("GetTable") { game.seat.getTable(getTableRequest { name = game.name }) }.view
             }
         }
+    }
+
+    /**
+     * Plays a game whose four seats the test holds ([players], in seat order) to the end: each
+     * time the seat that owes a move (while passing, the first that has not passed; in play, the
+     * seat whose turn it is) reads its view and moves as [move] does. Returns the last view.
+     */
+    private suspend fun playOut(players: List<Game>, rng: Random): TableView {
+        val first = players.first()
+        var view = call("GetTable") { first.seat.getTable(getTableRequest { name = first.name }) }.view
+        var moves = 0
+        while (view.table.phase != Phase.PHASE_GAME_OVER) {
+            if (++moves > 2000) fail("no game over after 2000 moves")
+            val table = view.table
+            val mover = when {
+                table.phase == Phase.PHASE_PASSING -> table.seatsList.firstOrNull { !it.hasPassed }?.seat
+                table.phase == Phase.PHASE_PLAYING && table.hasTurnSeat() -> table.turnSeat
+                else -> null
+            } ?: fail("no seat owes a move in ${table.phase} (turn seat set: ${table.hasTurnSeat()})")
+            val game = players[mover]
+            val before = call("GetTable as seat $mover") { game.seat.getTable(getTableRequest { name = game.name }) }.view
+            view = move(game, before, rng)
+        }
+        return view
     }
 
     /**
