@@ -3,7 +3,8 @@
 // details read with status.FromError. It checks what a client relies on: the watch stream tells
 // the whole game in order, a refused move says why, a forged token is refused, a finished game's
 // player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
-// out, and an identity token names the player on its seat.
+// out, an identity token names the player on its seat, and four QuickJoin callers asking for the
+// same game are seated together and play it out.
 //
 // The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
 // scripts/with-server.sh starts one and sets it. They never choose a card the caller's own view
@@ -38,12 +39,17 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
 )
 
 // targetScore keeps a game to a few rounds.
 const targetScore = 20
+
+// quickTargetScore is the target score of the quick game, which no other test asks for: the
+// four QuickJoin callers of one test must not sit down at another test's table.
+const quickTargetScore = 30
 
 // testTimeout bounds each test; a whole game with inline bots takes well under a second.
 const testTimeout = 60 * time.Second
@@ -362,6 +368,118 @@ func signIdentity(t *testing.T, secret, subject string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(signing))
 	return signing + "." + encode(mac.Sum(nil))
+}
+
+// TestQuickJoinSeatsFourCallersTogether has four players ask QuickJoin for the same game at
+// once: they get one table and four different seats, the fourth join starts the game (passing,
+// with the rules and turn timeout asked for), a retry of each request gets the same table and
+// seat, and the four seat tokens play the game to the end. The rules (quickTargetScore) are no
+// other test's, and the turn timeout is random to the millisecond, so that no other test or run
+// on the same server asks for this game and sits down with these four. The server deals a quick
+// game's deck at random, so the seed replays only the test's own choices.
+func TestQuickJoinSeatsFourCallersTogether(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	rng := rand.New(rand.NewPCG(uint64(seed), 4))
+	turnTimeout := (10*time.Minute + rand.N(10*time.Minute)).Truncate(time.Millisecond)
+
+	requests := make([]*heartsv1.QuickJoinRequest, 4)
+	for i := range requests {
+		requests[i] = &heartsv1.QuickJoinRequest{
+			Rules:             &heartsv1.Rules{TargetScore: proto.Int32(quickTargetScore)},
+			TurnTimeout:       durationpb.New(turnTimeout),
+			PlayerDisplayName: fmt.Sprintf("go quick %d", i),
+			RequestId:         requestID(t),
+		}
+	}
+	joined := make([]*heartsv1.QuickJoinResponse, len(requests))
+	errs := make([]error, len(requests))
+	var wg sync.WaitGroup
+	for i, request := range requests {
+		wg.Go(func() { joined[i], errs[i] = client.QuickJoin(ctx, request) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("seed %d: QuickJoin of %q: %v", seed, requests[i].GetPlayerDisplayName(), describe(err))
+		}
+	}
+
+	name := joined[0].GetView().GetTable().GetName()
+	players := make([]game, 4) // by seat
+	names := make([]string, 4) // the display name asked for, by seat
+	for i, response := range joined {
+		seat := response.GetSeat()
+		if got := response.GetView().GetTable().GetName(); got != name {
+			t.Fatalf("seed %d: QuickJoin seated %q at %s and %q at %s; want one table", seed,
+				requests[0].GetPlayerDisplayName(), name, requests[i].GetPlayerDisplayName(), got)
+		}
+		if seat < 0 || seat > 3 || names[seat] != "" {
+			t.Fatalf("seed %d: QuickJoin gave seat %d to %q as well; want four different seats", seed,
+				seat, requests[i].GetPlayerDisplayName())
+		}
+		if response.GetSeatToken() == "" || response.GetView().GetViewerSeat() != seat {
+			t.Fatalf("seed %d: QuickJoin gave seat %d with a token of %d bytes and a view of seat %d", seed,
+				seat, len(response.GetSeatToken()), response.GetView().GetViewerSeat())
+		}
+		names[seat] = requests[i].GetPlayerDisplayName()
+		players[seat] = game{name: name, seatToken: response.GetSeatToken(), view: response.GetView()}
+	}
+	t.Logf("seed %d: four QuickJoins seated at %s (target score %d, turn timeout %v)", seed, name,
+		quickTargetScore, turnTimeout)
+
+	// Some view of the table is the fourth join's; read it afresh, as any seat now sees it.
+	table := getView(ctx, t, client, name, players[0].seatToken).GetTable()
+	if table.GetPhase() != heartsv1.Phase_PHASE_PASSING {
+		t.Fatalf("seed %d: after four QuickJoins %s is in phase %v, want passing", seed, name, table.GetPhase())
+	}
+	if got := table.GetRules().GetTargetScore(); got != quickTargetScore {
+		t.Errorf("seed %d: %s has target score %d, want the %d asked for", seed, name, got, quickTargetScore)
+	}
+	if got := table.GetTurnTimeout().AsDuration(); got != turnTimeout {
+		t.Errorf("seed %d: %s has turn timeout %v, want the %v asked for", seed, name, got, turnTimeout)
+	}
+	for _, s := range table.GetSeats() {
+		if s.GetOccupant() != heartsv1.SeatOccupant_SEAT_OCCUPANT_HUMAN || s.GetPlayerDisplayName() != names[s.GetSeat()] {
+			t.Errorf("seed %d: seat %d is %v %q, want the player %q", seed, s.GetSeat(), s.GetOccupant(),
+				s.GetPlayerDisplayName(), names[s.GetSeat()])
+		}
+	}
+
+	// A retry, now that the table is full and the next caller would get another one, answers
+	// with the first call's table and seat.
+	for i, request := range requests {
+		again, err := client.QuickJoin(ctx, request)
+		if err != nil {
+			t.Fatalf("seed %d: QuickJoin of %q again: %v", seed, request.GetPlayerDisplayName(), describe(err))
+		}
+		if got := again.GetView().GetTable().GetName(); got != name || again.GetSeat() != joined[i].GetSeat() {
+			t.Errorf("seed %d: QuickJoin of %q again gave seat %d at %s, want seat %d at %s", seed,
+				request.GetPlayerDisplayName(), again.GetSeat(), got, joined[i].GetSeat(), name)
+		}
+	}
+
+	// Play: every seat that still owes its pass, then the seat whose turn it is.
+	moves := 0
+	for table.GetPhase() != heartsv1.Phase_PHASE_GAME_OVER {
+		if moves++; moves > 2000 {
+			t.Fatalf("seed %d: no game over at %s after 2000 moves", seed, name)
+		}
+		seat := table.GetTurnSeat()
+		if table.GetPhase() == heartsv1.Phase_PHASE_PASSING {
+			seat = int32(slices.IndexFunc(table.GetSeats(), func(s *heartsv1.Seat) bool { return !s.GetHasPassed() }))
+			if seat < 0 {
+				t.Fatalf("seed %d: %s is still passing, but every seat has passed", seed, name)
+			}
+		}
+		player := players[seat]
+		table = move(ctx, t, client, player, getView(ctx, t, client, name, player.seatToken), rng).GetTable()
+	}
+	t.Logf("seed %d: game over at %s after %d rounds and %d moves, totals %v", seed, name,
+		table.GetRoundNumber(), moves, table.GetTotalScores())
+	if highest := slices.Max(table.GetTotalScores()); highest < quickTargetScore {
+		t.Errorf("seed %d: the game ended with totals %v, none at the target %d", seed, table.GetTotalScores(), quickTargetScore)
+	}
 }
 
 // ---------------------------------------------------------------------------------- the game

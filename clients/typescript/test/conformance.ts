@@ -2,7 +2,8 @@
  * The conformance tests of the TypeScript client, for any transport: a whole game played against
  * a live Hearts server, the watch stream checked against the final table, the error details of
  * a refused move and of a forged token read back, a rematch of the finished game (refused
- * while it is still in play), and an identity token naming its player on the seat. conformance.test.ts runs them over gRPC against
+ * while it is still in play), an identity token naming its player on the seat, and four QuickJoin
+ * callers seated together at one game, played out. conformance.test.ts runs them over gRPC against
  * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
@@ -10,7 +11,7 @@
  * so that a failure can be replayed with HEARTS_TEST_SEED=<seed>.
  */
 import assert from "node:assert/strict";
-import { createHmac, randomUUID } from "node:crypto";
+import { createHmac, randomInt, randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { equals } from "@bufbuild/protobuf";
 import {
@@ -60,6 +61,10 @@ const MOVE_REASONS = new Set([
   "WRONG_PHASE",
   "GAME_OVER",
 ]);
+
+// The quick game's target score, which no other test asks for: the four QuickJoin callers of one
+// test must not sit down at another test's table.
+const QUICK_TARGET_SCORE = 30;
 
 const seed = Number(process.env["HEARTS_TEST_SEED"] ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -317,6 +322,78 @@ export function conformanceTests(protocol: string, newClient: () => TableService
       { name, requestId: randomUUID() },
       { headers: bearer(created.creatorToken), timeoutMs: CALL_TIMEOUT_MS },
     );
+  });
+
+  // Four players ask QuickJoin for the same game at once. The rules (QUICK_TARGET_SCORE) are no
+  // other test's, and the turn timeout is random to the millisecond, so that no other test,
+  // protocol or run on the same server asks for this game and sits down with these four. The
+  // server deals a quick game's deck at random: the seed replays only the test's own choices.
+  test(`${protocol}: four QuickJoin callers are seated together and play the game out (seed ${seed})`, { timeout: 180_000 }, async (t) => {
+    const client = newClient();
+    const random = seededRandom(seed);
+    const timeoutMs = randomInt(600_000, 1_200_000);
+    const requests = [0, 1, 2, 3].map((i) => ({
+      rules: { targetScore: QUICK_TARGET_SCORE },
+      turnTimeout: { seconds: BigInt(Math.floor(timeoutMs / 1000)), nanos: (timeoutMs % 1000) * 1_000_000 },
+      playerDisplayName: `TypeScript quick ${i}`,
+      requestId: randomUUID(),
+    }));
+    const joined = await Promise.all(requests.map((request) => client.quickJoin(request, { timeoutMs: CALL_TIMEOUT_MS })));
+    const name = must(joined[0]?.view?.table, "QuickJoin table").name;
+    t.diagnostic(`table ${name}, target score ${QUICK_TARGET_SCORE}, turn timeout ${timeoutMs} ms`);
+    assert.deepEqual(joined.map((response) => response.view?.table?.name), [name, name, name, name], "one table");
+    assert.deepEqual(joined.map((response) => response.seat).sort((a, b) => a - b), [0, 1, 2, 3], "four different seats");
+    joined.forEach((response) => {
+      assert.ok(response.seatToken !== "", "a seat token");
+      assert.equal(response.view?.viewerSeat, response.seat, "the view is the seat's own");
+    });
+    const bySeat = (seat: number) => joined.findIndex((r) => r.seat === seat); // every seat is someone's (checked above)
+    const asSeat = (seat: number) => ({ headers: bearer(joined[bySeat(seat)]!.seatToken), timeoutMs: CALL_TIMEOUT_MS });
+
+    // The fourth join started the game; any seat now sees it passing, with what was asked for.
+    let table = must((await client.getTable({ name }, asSeat(0))).view?.table, "GetTable table");
+    assert.equal(Phase[table.phase], "PASSING", "the game starts with the fourth player");
+    assert.equal(table.rules?.targetScore, QUICK_TARGET_SCORE);
+    const timeout = must(table.turnTimeout, "turn_timeout");
+    assert.equal(Number(timeout.seconds) * 1000 + timeout.nanos / 1_000_000, timeoutMs);
+    assert.deepEqual(
+      table.seats.map((s) => [s.seat, SeatOccupant[s.occupant], s.playerDisplayName]),
+      [0, 1, 2, 3].map((seat) => [seat, "HUMAN", requests[bySeat(seat)]!.playerDisplayName]),
+    );
+
+    // A retry, now that the table is full and the next caller would get another one, answers with
+    // the first call's table and seat.
+    const again = await Promise.all(requests.map((request) => client.quickJoin(request, { timeoutMs: CALL_TIMEOUT_MS })));
+    assert.deepEqual(
+      again.map((response) => [response.view?.table?.name, response.seat]),
+      joined.map((response) => [name, response.seat]),
+      "a retry gets the same table and seat",
+    );
+
+    // Play: every seat that still owes its pass, then the seat whose turn it is, each choosing
+    // from what its own view offers.
+    let moves = 0;
+    for (; table.phase !== Phase.GAME_OVER; moves++) {
+      assert.ok(moves < 2000, "the game did not end after 2000 moves");
+      const seat = table.phase === Phase.PASSING
+        ? table.seats.findIndex((s) => !s.hasPassed)
+        : must(table.turnSeat, "turn_seat while playing");
+      assert.ok(seat >= 0, "the table is passing, but every seat has passed");
+      const options = asSeat(seat);
+      const view = must((await client.getTable({ name }, options)).view, "view");
+      const choices = [...view.legalCards];
+      const pick = () => must(choices.splice(Math.floor(random() * choices.length), 1)[0], "a legal card");
+      if (view.cardsToPass > 0) {
+        const cards = Array.from({ length: view.cardsToPass }, pick);
+        table = must((await client.passCards({ name, cards, requestId: randomUUID() }, options)).view?.table, "table");
+      } else {
+        assert.ok(choices.length > 0, `seat ${seat} owes a move but its view offers none`);
+        const card = pick();
+        table = must((await client.playCard({ name, card, requestId: randomUUID() }, options)).view?.table, "table");
+      }
+    }
+    t.diagnostic(`game over after ${table.roundNumber} rounds and ${moves} moves, totals ${table.totalScores.join(",")}`);
+    assert.ok(Math.max(...table.totalScores) >= QUICK_TARGET_SCORE, "the game ends at the target score");
   });
 }
 
