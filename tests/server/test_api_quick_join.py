@@ -7,6 +7,7 @@ real Redis, as a scaled deployment does.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 import uuid
 from typing import Any
@@ -20,7 +21,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
 from hearts_server.store.base import StoreUnavailableError
 
-from .conftest import Hearts, ServerFactory, event_kind, failure, read_until
+from .conftest import Hearts, ServerFactory, event_kind, failure, read_until, rejected
 
 IDENTITY_SECRET = "the-apps-backend-signs-with-this-secret-0123456789"
 
@@ -139,6 +140,22 @@ async def test_a_retried_quick_join_gets_the_same_seat(hearts: Hearts) -> None:
     )
 
 
+async def test_a_request_id_sent_again_for_another_game_is_refused(hearts: Hearts) -> None:
+    request_id = str(uuid.uuid4())
+    first = await quick(hearts, "ann", request_id=request_id)
+    for other in (
+        quick(hearts, "ann", request_id=request_id, target_score=50),
+        quick(hearts, "ann", request_id=request_id, turn_timeout_ms=30_000),
+    ):
+        refusal = await failure(other)
+        assert (refusal.code, refusal.reason) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "REQUEST_ID_REUSED",
+        )
+    assert [t.name for t in await listed(hearts)] == [first.view.table.name]
+    assert occupants((await hearts.view(first.view.table.name)).table) == ["ann", "", "", ""]
+
+
 async def test_a_table_filled_by_join_table_is_passed_over(hearts: Hearts) -> None:
     first = await quick(hearts, "ann")
     name = first.view.table.name
@@ -189,6 +206,53 @@ async def test_concurrent_quick_joins_fill_tables_four_at_a_time(hearts: Hearts)
     assert len(await listed(hearts)) == 3  # no table left behind by a lost race
 
 
+def seated_by_table(results: list[Any]) -> dict[str, set[int]]:
+    """Each table's seats given out in ``results``; fails on any refusal among them."""
+    errors = collections.Counter(
+        rejected(r).reason for r in results if isinstance(r, grpc.aio.AioRpcError)
+    )
+    assert not errors
+    by_table: dict[str, set[int]] = {}
+    for response in results:
+        by_table.setdefault(response.view.table.name, set()).add(response.seat)
+    return by_table
+
+
+@pytest.mark.redis
+async def test_a_burst_of_a_hundred_callers_on_two_replicas_is_seated(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    # Each round of a burst seats four: the last callers try many tables before theirs.
+    replicas = [connect(await make_server(store="redis")) for _ in range(2)]
+    results = await asyncio.gather(
+        *(quick(replicas[index % 2], f"p{index}") for index in range(100)),
+        return_exceptions=True,
+    )
+    assert list(seated_by_table(results).values()) == [{0, 1, 2, 3}] * 25
+
+
+@pytest.mark.redis
+async def test_the_quota_counts_only_the_tables_a_caller_made(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    # Many callers find the lobby empty at once; only the one whose table is offered first
+    # makes a table, and only that one is counted.
+    replicas = [
+        connect(
+            await make_server(store="redis", max_tables_per_hour=1, identity_secret=IDENTITY_SECRET)
+        )
+        for _ in range(2)
+    ]
+    results = await asyncio.gather(
+        *(
+            quick(replicas[index % 2], f"p{index}", identity_token=signed(f"user-{index}"))
+            for index in range(40)
+        ),
+        return_exceptions=True,
+    )
+    assert list(seated_by_table(results).values()) == [{0, 1, 2, 3}] * 10
+
+
 @pytest.mark.redis
 async def test_quick_joins_on_two_replicas_fill_the_same_tables(
     make_server: ServerFactory, connect: Any
@@ -216,15 +280,16 @@ async def test_bad_quick_joins_are_refused_and_change_nothing(hearts: Hearts) ->
     assert await listed(hearts) == []
 
 
+def signed(sub: str) -> str:
+    """An identity token of player ``sub``, as the app's backend signs it."""
+    claims = {"sub": sub, "exp": int(time.time()) + 3600}
+    return jwt.encode(claims, IDENTITY_SECRET, "HS256")
+
+
 async def test_a_signed_in_player_gets_the_same_seat_again(
     make_server: ServerFactory, connect: Any, store_kind: str
 ) -> None:
     hearts = connect(await make_server(store=store_kind, identity_secret=IDENTITY_SECRET))
-
-    def signed(sub: str) -> str:
-        claims = {"sub": sub, "exp": int(time.time()) + 3600}
-        return jwt.encode(claims, IDENTITY_SECRET, "HS256")
-
     first = await quick(hearts, "ann", identity_token=signed("ann-1"))
     again = await quick(hearts, "ann on her phone", identity_token=signed("ann-1"))
     assert (again.view.table.name, again.seat) == (first.view.table.name, first.seat)

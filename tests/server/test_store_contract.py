@@ -655,6 +655,10 @@ async def test_a_lobby_slot_names_the_first_table_offered_until_released(store: 
     assert await store.lobby_offer("game", OTHER, ttl_ms=60_000) == OTHER
     await store.lobby_put("game", TABLE, ttl_ms=60_000)  # put replaces whatever was there
     assert await store.lobby_get("game") == TABLE
+    # An offer replaces the table the caller found full, and only that one.
+    assert await store.lobby_offer("game", "third", ttl_ms=60_000, replacing=OTHER) == TABLE
+    assert await store.lobby_offer("game", "third", ttl_ms=60_000, replacing=TABLE) == "third"
+    assert await store.lobby_get("game") == "third"
 
 
 async def test_exactly_one_of_concurrent_lobby_offers_is_taken(store: Store) -> None:

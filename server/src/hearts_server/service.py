@@ -112,7 +112,8 @@ _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _QUOTA_WINDOW_MS = 3_600_000  # --max-tables-per-hour's window
 _QUICK_NAME = "Quick game"  # the display name of the tables QuickJoin makes
-_QUICK_ATTEMPTS = 16  # tables a QuickJoin tries (each found full by then) before it gives up
+_QUICK_SECONDS = 10.0  # how long a QuickJoin tries tables (each found full by then) ...
+_QUICK_ATTEMPTS = 1000  # ... and at most how many
 # A seat may send this many reactions in a window that starts with the first of them.
 REACTIONS_PER_WINDOW = 5
 REACTION_WINDOW_MS = 10_000
@@ -1127,7 +1128,10 @@ class TableApp:
         game_rules, turn_timeout_ms = self._quick_game(rules, turn_timeout)
         identity = await self._identity(identity_token)
         lobby = _lobby(game_rules, turn_timeout_ms)
-        pin = f"request:{request_id}:{lobby}" if request_id else ""
+        # The request's own slot keeps the table it tried, tagged with the game, so that the
+        # same id sent for another game is refused instead of seating the caller twice.
+        pin = f"request:{request_id}" if request_id else ""
+        game_tag = hashlib.blake2b(lobby.encode(), digest_size=8).hexdigest()
         ttl_ms = self._lobby_ttl_ms
 
         async def seat(table_id: str) -> api.QuickJoinResponse:
@@ -1160,45 +1164,67 @@ class TableApp:
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
         if pinned is not None:
+            tag, _, pinned_table = pinned.partition("/")
+            if tag != game_tag:
+                raise ServiceError(
+                    "REQUEST_ID_REUSED", "request_id was used for a QuickJoin of another game"
+                )
             # A retry: the table the first call was trying answers it (it remembers the join),
             # or seats the caller now if the first call never got that far.
             try:
-                return await seat(pinned)
+                return await seat(pinned_table)
             except ServiceError as error:
                 if error.reason not in ("TABLE_FULL", "TABLE_NOT_FOUND"):
                     raise
-        for _ in range(_QUICK_ATTEMPTS):
-            try:
-                table_id = await self.store.lobby_get(lobby)
-                if table_id is None:
-                    await self._count_table_created(identity, client, "")
-                    offered = self._new_listed_table_id()
-                    table_id = await self.store.lobby_offer(lobby, offered, ttl_ms=ttl_ms)
-                    if table_id == offered:
-                        await self._create_quick(table_id, game_rules, turn_timeout_ms)
-                if pin:
-                    await self.store.lobby_put(pin, table_id, ttl_ms=ttl_ms)
-            except StoreUnavailableError as error:
-                raise self._store_unavailable(error) from None
-            try:
-                return await seat(table_id)
-            except ServiceError as error:
-                if error.reason == "TABLE_NOT_FOUND":
-                    # Named but not made yet (its maker failed in between, or is about to), or
-                    # expired: made now, if the slot still names it.
+
+        made: list[str] = []
+
+        async def next_table(full: str | None) -> str:
+            """The table the slot names now; a new one when it is empty or names ``full``,
+            made by this call and counted against the caller's quota: once a call, for the
+            others it makes are those that filled up before the caller got a seat there."""
+            offered = self._new_listed_table_id()
+            held = await self.store.lobby_offer(lobby, offered, ttl_ms=ttl_ms, replacing=full)
+            if held == offered:
+                if not made:
                     try:
+                        await self._count_table_created(identity, client, "")
+                    except ServiceError:
+                        await self.store.lobby_release(lobby, offered)
+                        raise
+                made.append(offered)
+                await self._create_quick(offered, game_rules, turn_timeout_ms)
+            return held
+
+        # A burst of callers all try the table the slot names, and each round seats four of
+        # them: the last of N callers needs about N / 4 tries. So a call gives up only after a
+        # while, not after a number of tries (which a burst of some dozens would exhaust).
+        deadline = self._clock() + _QUICK_SECONDS
+        try:
+            table_id = await self.store.lobby_get(lobby)
+            for _ in range(_QUICK_ATTEMPTS):
+                if table_id is None:
+                    table_id = await next_table(None)
+                if pin:
+                    await self.store.lobby_put(pin, f"{game_tag}/{table_id}", ttl_ms=ttl_ms)
+                try:
+                    return await seat(table_id)
+                except ServiceError as error:
+                    if error.reason == "TABLE_NOT_FOUND":
+                        # Named but not made yet (its maker failed in between, or is about to),
+                        # or expired: made now, if the slot still names it.
                         held = await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
-                    except StoreUnavailableError as unavailable:
-                        raise self._store_unavailable(unavailable) from None
-                    if held == table_id:
-                        await self._create_quick(table_id, game_rules, turn_timeout_ms)
-                    continue
-                if error.reason != "TABLE_FULL":
-                    raise
-            try:
-                await self.store.lobby_release(lobby, table_id)
-            except StoreUnavailableError as error:
-                raise self._store_unavailable(error) from None
+                        if held == table_id:
+                            await self._create_quick(table_id, game_rules, turn_timeout_ms)
+                        table_id = held
+                    elif error.reason == "TABLE_FULL":
+                        table_id = await next_table(table_id)
+                    else:
+                        raise
+                if self._clock() > deadline:
+                    break
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
         raise ServiceError("CONFLICT", "every waiting table filled up meanwhile; try again")
 
     def lobby_name(self, rules: pb.Rules | None, turn_timeout: Any) -> str:

@@ -306,10 +306,13 @@ class Store(Protocol):
         keeps there which table a quick-join request went to."""
         ...
 
-    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+    async def lobby_offer(
+        self, name: str, table_id: str, *, ttl_ms: int, replacing: str | None = None
+    ) -> str:
         """Put ``table_id`` in the slot ``name`` for ``ttl_ms`` unless the slot holds another
-        table; the table the slot holds now: ``table_id``, or the one another call put there
-        first. (Offering the table the slot holds renews its time to live.)"""
+        table (one other than ``replacing``, which the caller found full); the table the slot
+        holds now: ``table_id``, or the one another call put there first. (Offering the table
+        the slot holds renews its time to live.)"""
         ...
 
     async def lobby_put(self, name: str, table_id: str, *, ttl_ms: int) -> None:

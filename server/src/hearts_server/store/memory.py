@@ -234,9 +234,11 @@ class MemoryStore:
             return None
         return held[0]
 
-    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+    async def lobby_offer(
+        self, name: str, table_id: str, *, ttl_ms: int, replacing: str | None = None
+    ) -> str:
         held = await self.lobby_get(name)
-        if held is not None and held != table_id:
+        if held is not None and held not in (table_id, replacing):
             return held
         await self.lobby_put(name, table_id, ttl_ms=ttl_ms)
         return table_id

@@ -725,9 +725,20 @@ class RedisStore:
         held = await self._run_one(("GET", keys.lobby(name)))
         return None if held is None else bytes(held).decode()
 
-    async def lobby_offer(self, name: str, table_id: str, *, ttl_ms: int) -> str:
+    async def lobby_offer(
+        self, name: str, table_id: str, *, ttl_ms: int, replacing: str | None = None
+    ) -> str:
         held = await self._run_one(
-            ("EVALSHA", _LOBBY.sha, 1, keys.lobby(name), "offer", table_id, ttl_ms)
+            (
+                "EVALSHA",
+                _LOBBY.sha,
+                1,
+                keys.lobby(name),
+                "offer",
+                table_id,
+                ttl_ms,
+                replacing or table_id,
+            )
         )
         return bytes(held).decode()
 
