@@ -174,6 +174,32 @@ def test_turn_notifications_round_trip_and_records_without_them_do_not_mention_t
         TableRecord.from_json(json.dumps(data).encode())
 
 
+def test_a_fill_wait_round_trips_and_records_without_one_do_not_mention_it() -> None:
+    game = _random_game(4, 30)
+    waiting = dataclasses.replace(_record(None), fill_after_ms=5000)
+    assert TableRecord.from_json(waiting.to_json()) == waiting
+    assert waiting.evolve(game, 50, 9).fill_after_ms == 5000
+    assert b"fill_after_ms" not in _record(game).to_json()
+    data = json.loads(waiting.to_json())
+    data["fill_after_ms"] = "5000"
+    with pytest.raises(UnreadableRecordError):
+        TableRecord.from_json(json.dumps(data).encode())
+
+
+def test_the_fill_deadline_runs_from_the_last_change_while_a_player_waits() -> None:
+    empty = dataclasses.replace(_record(None), fill_after_ms=5000, update_ms=1000)
+    empty = dataclasses.replace(empty, seats=(SeatRecord(),) * 4)
+    assert empty.fill_deadline_ms is None  # nobody to wait for
+    one = dataclasses.replace(
+        empty, seats=(SeatRecord(Occupant.HUMAN, "Ann"),) + (SeatRecord(),) * 3
+    )
+    assert one.fill_deadline_ms == one.timer_deadline_ms == 6000
+    assert dataclasses.replace(one, fill_after_ms=0).fill_deadline_ms is None
+    full = dataclasses.replace(one, seats=(SeatRecord(Occupant.HUMAN, "Ann"),) * 4)
+    assert full.fill_deadline_ms is None
+    assert dataclasses.replace(one, game=_random_game(4, 0)).fill_deadline_ms is None
+
+
 def test_stand_ins_that_name_no_bot_seat_make_a_damaged_record() -> None:
     bots = (SeatRecord(Occupant.HUMAN, "Ann", None, 2),) + (
         SeatRecord(Occupant.BOT, "Bo (bot)", BotLevel.HEURISTIC, 1, stand_in=True),

@@ -373,6 +373,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         record.rematch_id,
         record.rematch_of,
         record.turn_notifications,
+        record.fill_after_ms,
         id(seats),
         id(rules),
         has_passed,
@@ -404,6 +405,8 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
     table.turn_notifications = record.turn_notifications
+    if record.fill_after_ms:
+        table.fill_with_bots_after.FromMilliseconds(record.fill_after_ms)
     if record.rematch_id:
         table.rematch_table = table_name(record.rematch_id)
     if record.rematch_of:

@@ -130,6 +130,9 @@ class TableRecord:
     # Whether a turn.started webhook goes out each time a player is asked for a move (see
     # Table.turn_notifications).
     turn_notifications: bool = False
+    # How long the table waits for players before bots take its empty seats, 0 for ever (see
+    # Table.fill_with_bots_after and fill_deadline_ms).
+    fill_after_ms: int = 0
 
     @property
     def phase_over(self) -> bool:
@@ -160,6 +163,23 @@ class TableRecord:
         if not self.turn_timeout_ms or not self.owing_players():
             return None
         return self.turn_ms + self.turn_timeout_ms
+
+    @property
+    def fill_deadline_ms(self) -> int | None:
+        """When bots take the empty seats of a table that waits for players: ``fill_after_ms``
+        after the last change of seating (the last commit, while the game has not started),
+        while a player is seated; None otherwise."""
+        if not self.fill_after_ms or self.game is not None or not self.has_free_seat:
+            return None
+        if not any(seat.occupant is Occupant.HUMAN for seat in self.seats):
+            return None
+        return self.update_ms + self.fill_after_ms
+
+    @property
+    def timer_deadline_ms(self) -> int | None:
+        """The next time the table's driver has to act (see ``TableApp._arm_turn_timer``)."""
+        turn = self.turn_deadline_ms
+        return self.fill_deadline_ms if turn is None else turn
 
     def timed_out(self, now_ms: int) -> tuple[int, ...]:
         """The human seats whose time for the move they owe ran out by ``now_ms``."""
@@ -205,6 +225,7 @@ class TableRecord:
             self.rematch_id,
             self.rematch_of,
             self.turn_notifications,
+            self.fill_after_ms,
         )
 
     def turn_since(self, old: State | None, game: State | None, update_ms: int) -> int:
@@ -236,6 +257,7 @@ class TableRecord:
             self.rematch_id,
             self.rematch_of,
             self.turn_notifications,
+            self.fill_after_ms,
         )
         if encoded is None or encoded.fixed != fixed:
             encoded = _Encoded(fixed, *self._head_parts())
@@ -296,6 +318,8 @@ class TableRecord:
             data["unlisted"] = True
         if self.turn_notifications:
             data["turn_notifications"] = True
+        if self.fill_after_ms:
+            data["fill_after_ms"] = self.fill_after_ms
         stand_ins = [index for index, seat in enumerate(self.seats) if seat.stand_in]
         if stand_ins:  # beside "seats", whose entries older versions read as four values
             data["stand_ins"] = stand_ins
@@ -355,6 +379,9 @@ class TableRecord:
         turn_notifications = data.get("turn_notifications", False)
         if type(unlisted) is not bool or type(turn_notifications) is not bool:
             raise TypeError("unlisted or turn_notifications is not a bool")
+        fill_after_ms = data.get("fill_after_ms", 0)
+        if type(fill_after_ms) is not int:
+            raise TypeError("fill_after_ms is not an int")
         seats = tuple(
             SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
             for occ, name, level, epoch in data["seats"]
@@ -412,6 +439,7 @@ class TableRecord:
             rematch_id=rematch_id,
             rematch_of=rematch_of,
             turn_notifications=turn_notifications,
+            fill_after_ms=fill_after_ms,
         )
 
 

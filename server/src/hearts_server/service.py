@@ -33,9 +33,10 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import orjson
+from google.protobuf import duration_pb2
 from google.protobuf.message import Message
 
 from hearts.v1 import table_event_pb2 as events_pb
@@ -816,6 +817,7 @@ class TableApp:
         if _has_control_characters(table.display_name):
             raise ServiceError("INVALID_REQUEST", "display_name: no control characters")
         turn_timeout_ms = _turn_timeout_ms(table, self._max_turn_timeout_ms)
+        fill_after_ms = _fill_after_ms(table, self._max_turn_timeout_ms)
         if table.turn_notifications and self.webhooks is None:
             raise ServiceError(
                 "WEBHOOKS_DISABLED",
@@ -863,6 +865,7 @@ class TableApp:
             turn_ms=now,
             unlisted=table.unlisted,
             turn_notifications=table.turn_notifications,
+            fill_after_ms=fill_after_ms,
         )
         batch = _Batch(now)
         record = self._start_if_full(record, batch)
@@ -1106,6 +1109,7 @@ class TableApp:
         rules: pb.Rules | None,
         turn_timeout: Any,
         display_name: str,
+        fill_with_bots_after: Any = None,
         *,
         request_id: str,
         identity_token: str = "",
@@ -1125,9 +1129,9 @@ class TableApp:
         """
         _check_request_id(request_id)
         display_name = _player_name(display_name)
-        game_rules, turn_timeout_ms = self._quick_game(rules, turn_timeout)
+        game = self._quick_game(rules, turn_timeout, fill_with_bots_after)
         identity = await self._identity(identity_token)
-        lobby = _lobby(game_rules, turn_timeout_ms)
+        lobby = _lobby(game)
         # The request's own slot keeps the table it tried, tagged with the game, so that the
         # same id sent for another game is refused instead of seating the caller twice.
         pin = f"request:{request_id}" if request_id else ""
@@ -1193,7 +1197,7 @@ class TableApp:
                         await self.store.lobby_release(lobby, offered)
                         raise
                 made.append(offered)
-                await self._create_quick(offered, game_rules, turn_timeout_ms)
+                await self._create_quick(offered, game)
             return held
 
         # A burst of callers all try the table the slot names, and each round seats four of
@@ -1215,7 +1219,7 @@ class TableApp:
                         # or expired: made now, if the slot still names it.
                         held = await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
                         if held == table_id:
-                            await self._create_quick(table_id, game_rules, turn_timeout_ms)
+                            await self._create_quick(table_id, game)
                         table_id = held
                     elif error.reason == "TABLE_FULL":
                         table_id = await next_table(table_id)
@@ -1227,25 +1231,34 @@ class TableApp:
             raise self._store_unavailable(error) from None
         raise ServiceError("CONFLICT", "every waiting table filled up meanwhile; try again")
 
-    def lobby_name(self, rules: pb.Rules | None, turn_timeout: Any) -> str:
-        """The name of the lobby slot of a QuickJoin asking for ``rules`` and ``turn_timeout``."""
-        return _lobby(*self._quick_game(rules, turn_timeout))
+    def lobby_name(
+        self, rules: pb.Rules | None, turn_timeout: Any, fill_with_bots_after: Any = None
+    ) -> str:
+        """The name of the lobby slot of a QuickJoin asking for this game."""
+        return _lobby(self._quick_game(rules, turn_timeout, fill_with_bots_after))
 
-    def _quick_game(self, rules: pb.Rules | None, turn_timeout: Any) -> tuple[Rules, int]:
-        """The rules and turn timeout (ms) a QuickJoin asks for; INVALID_ARGUMENT if bad."""
+    def _quick_game(
+        self, rules: pb.Rules | None, turn_timeout: Any, fill_with_bots_after: Any
+    ) -> _QuickGame:
+        """The game a QuickJoin asks for; INVALID_ARGUMENT if it is no game."""
         template = pb.Table(display_name=_QUICK_NAME)
         if rules is not None:
             template.rules.CopyFrom(rules)
         if turn_timeout is not None:
             template.turn_timeout.CopyFrom(turn_timeout)
-        return _rules(template), _turn_timeout_ms(template, self._max_turn_timeout_ms)
+        if fill_with_bots_after is not None:
+            template.fill_with_bots_after.CopyFrom(fill_with_bots_after)
+        most = self._max_turn_timeout_ms
+        return _QuickGame(
+            _rules(template), _turn_timeout_ms(template, most), _fill_after_ms(template, most)
+        )
 
     def _new_listed_table_id(self) -> str:
         """A new listed table's id: after every id this process gave, in creation order."""
         self._last_table_id = new_table_id(self._now_ms(), self._last_table_id)
         return self._last_table_id
 
-    async def _create_quick(self, table_id: str, rules: Rules, turn_timeout_ms: int) -> None:
+    async def _create_quick(self, table_id: str, game: _QuickGame) -> None:
         """Make the quick game's table ``table_id`` (seats free, listed), unless it exists.
 
         The seats' epochs are the creation time, as a rematch table's: should it expire and
@@ -1255,7 +1268,7 @@ class TableApp:
         record = TableRecord(
             table_id=table_id,
             display_name=_QUICK_NAME,
-            rules=rules,
+            rules=game.rules,
             first_dealer=0,
             seats=tuple(SeatRecord(epoch=now) for _ in range(4)),
             create_ms=now,
@@ -1263,8 +1276,9 @@ class TableApp:
             sequence=0,
             deck_seed=None,
             bot_seed=secrets.randbits(62),
-            turn_timeout_ms=turn_timeout_ms,
+            turn_timeout_ms=game.turn_timeout_ms,
             turn_ms=now,
+            fill_after_ms=game.fill_after_ms,
         )
         try:
             result = await self.store.create(
@@ -1381,6 +1395,7 @@ class TableApp:
             unlisted=finished.unlisted,
             rematch_of=finished.table_id,
             turn_notifications=finished.turn_notifications,
+            fill_after_ms=min(finished.fill_after_ms, self._max_turn_timeout_ms),
         )
         try:
             result = await self.store.create(
@@ -1755,7 +1770,7 @@ class TableApp:
         return None
 
     def _maybe_drive(self, record: TableRecord) -> None:
-        if record.turn_timeout_ms:
+        if record.turn_timeout_ms or record.fill_after_ms:
             self._arm_turn_timer(record)
         if self._slow_bot_due(record) is None:
             return
@@ -1781,7 +1796,7 @@ class TableApp:
         with the timer only delays the moves until another one, or the next read, notices.
         """
         table_id = record.table_id
-        deadline = record.turn_deadline_ms
+        deadline = record.timer_deadline_ms
         armed = self._turn_timers.get(table_id)
         if armed is not None:
             if armed[0] == deadline:
@@ -1831,6 +1846,40 @@ class TableApp:
         if await self._commit_advanced(table_id, version, record, state, batch):
             self.timed_out_moves += len(seats)
 
+    async def _fill_with_bots(self, table_id: str, version: int, record: TableRecord) -> None:
+        """Seat heuristic bots in the empty seats of ``record``'s table, which waited long
+        enough for players (``fill_after_ms``), and start the game."""
+        batch = _Batch(self._now_after(record))
+        level = BotLevel.HEURISTIC
+        seats = list(record.seats)
+        for index, seat in enumerate(seats):
+            if seat.occupant is not Occupant.EMPTY:
+                continue
+            seats[index] = SeatRecord(Occupant.BOT, f"{level.value.title()} bot", level, seat.epoch)
+            joined = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
+            joined.player_joined.seat = index
+            joined.player_joined.player_display_name = seats[index].name
+            joined.player_joined.bot_level = convert.BOT_LEVELS[level]
+            batch.add(None, joined)
+        new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
+        stored = batch.stored(record.sequence + 1)
+        new = new.evolve(new.game, record.sequence + len(stored), batch.now_ms, started_from=record)
+        outbox = self._outbox(record, new, batch.now_ms)
+        result = await self.store.commit(
+            table_id,
+            expected_version=version,
+            data=new.to_json(),
+            events=stored,
+            open_seats=None if new.unlisted else False,
+            finished=new.phase_over,
+            outbox=outbox,
+        )
+        if result.outcome != CommitOutcome.APPLIED:
+            return  # the seating changed meanwhile: the driver reads the table again
+        if outbox is not None and self.webhooks is not None:
+            self.webhooks.wake()
+        self.records.put(table_id, version + 1, new)
+
     async def _drive(self, table_id: str, *, by_timer: bool = False) -> None:
         """Play slow bots' turns until a human owes a move; each move is a CAS commit.
 
@@ -1848,7 +1897,7 @@ class TableApp:
         that never lands would cause: a later request finds the bot overdue and starts it again.
         """
         cached_record = self.records.get(table_id)
-        timed = by_timer or (cached_record is not None and cached_record.record.turn_timeout_ms > 0)
+        timed = by_timer or (cached_record is not None and _timed(cached_record.record))
         finished = False  # stopped where it should: nothing owed here, or the table is gone
         try:
             last_version, still = -1, 0
@@ -1867,7 +1916,7 @@ class TableApp:
                 record = self._record(table_id, loaded)
                 if record is None:
                     continue
-                timed = record.turn_timeout_ms > 0
+                timed = _timed(record)
                 if self._draining and not _has_human(record):
                     return  # nobody waits on it: another replica takes it over when overdue
                 still = still + 1 if loaded.version == last_version else 0
@@ -1875,6 +1924,10 @@ class TableApp:
                     log.warning("bot driver for %s: the table does not move; stopping", table_id)
                     return
                 last_version = loaded.version
+                fill_at = record.fill_deadline_ms
+                if fill_at is not None and fill_at <= self._now_ms():
+                    await self._fill_with_bots(table_id, loaded.version, record)
+                    continue
                 timed_out = record.timed_out(self._now_ms())
                 if timed_out:
                     await self._commit_timed_out_moves(table_id, loaded.version, record, timed_out)
@@ -2020,7 +2073,7 @@ class TableApp:
         return OutboxItem(document["id"], orjson.dumps(document)), now_ms
 
     def _kick_overdue(self, record: TableRecord) -> None:
-        if record.turn_timeout_ms:
+        if record.turn_timeout_ms or record.fill_after_ms:
             self._arm_turn_timer(record)  # the moves are made at once if their time ran out
         if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
             self._maybe_drive(record)
@@ -2167,7 +2220,8 @@ class TableApp:
                     sequence=last,
                     snapshot=convert.view_to_pb(record, version, seat),
                 )
-            timeout_ms = record.turn_timeout_ms
+            # The longest a move of the table can set a deadline off by.
+            timeout_ms = max(record.turn_timeout_ms, record.fill_after_ms)
             async for batch in subscription:
                 if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
                     self._ensure_turn_timer(table_id, timeout_ms)
@@ -2432,20 +2486,37 @@ def _check_request_id(request_id: str) -> None:
         raise ServiceError("INVALID_REQUEST", f"request_id is at most {_MAX_REQUEST_ID} characters")
 
 
+def _timed(record: TableRecord) -> bool:
+    """Whether the table may have a deadline for its driver (see ``_arm_turn_timer``)."""
+    return record.turn_timeout_ms > 0 or record.fill_after_ms > 0
+
+
 def _turn_timeout_ms(table: pb.Table, most: int) -> int:
     """The table's turn timeout in milliseconds (0: none), from 1 s to ``most`` ms."""
-    if not table.HasField("turn_timeout"):
+    return _duration_ms(table, "turn_timeout", most)
+
+
+def _fill_after_ms(table: pb.Table, most: int) -> int:
+    """The table's fill_with_bots_after in milliseconds (0: never), from 1 s to ``most`` ms."""
+    return _duration_ms(table, "fill_with_bots_after", most)
+
+
+def _duration_ms(
+    table: pb.Table, field: Literal["turn_timeout", "fill_with_bots_after"], most: int
+) -> int:
+    """The duration ``field`` of ``table`` in milliseconds (0: unset), from 1 s to ``most``."""
+    if not table.HasField(field):
         return 0
-    timeout = table.turn_timeout
-    if not 0 <= timeout.nanos < 1_000_000_000 or timeout.seconds < 0:
-        raise ServiceError("INVALID_REQUEST", "turn_timeout must not be negative")
-    milliseconds = timeout.seconds * 1000 + timeout.nanos // 1_000_000
-    if milliseconds == 0 and timeout.nanos == 0:
+    duration: duration_pb2.Duration = getattr(table, field)
+    if not 0 <= duration.nanos < 1_000_000_000 or duration.seconds < 0:
+        raise ServiceError("INVALID_REQUEST", f"{field} must not be negative")
+    milliseconds = duration.seconds * 1000 + duration.nanos // 1_000_000
+    if milliseconds == 0 and duration.nanos == 0:
         return 0
     if not _MIN_TURN_TIMEOUT_MS <= milliseconds <= most:
         raise ServiceError(
             "INVALID_REQUEST",
-            f"turn_timeout must be from 1 to {most / 1000:g} seconds on this server, or unset",
+            f"{field} must be from 1 to {most / 1000:g} seconds on this server, or unset",
         )
     return milliseconds
 
@@ -2461,11 +2532,22 @@ def _player_name(display_name: str) -> str:
     return display_name
 
 
-def _lobby(rules: Rules, turn_timeout_ms: int) -> str:
-    """The lobby slot of the quick games with ``rules`` and ``turn_timeout_ms``: every option
-    by name, so that callers agree on it whatever fields they left unset."""
-    game = orjson.dumps([rules.to_dict(), turn_timeout_ms], option=orjson.OPT_SORT_KEYS)
-    return f"game:{game.decode()}"
+class _QuickGame(NamedTuple):
+    """The game a QuickJoin asks for."""
+
+    rules: Rules
+    turn_timeout_ms: int
+    fill_after_ms: int
+
+
+def _lobby(game: _QuickGame) -> str:
+    """The lobby slot of the quick games like ``game``: every rules option by name, so that
+    callers agree on it whatever fields they left unset. (A game without bots to fill in is
+    named as before that option existed.)"""
+    parts: list[Any] = [game.rules.to_dict(), game.turn_timeout_ms]
+    if game.fill_after_ms:
+        parts.append(game.fill_after_ms)
+    return f"game:{orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode()}"
 
 
 def _rules(table: pb.Table) -> Rules:

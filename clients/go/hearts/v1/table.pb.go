@@ -1003,6 +1003,15 @@ type Table struct {
 	// must run with webhooks (--webhook-url); otherwise CreateTable fails with
 	// FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
 	TurnNotifications bool `protobuf:"varint,21,opt,name=turn_notifications,json=turnNotifications,proto3" json:"turn_notifications,omitempty"`
+	// When set, a table that waits for players gives up waiting after this
+	// long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+	// bot_level for each) and the game starts. The time counts from the last
+	// change of seating (a join or a leave), and only while at least one
+	// player is seated, so a table nobody has joined yet is never filled. For
+	// a "play now" that starts within seconds whoever shows up. Unset or zero:
+	// the table waits for players. Otherwise at least 1 second and at most the
+	// server's limit for turn_timeout.
+	FillWithBotsAfter *durationpb.Duration `protobuf:"bytes,22,opt,name=fill_with_bots_after,json=fillWithBotsAfter,proto3" json:"fill_with_bots_after,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1182,6 +1191,13 @@ func (x *Table) GetTurnNotifications() bool {
 		return x.TurnNotifications
 	}
 	return false
+}
+
+func (x *Table) GetFillWithBotsAfter() *durationpb.Duration {
+	if x != nil {
+		return x.FillWithBotsAfter
+	}
+	return nil
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1844,7 +1860,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xeb\a\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xbd\b\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1870,7 +1886,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\rrematch_table\x18\x13 \x01(\tB\x04\xe2A\x01\x03R\frematchTable\x12#\n" +
 	"\n" +
 	"rematch_of\x18\x14 \x01(\tB\x04\xe2A\x01\x03R\trematchOf\x123\n" +
-	"\x12turn_notifications\x18\x15 \x01(\bB\x04\xe2A\x01\x05R\x11turnNotificationsB\f\n" +
+	"\x12turn_notifications\x18\x15 \x01(\bB\x04\xe2A\x01\x05R\x11turnNotifications\x12P\n" +
+	"\x14fill_with_bots_after\x18\x16 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\x11fillWithBotsAfterB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +
@@ -2047,29 +2064,30 @@ var file_hearts_v1_table_proto_depIdxs = []int32{
 	11, // 11: hearts.v1.Table.result:type_name -> hearts.v1.GameResult
 	21, // 12: hearts.v1.Table.turn_timeout:type_name -> google.protobuf.Duration
 	20, // 13: hearts.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	8,  // 14: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
-	13, // 15: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
-	8,  // 16: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
-	8,  // 17: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
-	3,  // 18: hearts.v1.RoundHistory.pass_direction:type_name -> hearts.v1.PassDirection
-	15, // 19: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
-	16, // 20: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
-	14, // 21: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
-	17, // 22: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
-	12, // 23: hearts.v1.TableView.table:type_name -> hearts.v1.Table
-	8,  // 24: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
-	8,  // 25: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
-	8,  // 26: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
-	14, // 27: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
-	14, // 28: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
-	17, // 29: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
-	8,  // 30: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
-	18, // 31: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	21, // 14: hearts.v1.Table.fill_with_bots_after:type_name -> google.protobuf.Duration
+	8,  // 15: hearts.v1.PlayedCard.card:type_name -> hearts.v1.Card
+	13, // 16: hearts.v1.Trick.cards:type_name -> hearts.v1.PlayedCard
+	8,  // 17: hearts.v1.SeatCards.cards:type_name -> hearts.v1.Card
+	8,  // 18: hearts.v1.CardPass.cards:type_name -> hearts.v1.Card
+	3,  // 19: hearts.v1.RoundHistory.pass_direction:type_name -> hearts.v1.PassDirection
+	15, // 20: hearts.v1.RoundHistory.deals:type_name -> hearts.v1.SeatCards
+	16, // 21: hearts.v1.RoundHistory.passes:type_name -> hearts.v1.CardPass
+	14, // 22: hearts.v1.RoundHistory.tricks:type_name -> hearts.v1.Trick
+	17, // 23: hearts.v1.RoundHistory.score:type_name -> hearts.v1.RoundScore
+	12, // 24: hearts.v1.TableView.table:type_name -> hearts.v1.Table
+	8,  // 25: hearts.v1.TableView.hand:type_name -> hearts.v1.Card
+	8,  // 26: hearts.v1.TableView.passed_cards:type_name -> hearts.v1.Card
+	8,  // 27: hearts.v1.TableView.received_cards:type_name -> hearts.v1.Card
+	14, // 28: hearts.v1.TableView.current_trick:type_name -> hearts.v1.Trick
+	14, // 29: hearts.v1.TableView.completed_tricks:type_name -> hearts.v1.Trick
+	17, // 30: hearts.v1.TableView.score_history:type_name -> hearts.v1.RoundScore
+	8,  // 31: hearts.v1.TableView.legal_cards:type_name -> hearts.v1.Card
+	18, // 32: hearts.v1.TableView.game_history:type_name -> hearts.v1.RoundHistory
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_proto_init() }

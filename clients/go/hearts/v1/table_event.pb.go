@@ -391,8 +391,11 @@ type PlayerJoinedEvent struct {
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
 	// The name shown for the player.
 	PlayerDisplayName string `protobuf:"bytes,2,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Set when a bot took the empty seat because the table had waited for
+	// players long enough (Table.fill_with_bots_after); unset for a player.
+	BotLevel      *BotLevel `protobuf:"varint,3,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel,oneof" json:"bot_level,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlayerJoinedEvent) Reset() {
@@ -437,6 +440,13 @@ func (x *PlayerJoinedEvent) GetPlayerDisplayName() string {
 		return x.PlayerDisplayName
 	}
 	return ""
+}
+
+func (x *PlayerJoinedEvent) GetBotLevel() BotLevel {
+	if x != nil && x.BotLevel != nil {
+		return *x.BotLevel
+	}
+	return BotLevel_BOT_LEVEL_UNSPECIFIED
 }
 
 // PlayerLeftEvent says that a player left a seat.
@@ -1352,10 +1362,13 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOut\x12I\n" +
 	"\x0frematch_created\x18\x11 \x01(\v2\x1e.hearts.v1.RematchCreatedEventH\x00R\x0erematchCreated\x126\n" +
 	"\breaction\x18\x12 \x01(\v2\x18.hearts.v1.ReactionEventH\x00R\breactionB\a\n" +
-	"\x05event\"W\n" +
+	"\x05event\"\x9c\x01\n" +
 	"\x11PlayerJoinedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
-	"\x13player_display_name\x18\x02 \x01(\tR\x11playerDisplayName\"\xbd\x01\n" +
+	"\x13player_display_name\x18\x02 \x01(\tR\x11playerDisplayName\x125\n" +
+	"\tbot_level\x18\x03 \x01(\x0e2\x13.hearts.v1.BotLevelH\x00R\bbotLevel\x88\x01\x01B\f\n" +
+	"\n" +
+	"_bot_level\"\xbd\x01\n" +
 	"\x0fPlayerLeftEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
 	"\x13player_display_name\x18\x02 \x01(\tR\x11playerDisplayName\x12L\n" +
@@ -1465,23 +1478,24 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	15, // 15: hearts.v1.TableEvent.turn_timed_out:type_name -> hearts.v1.TurnTimedOutEvent
 	16, // 16: hearts.v1.TableEvent.rematch_created:type_name -> hearts.v1.RematchCreatedEvent
 	17, // 17: hearts.v1.TableEvent.reaction:type_name -> hearts.v1.ReactionEvent
-	19, // 18: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
-	20, // 19: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
-	21, // 20: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
-	21, // 21: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
-	21, // 22: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
-	21, // 23: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
-	21, // 24: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
-	22, // 25: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
-	23, // 26: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
-	24, // 27: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	18, // 28: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
-	25, // 29: hearts.v1.ReactionEvent.reaction:type_name -> hearts.v1.Reaction
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	19, // 18: hearts.v1.PlayerJoinedEvent.bot_level:type_name -> hearts.v1.BotLevel
+	19, // 19: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
+	20, // 20: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
+	21, // 21: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
+	21, // 22: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
+	21, // 23: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
+	21, // 24: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
+	21, // 25: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
+	22, // 26: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
+	23, // 27: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
+	24, // 28: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
+	18, // 29: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
+	25, // 30: hearts.v1.ReactionEvent.reaction:type_name -> hearts.v1.Reaction
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }
@@ -1509,6 +1523,7 @@ func file_hearts_v1_table_event_proto_init() {
 		(*TableEvent_RematchCreated)(nil),
 		(*TableEvent_Reaction)(nil),
 	}
+	file_hearts_v1_table_event_proto_msgTypes[1].OneofWrappers = []any{}
 	file_hearts_v1_table_event_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -260,8 +260,9 @@ type CreateTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The table to create: display_name, rules (unset fields take the German
 	// defaults), seats that start as bots, the first dealer (`dealer`), an
-	// optional deck_seed for a reproducible game, an optional turn_timeout and
-	// unlisted. Other fields are ignored.
+	// optional deck_seed for a reproducible game, an optional turn_timeout,
+	// unlisted, turn_notifications and fill_with_bots_after. Other fields are
+	// ignored.
 	Table *Table `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
 	// A unique id (a UUID) that makes retries safe (AIP-155).
 	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -1385,8 +1386,12 @@ type QuickJoinRequest struct {
 	// server that verifies them (see JoinTableRequest.identity_token). A player
 	// who holds a seat at the waiting table already gets that seat again.
 	IdentityToken string `protobuf:"bytes,5,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How long the table waits for players before bots take its empty seats
+	// (see Table.fill_with_bots_after); unset or zero: it waits for players.
+	// Only callers asking for the same are seated together.
+	FillWithBotsAfter *durationpb.Duration `protobuf:"bytes,6,opt,name=fill_with_bots_after,json=fillWithBotsAfter,proto3" json:"fill_with_bots_after,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *QuickJoinRequest) Reset() {
@@ -1452,6 +1457,13 @@ func (x *QuickJoinRequest) GetIdentityToken() string {
 		return x.IdentityToken
 	}
 	return ""
+}
+
+func (x *QuickJoinRequest) GetFillWithBotsAfter() *durationpb.Duration {
+	if x != nil {
+		return x.FillWithBotsAfter
+	}
+	return nil
 }
 
 // QuickJoinResponse holds the caller's seat, as JoinTableResponse does.
@@ -1777,14 +1789,15 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\x13SendReactionRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x125\n" +
 	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionB\x04\xe2A\x01\x02R\breaction\"\x16\n" +
-	"\x14SendReactionResponse\"\xf4\x01\n" +
+	"\x14SendReactionResponse\"\xc0\x02\n" +
 	"\x10QuickJoinRequest\x12&\n" +
 	"\x05rules\x18\x01 \x01(\v2\x10.hearts.v1.RulesR\x05rules\x12<\n" +
 	"\fturn_timeout\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vturnTimeout\x124\n" +
 	"\x13player_display_name\x18\x03 \x01(\tB\x04\xe2A\x01\x02R\x11playerDisplayName\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
-	"\x0eidentity_token\x18\x05 \x01(\tR\ridentityToken\"\x84\x01\n" +
+	"\x0eidentity_token\x18\x05 \x01(\tR\ridentityToken\x12J\n" +
+	"\x14fill_with_bots_after\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x11fillWithBotsAfter\"\x84\x01\n" +
 	"\x11QuickJoinResponse\x12\x1d\n" +
 	"\n" +
 	"seat_token\x18\x01 \x01(\tR\tseatToken\x12\x12\n" +
@@ -1884,40 +1897,41 @@ var file_hearts_v1_table_service_proto_depIdxs = []int32{
 	29, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
 	30, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
 	31, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
-	26, // 15: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
-	26, // 16: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	32, // 17: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 18: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 19: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 20: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 21: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 22: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 23: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 24: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 25: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 26: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 27: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
-	20, // 28: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
-	22, // 29: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
-	24, // 30: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 31: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 32: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 33: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 34: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 35: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 36: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 37: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 38: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 39: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 40: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
-	21, // 41: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
-	23, // 42: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
-	25, // 43: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	31, // [31:44] is the sub-list for method output_type
-	18, // [18:31] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	31, // 15: hearts.v1.QuickJoinRequest.fill_with_bots_after:type_name -> google.protobuf.Duration
+	26, // 16: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
+	26, // 17: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	32, // 18: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 19: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 20: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 21: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 22: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 23: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 24: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 25: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 26: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 27: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 28: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 29: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
+	22, // 30: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
+	24, // 31: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 32: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 33: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 34: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 35: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 36: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 37: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 38: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 39: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 40: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 41: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 42: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
+	23, // 43: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
+	25, // 44: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	32, // [32:45] is the sub-list for method output_type
+	19, // [19:32] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }

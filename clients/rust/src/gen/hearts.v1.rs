@@ -239,6 +239,16 @@ pub struct Table {
     /// FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
     #[prost(bool, tag = "21")]
     pub turn_notifications: bool,
+    /// When set, a table that waits for players gives up waiting after this
+    /// long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+    /// bot_level for each) and the game starts. The time counts from the last
+    /// change of seating (a join or a leave), and only while at least one
+    /// player is seated, so a table nobody has joined yet is never filled. For
+    /// a "play now" that starts within seconds whoever shows up. Unset or zero:
+    /// the table waits for players. Otherwise at least 1 second and at most the
+    /// server's limit for turn_timeout.
+    #[prost(message, optional, tag = "22")]
+    pub fill_with_bots_after: ::core::option::Option<::prost_types::Duration>,
 }
 impl ::prost::Name for Table {
     const NAME: &'static str = "Table";
@@ -967,6 +977,10 @@ pub struct PlayerJoinedEvent {
     /// The name shown for the player.
     #[prost(string, tag = "2")]
     pub player_display_name: ::prost::alloc::string::String,
+    /// Set when a bot took the empty seat because the table had waited for
+    /// players long enough (Table.fill_with_bots_after); unset for a player.
+    #[prost(enumeration = "BotLevel", optional, tag = "3")]
+    pub bot_level: ::core::option::Option<i32>,
 }
 impl ::prost::Name for PlayerJoinedEvent {
     const NAME: &'static str = "PlayerJoinedEvent";
@@ -1389,8 +1403,9 @@ impl ::prost::Name for ListTablesResponse {
 pub struct CreateTableRequest {
     /// The table to create: display_name, rules (unset fields take the German
     /// defaults), seats that start as bots, the first dealer (`dealer`), an
-    /// optional deck_seed for a reproducible game, an optional turn_timeout and
-    /// unlisted. Other fields are ignored.
+    /// optional deck_seed for a reproducible game, an optional turn_timeout,
+    /// unlisted, turn_notifications and fill_with_bots_after. Other fields are
+    /// ignored.
     #[prost(message, optional, tag = "1")]
     pub table: ::core::option::Option<Table>,
     /// A unique id (a UUID) that makes retries safe (AIP-155).
@@ -1821,6 +1836,11 @@ pub struct QuickJoinRequest {
     /// who holds a seat at the waiting table already gets that seat again.
     #[prost(string, tag = "5")]
     pub identity_token: ::prost::alloc::string::String,
+    /// How long the table waits for players before bots take its empty seats
+    /// (see Table.fill_with_bots_after); unset or zero: it waits for players.
+    /// Only callers asking for the same are seated together.
+    #[prost(message, optional, tag = "6")]
+    pub fill_with_bots_after: ::core::option::Option<::prost_types::Duration>,
 }
 impl ::prost::Name for QuickJoinRequest {
     const NAME: &'static str = "QuickJoinRequest";
@@ -2313,14 +2333,15 @@ pub mod table_service_client {
             self.inner.unary(req, path, codec).await
         }
         /// QuickJoin seats the caller at a game that waits for players and has the
-        /// rules and turn timeout asked for, or makes one: the "play now" button of
-        /// a lobby. Callers who ask for the same rules and timeout are seated
+        /// rules and timeouts asked for, or makes one: the "play now" button of a
+        /// lobby. Callers who ask for the same rules and timeouts are seated
         /// together, four to a table, whichever replica they reach; the game starts
-        /// when the fourth has joined. The table it makes is listed, named "Quick
-        /// game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-        /// as on any table. A table made here counts against the caller's quota of
-        /// new tables, as CreateTable does. Send a request_id: a retry then gets the
-        /// same seat instead of a second one.
+        /// when the fourth has joined, or when fill_with_bots_after (if asked for)
+        /// runs out and bots take the empty seats. The table it makes is listed,
+        /// named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+        /// WatchTable work on it as on any table. A table made here counts against
+        /// the caller's quota of new tables, as CreateTable does. Send a request_id:
+        /// a retry then gets the same seat instead of a second one.
         pub async fn quick_join(
             &mut self,
             request: impl tonic::IntoRequest<super::QuickJoinRequest>,

@@ -169,21 +169,29 @@ class PlayerJoinedEvent(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat taken."""
     player_display_name: _builtins.str
     """The name shown for the player."""
+    bot_level: _table_pb2.BotLevel.ValueType
+    """Set when a bot took the empty seat because the table had waited for
+    players long enough (Table.fill_with_bots_after); unset for a player.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_display_name: _builtins.str = ...,
+        bot_level: _table_pb2.BotLevel.ValueType | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_level", b"_bot_level", "bot_level", b"bot_level"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_display_name", b"player_display_name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_level", b"_bot_level", "bot_level", b"bot_level", "player_display_name", b"player_display_name", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_level: _TypeAlias = _typing.Literal["bot_level"]  # noqa: Y015
+    _WhichOneofArgType__bot_level: _TypeAlias = _typing.Literal["_bot_level", b"_bot_level"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_level) -> _WhichOneofReturnType__bot_level | None: ...
 
 Global___PlayerJoinedEvent: _TypeAlias = PlayerJoinedEvent  # noqa: Y015
 

@@ -588,6 +588,7 @@ class Table(_message.Message):
     REMATCH_TABLE_FIELD_NUMBER: _builtins.int
     REMATCH_OF_FIELD_NUMBER: _builtins.int
     TURN_NOTIFICATIONS_FIELD_NUMBER: _builtins.int
+    FILL_WITH_BOTS_AFTER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -692,6 +693,18 @@ class Table(_message.Message):
         turn_timeout, and while no player (only bots) owes a move.
         """
 
+    @_builtins.property
+    def fill_with_bots_after(self) -> _duration_pb2.Duration:
+        """When set, a table that waits for players gives up waiting after this
+        long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+        bot_level for each) and the game starts. The time counts from the last
+        change of seating (a join or a leave), and only while at least one
+        player is seated, so a table nobody has joined yet is never filled. For
+        a "play now" that starts within seconds whoever shows up. Unset or zero:
+        the table waits for players. Otherwise at least 1 second and at most the
+        server's limit for turn_timeout.
+        """
+
     def __init__(
         self,
         *,
@@ -716,10 +729,11 @@ class Table(_message.Message):
         rematch_table: _builtins.str = ...,
         rematch_of: _builtins.str = ...,
         turn_notifications: _builtins.bool = ...,
+        fill_with_bots_after: _duration_pb2.Duration | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "fill_with_bots_after", b"fill_with_bots_after", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_notifications", b"turn_notifications", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "fill_with_bots_after", b"fill_with_bots_after", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_notifications", b"turn_notifications", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

@@ -167,8 +167,9 @@ class CreateTableRequest(_message.Message):
     def table(self) -> _table_pb2.Table:
         """The table to create: display_name, rules (unset fields take the German
         defaults), seats that start as bots, the first dealer (`dealer`), an
-        optional deck_seed for a reproducible game, an optional turn_timeout and
-        unlisted. Other fields are ignored.
+        optional deck_seed for a reproducible game, an optional turn_timeout,
+        unlisted, turn_notifications and fill_with_bots_after. Other fields are
+        ignored.
         """
 
     def __init__(
@@ -728,6 +729,7 @@ class QuickJoinRequest(_message.Message):
     PLAYER_DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
+    FILL_WITH_BOTS_AFTER_FIELD_NUMBER: _builtins.int
     player_display_name: _builtins.str
     """The name shown for the player, 1 to 40 characters."""
     request_id: _builtins.str
@@ -752,6 +754,13 @@ class QuickJoinRequest(_message.Message):
         together.
         """
 
+    @_builtins.property
+    def fill_with_bots_after(self) -> _duration_pb2.Duration:
+        """How long the table waits for players before bots take its empty seats
+        (see Table.fill_with_bots_after); unset or zero: it waits for players.
+        Only callers asking for the same are seated together.
+        """
+
     def __init__(
         self,
         *,
@@ -760,10 +769,11 @@ class QuickJoinRequest(_message.Message):
         player_display_name: _builtins.str = ...,
         request_id: _builtins.str = ...,
         identity_token: _builtins.str = ...,
+        fill_with_bots_after: _duration_pb2.Duration | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fill_with_bots_after", b"fill_with_bots_after", "rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["identity_token", b"identity_token", "player_display_name", b"player_display_name", "request_id", b"request_id", "rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fill_with_bots_after", b"fill_with_bots_after", "identity_token", b"identity_token", "player_display_name", b"player_display_name", "request_id", b"request_id", "rules", b"rules", "turn_timeout", b"turn_timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -211,14 +211,15 @@ class TableServiceServicer:
 
     def QuickJoin(self, request, context):
         """QuickJoin seats the caller at a game that waits for players and has the
-        rules and turn timeout asked for, or makes one: the "play now" button of
-        a lobby. Callers who ask for the same rules and timeout are seated
+        rules and timeouts asked for, or makes one: the "play now" button of a
+        lobby. Callers who ask for the same rules and timeouts are seated
         together, four to a table, whichever replica they reach; the game starts
-        when the fourth has joined. The table it makes is listed, named "Quick
-        game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-        as on any table. A table made here counts against the caller's quota of
-        new tables, as CreateTable does. Send a request_id: a retry then gets the
-        same seat instead of a second one.
+        when the fourth has joined, or when fill_with_bots_after (if asked for)
+        runs out and bots take the empty seats. The table it makes is listed,
+        named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+        WatchTable work on it as on any table. A table made here counts against
+        the caller's quota of new tables, as CreateTable does. Send a request_id:
+        a retry then gets the same seat instead of a second one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

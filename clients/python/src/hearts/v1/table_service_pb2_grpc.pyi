@@ -108,14 +108,15 @@ class TableServiceStub:
     """
     QuickJoin: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.QuickJoinRequest, _table_service_pb2.QuickJoinResponse]
     """QuickJoin seats the caller at a game that waits for players and has the
-    rules and turn timeout asked for, or makes one: the "play now" button of
-    a lobby. Callers who ask for the same rules and timeout are seated
+    rules and timeouts asked for, or makes one: the "play now" button of a
+    lobby. Callers who ask for the same rules and timeouts are seated
     together, four to a table, whichever replica they reach; the game starts
-    when the fourth has joined. The table it makes is listed, named "Quick
-    game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-    as on any table. A table made here counts against the caller's quota of
-    new tables, as CreateTable does. Send a request_id: a retry then gets the
-    same seat instead of a second one.
+    when the fourth has joined, or when fill_with_bots_after (if asked for)
+    runs out and bots take the empty seats. The table it makes is listed,
+    named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+    WatchTable work on it as on any table. A table made here counts against
+    the caller's quota of new tables, as CreateTable does. Send a request_id:
+    a retry then gets the same seat instead of a second one.
     """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
@@ -184,14 +185,15 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     QuickJoin: _aio.UnaryUnaryMultiCallable[_table_service_pb2.QuickJoinRequest, _table_service_pb2.QuickJoinResponse]  # type: ignore[assignment]
     """QuickJoin seats the caller at a game that waits for players and has the
-    rules and turn timeout asked for, or makes one: the "play now" button of
-    a lobby. Callers who ask for the same rules and timeout are seated
+    rules and timeouts asked for, or makes one: the "play now" button of a
+    lobby. Callers who ask for the same rules and timeouts are seated
     together, four to a table, whichever replica they reach; the game starts
-    when the fourth has joined. The table it makes is listed, named "Quick
-    game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-    as on any table. A table made here counts against the caller's quota of
-    new tables, as CreateTable does. Send a request_id: a retry then gets the
-    same seat instead of a second one.
+    when the fourth has joined, or when fill_with_bots_after (if asked for)
+    runs out and bots take the empty seats. The table it makes is listed,
+    named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+    WatchTable work on it as on any table. A table made here counts against
+    the caller's quota of new tables, as CreateTable does. Send a request_id:
+    a retry then gets the same seat instead of a second one.
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
@@ -329,14 +331,15 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.QuickJoinResponse, _abc.Awaitable[_table_service_pb2.QuickJoinResponse]]:
         """QuickJoin seats the caller at a game that waits for players and has the
-        rules and turn timeout asked for, or makes one: the "play now" button of
-        a lobby. Callers who ask for the same rules and timeout are seated
+        rules and timeouts asked for, or makes one: the "play now" button of a
+        lobby. Callers who ask for the same rules and timeouts are seated
         together, four to a table, whichever replica they reach; the game starts
-        when the fourth has joined. The table it makes is listed, named "Quick
-        game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-        as on any table. A table made here counts against the caller's quota of
-        new tables, as CreateTable does. Send a request_id: a retry then gets the
-        same seat instead of a second one.
+        when the fourth has joined, or when fill_with_bots_after (if asked for)
+        runs out and bots take the empty seats. The table it makes is listed,
+        named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+        WatchTable work on it as on any table. A table made here counts against
+        the caller's quota of new tables, as CreateTable does. Send a request_id:
+        a retry then gets the same seat instead of a second one.
         """
 
     @_abc_1.abstractmethod

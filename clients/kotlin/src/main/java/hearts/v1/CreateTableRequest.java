@@ -61,8 +61,9 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -76,8 +77,9 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -91,8 +93,9 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -578,8 +581,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -592,8 +596,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -610,8 +615,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -633,8 +639,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -654,8 +661,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -682,8 +690,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -702,8 +711,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -717,8 +727,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -735,8 +746,9 @@ private static final long serialVersionUID = 0L;
      * <pre>
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

@@ -14,8 +14,9 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -26,8 +27,9 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -38,8 +40,9 @@ public interface CreateTableRequestOrBuilder extends
    * <pre>
    * The table to create: display_name, rules (unset fields take the German
    * defaults), seats that start as bots, the first dealer (`dealer`), an
-   * optional deck_seed for a reproducible game, an optional turn_timeout and
-   * unlisted. Other fields are ignored.
+   * optional deck_seed for a reproducible game, an optional turn_timeout,
+   * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+   * ignored.
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

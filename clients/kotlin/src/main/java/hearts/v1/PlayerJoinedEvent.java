@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private PlayerJoinedEvent() {
     playerDisplayName_ = "";
+    botLevel_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -53,6 +54,7 @@ private static final long serialVersionUID = 0L;
             hearts.v1.PlayerJoinedEvent.class, hearts.v1.PlayerJoinedEvent.Builder.class);
   }
 
+  private int bitField0_;
   public static final int SEAT_FIELD_NUMBER = 1;
   private int seat_ = 0;
   /**
@@ -115,6 +117,46 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int BOT_LEVEL_FIELD_NUMBER = 3;
+  private int botLevel_ = 0;
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return Whether the botLevel field is set.
+   */
+  @java.lang.Override public boolean hasBotLevel() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return The enum numeric value on the wire for botLevel.
+   */
+  @java.lang.Override public int getBotLevelValue() {
+    return botLevel_;
+  }
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return The botLevel.
+   */
+  @java.lang.Override public hearts.v1.BotLevel getBotLevel() {
+    hearts.v1.BotLevel result = hearts.v1.BotLevel.forNumber(botLevel_);
+    return result == null ? hearts.v1.BotLevel.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -135,6 +177,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(playerDisplayName_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, playerDisplayName_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeEnum(3, botLevel_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -145,6 +190,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(playerDisplayName_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, playerDisplayName_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(3, botLevel_);
     }
     return size;
   }
@@ -174,6 +223,10 @@ private static final long serialVersionUID = 0L;
         != other.getSeat()) return false;
     if (!getPlayerDisplayName()
         .equals(other.getPlayerDisplayName())) return false;
+    if (hasBotLevel() != other.hasBotLevel()) return false;
+    if (hasBotLevel()) {
+      if (botLevel_ != other.botLevel_) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -189,6 +242,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getSeat();
     hash = (37 * hash) + PLAYER_DISPLAY_NAME_FIELD_NUMBER;
     hash = (53 * hash) + getPlayerDisplayName().hashCode();
+    if (hasBotLevel()) {
+      hash = (37 * hash) + BOT_LEVEL_FIELD_NUMBER;
+      hash = (53 * hash) + botLevel_;
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -326,6 +383,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       seat_ = 0;
       playerDisplayName_ = "";
+      botLevel_ = 0;
       return this;
     }
 
@@ -365,6 +423,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.playerDisplayName_ = playerDisplayName_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.botLevel_ = botLevel_;
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -386,6 +450,9 @@ private static final long serialVersionUID = 0L;
         playerDisplayName_ = other.playerDisplayName_;
         bitField0_ |= 0x00000002;
         onChanged();
+      }
+      if (other.hasBotLevel()) {
+        setBotLevelValue(other.getBotLevelValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -423,6 +490,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              botLevel_ = input.readEnum();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -572,6 +644,95 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       playerDisplayName_ = value;
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private int botLevel_ = 0;
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @return Whether the botLevel field is set.
+     */
+    @java.lang.Override public boolean hasBotLevel() {
+      return ((bitField0_ & 0x00000004) != 0);
+    }
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @return The enum numeric value on the wire for botLevel.
+     */
+    @java.lang.Override public int getBotLevelValue() {
+      return botLevel_;
+    }
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @param value The enum numeric value on the wire for botLevel to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBotLevelValue(int value) {
+      botLevel_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @return The botLevel.
+     */
+    @java.lang.Override
+    public hearts.v1.BotLevel getBotLevel() {
+      hearts.v1.BotLevel result = hearts.v1.BotLevel.forNumber(botLevel_);
+      return result == null ? hearts.v1.BotLevel.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @param value The botLevel to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setBotLevel(hearts.v1.BotLevel value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000004;
+      botLevel_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * </pre>
+     *
+     * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBotLevel() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      botLevel_ = 0;
       onChanged();
       return this;
     }

@@ -39,4 +39,35 @@ public interface PlayerJoinedEventOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPlayerDisplayNameBytes();
+
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return Whether the botLevel field is set.
+   */
+  boolean hasBotLevel();
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return The enum numeric value on the wire for botLevel.
+   */
+  int getBotLevelValue();
+  /**
+   * <pre>
+   * Set when a bot took the empty seat because the table had waited for
+   * players long enough (Table.fill_with_bots_after); unset for a player.
+   * </pre>
+   *
+   * <code>optional .hearts.v1.BotLevel bot_level = 3;</code>
+   * @return The botLevel.
+   */
+  hearts.v1.BotLevel getBotLevel();
 }

@@ -288,6 +288,50 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int FILL_WITH_BOTS_AFTER_FIELD_NUMBER = 6;
+  private com.google.protobuf.Duration fillWithBotsAfter_;
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   * @return Whether the fillWithBotsAfter field is set.
+   */
+  @java.lang.Override
+  public boolean hasFillWithBotsAfter() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   * @return The fillWithBotsAfter.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getFillWithBotsAfter() {
+    return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+  }
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder() {
+    return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -317,6 +361,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(identityToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, identityToken_);
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(6, getFillWithBotsAfter());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -337,6 +384,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(identityToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, identityToken_);
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getFillWithBotsAfter());
     }
     return size;
   }
@@ -378,6 +429,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getRequestId())) return false;
     if (!getIdentityToken()
         .equals(other.getIdentityToken())) return false;
+    if (hasFillWithBotsAfter() != other.hasFillWithBotsAfter()) return false;
+    if (hasFillWithBotsAfter()) {
+      if (!getFillWithBotsAfter()
+          .equals(other.getFillWithBotsAfter())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -403,6 +459,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getRequestId().hashCode();
     hash = (37 * hash) + IDENTITY_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getIdentityToken().hashCode();
+    if (hasFillWithBotsAfter()) {
+      hash = (37 * hash) + FILL_WITH_BOTS_AFTER_FIELD_NUMBER;
+      hash = (53 * hash) + getFillWithBotsAfter().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -539,6 +599,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetRulesFieldBuilder();
         internalGetTurnTimeoutFieldBuilder();
+        internalGetFillWithBotsAfterFieldBuilder();
       }
     }
     @java.lang.Override
@@ -558,6 +619,11 @@ private static final long serialVersionUID = 0L;
       playerDisplayName_ = "";
       requestId_ = "";
       identityToken_ = "";
+      fillWithBotsAfter_ = null;
+      if (fillWithBotsAfterBuilder_ != null) {
+        fillWithBotsAfterBuilder_.dispose();
+        fillWithBotsAfterBuilder_ = null;
+      }
       return this;
     }
 
@@ -613,6 +679,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.identityToken_ = identityToken_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.fillWithBotsAfter_ = fillWithBotsAfterBuilder_ == null
+            ? fillWithBotsAfter_
+            : fillWithBotsAfterBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -648,6 +720,9 @@ private static final long serialVersionUID = 0L;
         identityToken_ = other.identityToken_;
         bitField0_ |= 0x00000010;
         onChanged();
+      }
+      if (other.hasFillWithBotsAfter()) {
+        mergeFillWithBotsAfter(other.getFillWithBotsAfter());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -704,6 +779,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              input.readMessage(
+                  internalGetFillWithBotsAfterFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1351,6 +1433,181 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000010;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Duration fillWithBotsAfter_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> fillWithBotsAfterBuilder_;
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     * @return Whether the fillWithBotsAfter field is set.
+     */
+    public boolean hasFillWithBotsAfter() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     * @return The fillWithBotsAfter.
+     */
+    public com.google.protobuf.Duration getFillWithBotsAfter() {
+      if (fillWithBotsAfterBuilder_ == null) {
+        return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+      } else {
+        return fillWithBotsAfterBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public Builder setFillWithBotsAfter(com.google.protobuf.Duration value) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        fillWithBotsAfter_ = value;
+      } else {
+        fillWithBotsAfterBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public Builder setFillWithBotsAfter(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        fillWithBotsAfter_ = builderForValue.build();
+      } else {
+        fillWithBotsAfterBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public Builder mergeFillWithBotsAfter(com.google.protobuf.Duration value) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          fillWithBotsAfter_ != null &&
+          fillWithBotsAfter_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getFillWithBotsAfterBuilder().mergeFrom(value);
+        } else {
+          fillWithBotsAfter_ = value;
+        }
+      } else {
+        fillWithBotsAfterBuilder_.mergeFrom(value);
+      }
+      if (fillWithBotsAfter_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public Builder clearFillWithBotsAfter() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      fillWithBotsAfter_ = null;
+      if (fillWithBotsAfterBuilder_ != null) {
+        fillWithBotsAfterBuilder_.dispose();
+        fillWithBotsAfterBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public com.google.protobuf.Duration.Builder getFillWithBotsAfterBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetFillWithBotsAfterFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder() {
+      if (fillWithBotsAfterBuilder_ != null) {
+        return fillWithBotsAfterBuilder_.getMessageOrBuilder();
+      } else {
+        return fillWithBotsAfter_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+      }
+    }
+    /**
+     * <pre>
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetFillWithBotsAfterFieldBuilder() {
+      if (fillWithBotsAfterBuilder_ == null) {
+        fillWithBotsAfterBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getFillWithBotsAfter(),
+                getParentForChildren(),
+                isClean());
+        fillWithBotsAfter_ = null;
+      }
+      return fillWithBotsAfterBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.QuickJoinRequest)

@@ -138,4 +138,37 @@ public interface QuickJoinRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getIdentityTokenBytes();
+
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   * @return Whether the fillWithBotsAfter field is set.
+   */
+  boolean hasFillWithBotsAfter();
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   * @return The fillWithBotsAfter.
+   */
+  com.google.protobuf.Duration getFillWithBotsAfter();
+  /**
+   * <pre>
+   * How long the table waits for players before bots take its empty seats
+   * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+   * Only callers asking for the same are seated together.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 6;</code>
+   */
+  com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder();
 }

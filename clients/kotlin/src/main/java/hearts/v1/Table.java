@@ -871,6 +871,65 @@ private static final long serialVersionUID = 0L;
     return turnNotifications_;
   }
 
+  public static final int FILL_WITH_BOTS_AFTER_FIELD_NUMBER = 22;
+  private com.google.protobuf.Duration fillWithBotsAfter_;
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return Whether the fillWithBotsAfter field is set.
+   */
+  @java.lang.Override
+  public boolean hasFillWithBotsAfter() {
+    return ((bitField0_ & 0x00000100) != 0);
+  }
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The fillWithBotsAfter.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getFillWithBotsAfter() {
+    return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+  }
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder() {
+    return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -952,6 +1011,9 @@ private static final long serialVersionUID = 0L;
     }
     if (turnNotifications_ != false) {
       output.writeBool(21, turnNotifications_);
+    }
+    if (((bitField0_ & 0x00000100) != 0)) {
+      output.writeMessage(22, getFillWithBotsAfter());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1051,6 +1113,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(21, turnNotifications_);
     }
+    if (((bitField0_ & 0x00000100) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(22, getFillWithBotsAfter());
+    }
     return size;
   }
   @java.lang.Override
@@ -1139,6 +1205,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getRematchOf())) return false;
     if (getTurnNotifications()
         != other.getTurnNotifications()) return false;
+    if (hasFillWithBotsAfter() != other.hasFillWithBotsAfter()) return false;
+    if (hasFillWithBotsAfter()) {
+      if (!getFillWithBotsAfter()
+          .equals(other.getFillWithBotsAfter())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1215,6 +1286,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TURN_NOTIFICATIONS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getTurnNotifications());
+    if (hasFillWithBotsAfter()) {
+      hash = (37 * hash) + FILL_WITH_BOTS_AFTER_FIELD_NUMBER;
+      hash = (53 * hash) + getFillWithBotsAfter().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1360,6 +1435,7 @@ private static final long serialVersionUID = 0L;
         internalGetResultFieldBuilder();
         internalGetTurnTimeoutFieldBuilder();
         internalGetTurnDeadlineFieldBuilder();
+        internalGetFillWithBotsAfterFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1417,6 +1493,11 @@ private static final long serialVersionUID = 0L;
       rematchTable_ = "";
       rematchOf_ = "";
       turnNotifications_ = false;
+      fillWithBotsAfter_ = null;
+      if (fillWithBotsAfterBuilder_ != null) {
+        fillWithBotsAfterBuilder_.dispose();
+        fillWithBotsAfterBuilder_ = null;
+      }
       return this;
     }
 
@@ -1545,6 +1626,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00100000) != 0)) {
         result.turnNotifications_ = turnNotifications_;
       }
+      if (((from_bitField0_ & 0x00200000) != 0)) {
+        result.fillWithBotsAfter_ = fillWithBotsAfterBuilder_ == null
+            ? fillWithBotsAfter_
+            : fillWithBotsAfterBuilder_.build();
+        to_bitField0_ |= 0x00000100;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1663,6 +1750,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getTurnNotifications() != false) {
         setTurnNotifications(other.getTurnNotifications());
+      }
+      if (other.hasFillWithBotsAfter()) {
+        mergeFillWithBotsAfter(other.getFillWithBotsAfter());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1826,6 +1916,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00100000;
               break;
             } // case 168
+            case 178: {
+              input.readMessage(
+                  internalGetFillWithBotsAfterFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00200000;
+              break;
+            } // case 178
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4306,6 +4403,226 @@ private static final long serialVersionUID = 0L;
       turnNotifications_ = false;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Duration fillWithBotsAfter_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> fillWithBotsAfterBuilder_;
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return Whether the fillWithBotsAfter field is set.
+     */
+    public boolean hasFillWithBotsAfter() {
+      return ((bitField0_ & 0x00200000) != 0);
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     * @return The fillWithBotsAfter.
+     */
+    public com.google.protobuf.Duration getFillWithBotsAfter() {
+      if (fillWithBotsAfterBuilder_ == null) {
+        return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+      } else {
+        return fillWithBotsAfterBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder setFillWithBotsAfter(com.google.protobuf.Duration value) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        fillWithBotsAfter_ = value;
+      } else {
+        fillWithBotsAfterBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder setFillWithBotsAfter(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        fillWithBotsAfter_ = builderForValue.build();
+      } else {
+        fillWithBotsAfterBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder mergeFillWithBotsAfter(com.google.protobuf.Duration value) {
+      if (fillWithBotsAfterBuilder_ == null) {
+        if (((bitField0_ & 0x00200000) != 0) &&
+          fillWithBotsAfter_ != null &&
+          fillWithBotsAfter_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getFillWithBotsAfterBuilder().mergeFrom(value);
+        } else {
+          fillWithBotsAfter_ = value;
+        }
+      } else {
+        fillWithBotsAfterBuilder_.mergeFrom(value);
+      }
+      if (fillWithBotsAfter_ != null) {
+        bitField0_ |= 0x00200000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public Builder clearFillWithBotsAfter() {
+      bitField0_ = (bitField0_ & ~0x00200000);
+      fillWithBotsAfter_ = null;
+      if (fillWithBotsAfterBuilder_ != null) {
+        fillWithBotsAfterBuilder_.dispose();
+        fillWithBotsAfterBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public com.google.protobuf.Duration.Builder getFillWithBotsAfterBuilder() {
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return internalGetFillWithBotsAfterFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder() {
+      if (fillWithBotsAfterBuilder_ != null) {
+        return fillWithBotsAfterBuilder_.getMessageOrBuilder();
+      } else {
+        return fillWithBotsAfter_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
+      }
+    }
+    /**
+     * <pre>
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetFillWithBotsAfterFieldBuilder() {
+      if (fillWithBotsAfterBuilder_ == null) {
+        fillWithBotsAfterBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getFillWithBotsAfter(),
+                getParentForChildren(),
+                isClean());
+        fillWithBotsAfter_ = null;
+      }
+      return fillWithBotsAfterBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.Table)

@@ -151,37 +151,39 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       "arts.v1.TurnTimedOutEventH\000\0229\n\017rematch_c" +
       "reated\030\021 \001(\0132\036.hearts.v1.RematchCreatedE" +
       "ventH\000\022,\n\010reaction\030\022 \001(\0132\030.hearts.v1.Rea" +
-      "ctionEventH\000B\007\n\005event\">\n\021PlayerJoinedEve" +
+      "ctionEventH\000B\007\n\005event\"y\n\021PlayerJoinedEve" +
       "nt\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_name\030" +
-      "\002 \001(\t\"\217\001\n\017PlayerLeftEvent\022\014\n\004seat\030\001 \001(\005\022" +
-      "\033\n\023player_display_name\030\002 \001(\t\0227\n\025replacem" +
-      "ent_bot_level\030\003 \001(\0162\023.hearts.v1.BotLevel" +
-      "H\000\210\001\001B\030\n\026_replacement_bot_level\"k\n\021Round" +
-      "StartedEvent\022\024\n\014round_number\030\001 \001(\005\022\016\n\006de" +
-      "aler\030\002 \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hea" +
-      "rts.v1.PassDirection\">\n\016HandDealtEvent\022\014" +
-      "\n\004seat\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1." +
-      "Card\"\037\n\017SeatPassedEvent\022\014\n\004seat\030\001 \001(\005\"Q\n" +
-      "\020CardsPassedEvent\022\014\n\004seat\030\001 \001(\005\022\017\n\007to_se" +
-      "at\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card" +
-      "\"U\n\022CardsReceivedEvent\022\014\n\004seat\030\001 \001(\005\022\021\n\t" +
-      "from_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts." +
-      "v1.Card\"T\n\017CardPlayedEvent\022\014\n\004seat\030\001 \001(\005" +
-      "\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\022\024\n\014trick" +
-      "_number\030\003 \001(\005\"@\n\021HeartsBrokenEvent\022\014\n\004se" +
-      "at\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\"" +
-      "0\n\rTrickWonEvent\022\037\n\005trick\030\001 \001(\0132\020.hearts" +
-      ".v1.Trick\"8\n\020RoundScoredEvent\022$\n\005score\030\001" +
-      " \001(\0132\025.hearts.v1.RoundScore\"L\n\rGameOverE" +
-      "vent\022\024\n\014total_scores\030\001 \003(\005\022%\n\006result\030\002 \001" +
-      "(\0132\025.hearts.v1.GameResult\"N\n\020TurnChanged" +
-      "Event\022\014\n\004seat\030\001 \001(\005\022,\n\010deadline\030\002 \001(\0132\032." +
-      "google.protobuf.Timestamp\"\023\n\021TableDelete" +
-      "dEvent\"!\n\021TurnTimedOutEvent\022\014\n\004seat\030\001 \001(" +
-      "\005\"2\n\023RematchCreatedEvent\022\r\n\005table\030\001 \001(\t\022" +
-      "\014\n\004seat\030\002 \001(\005\"D\n\rReactionEvent\022\014\n\004seat\030\001" +
-      " \001(\005\022%\n\010reaction\030\002 \001(\0162\023.hearts.v1.React" +
-      "ionB\023B\017TableEventProtoP\001b\006proto3"
+      "\002 \001(\t\022+\n\tbot_level\030\003 \001(\0162\023.hearts.v1.Bot" +
+      "LevelH\000\210\001\001B\014\n\n_bot_level\"\217\001\n\017PlayerLeftE" +
+      "vent\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_nam" +
+      "e\030\002 \001(\t\0227\n\025replacement_bot_level\030\003 \001(\0162\023" +
+      ".hearts.v1.BotLevelH\000\210\001\001B\030\n\026_replacement" +
+      "_bot_level\"k\n\021RoundStartedEvent\022\024\n\014round" +
+      "_number\030\001 \001(\005\022\016\n\006dealer\030\002 \001(\005\0220\n\016pass_di" +
+      "rection\030\003 \001(\0162\030.hearts.v1.PassDirection\"" +
+      ">\n\016HandDealtEvent\022\014\n\004seat\030\001 \001(\005\022\036\n\005cards" +
+      "\030\002 \003(\0132\017.hearts.v1.Card\"\037\n\017SeatPassedEve" +
+      "nt\022\014\n\004seat\030\001 \001(\005\"Q\n\020CardsPassedEvent\022\014\n\004" +
+      "seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003" +
+      "(\0132\017.hearts.v1.Card\"U\n\022CardsReceivedEven" +
+      "t\022\014\n\004seat\030\001 \001(\005\022\021\n\tfrom_seat\030\002 \001(\005\022\036\n\005ca" +
+      "rds\030\003 \003(\0132\017.hearts.v1.Card\"T\n\017CardPlayed" +
+      "Event\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hear" +
+      "ts.v1.Card\022\024\n\014trick_number\030\003 \001(\005\"@\n\021Hear" +
+      "tsBrokenEvent\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(" +
+      "\0132\017.hearts.v1.Card\"0\n\rTrickWonEvent\022\037\n\005t" +
+      "rick\030\001 \001(\0132\020.hearts.v1.Trick\"8\n\020RoundSco" +
+      "redEvent\022$\n\005score\030\001 \001(\0132\025.hearts.v1.Roun" +
+      "dScore\"L\n\rGameOverEvent\022\024\n\014total_scores\030" +
+      "\001 \003(\005\022%\n\006result\030\002 \001(\0132\025.hearts.v1.GameRe" +
+      "sult\"N\n\020TurnChangedEvent\022\014\n\004seat\030\001 \001(\005\022," +
+      "\n\010deadline\030\002 \001(\0132\032.google.protobuf.Times" +
+      "tamp\"\023\n\021TableDeletedEvent\"!\n\021TurnTimedOu" +
+      "tEvent\022\014\n\004seat\030\001 \001(\005\"2\n\023RematchCreatedEv" +
+      "ent\022\r\n\005table\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\"D\n\rReac" +
+      "tionEvent\022\014\n\004seat\030\001 \001(\005\022%\n\010reaction\030\002 \001(" +
+      "\0162\023.hearts.v1.ReactionB\023B\017TableEventProt" +
+      "oP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -200,7 +202,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_PlayerJoinedEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_PlayerJoinedEvent_descriptor,
-        new java.lang.String[] { "Seat", "PlayerDisplayName", });
+        new java.lang.String[] { "Seat", "PlayerDisplayName", "BotLevel", });
     internal_static_hearts_v1_PlayerLeftEvent_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_hearts_v1_PlayerLeftEvent_fieldAccessorTable = new

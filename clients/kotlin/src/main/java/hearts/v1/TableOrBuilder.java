@@ -533,4 +533,52 @@ public interface TableOrBuilder extends
    * @return The turnNotifications.
    */
   boolean getTurnNotifications();
+
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return Whether the fillWithBotsAfter field is set.
+   */
+  boolean hasFillWithBotsAfter();
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   * @return The fillWithBotsAfter.
+   */
+  com.google.protobuf.Duration getFillWithBotsAfter();
+  /**
+   * <pre>
+   * When set, a table that waits for players gives up waiting after this
+   * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+   * bot_level for each) and the game starts. The time counts from the last
+   * change of seating (a join or a leave), and only while at least one
+   * player is seated, so a table nobody has joined yet is never filled. For
+   * a "play now" that starts within seconds whoever shows up. Unset or zero:
+   * the table waits for players. Otherwise at least 1 second and at most the
+   * server's limit for turn_timeout.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder();
 }

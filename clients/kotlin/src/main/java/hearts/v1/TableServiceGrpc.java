@@ -623,14 +623,15 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * QuickJoin seats the caller at a game that waits for players and has the
-     * rules and turn timeout asked for, or makes one: the "play now" button of
-     * a lobby. Callers who ask for the same rules and timeout are seated
+     * rules and timeouts asked for, or makes one: the "play now" button of a
+     * lobby. Callers who ask for the same rules and timeouts are seated
      * together, four to a table, whichever replica they reach; the game starts
-     * when the fourth has joined. The table it makes is listed, named "Quick
-     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-     * as on any table. A table made here counts against the caller's quota of
-     * new tables, as CreateTable does. Send a request_id: a retry then gets the
-     * same seat instead of a second one.
+     * when the fourth has joined, or when fill_with_bots_after (if asked for)
+     * runs out and bots take the empty seats. The table it makes is listed,
+     * named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+     * WatchTable work on it as on any table. A table made here counts against
+     * the caller's quota of new tables, as CreateTable does. Send a request_id:
+     * a retry then gets the same seat instead of a second one.
      * </pre>
      */
     default void quickJoin(hearts.v1.QuickJoinRequest request,
@@ -833,14 +834,15 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * QuickJoin seats the caller at a game that waits for players and has the
-     * rules and turn timeout asked for, or makes one: the "play now" button of
-     * a lobby. Callers who ask for the same rules and timeout are seated
+     * rules and timeouts asked for, or makes one: the "play now" button of a
+     * lobby. Callers who ask for the same rules and timeouts are seated
      * together, four to a table, whichever replica they reach; the game starts
-     * when the fourth has joined. The table it makes is listed, named "Quick
-     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-     * as on any table. A table made here counts against the caller's quota of
-     * new tables, as CreateTable does. Send a request_id: a retry then gets the
-     * same seat instead of a second one.
+     * when the fourth has joined, or when fill_with_bots_after (if asked for)
+     * runs out and bots take the empty seats. The table it makes is listed,
+     * named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+     * WatchTable work on it as on any table. A table made here counts against
+     * the caller's quota of new tables, as CreateTable does. Send a request_id:
+     * a retry then gets the same seat instead of a second one.
      * </pre>
      */
     public void quickJoin(hearts.v1.QuickJoinRequest request,
@@ -1020,14 +1022,15 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * QuickJoin seats the caller at a game that waits for players and has the
-     * rules and turn timeout asked for, or makes one: the "play now" button of
-     * a lobby. Callers who ask for the same rules and timeout are seated
+     * rules and timeouts asked for, or makes one: the "play now" button of a
+     * lobby. Callers who ask for the same rules and timeouts are seated
      * together, four to a table, whichever replica they reach; the game starts
-     * when the fourth has joined. The table it makes is listed, named "Quick
-     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-     * as on any table. A table made here counts against the caller's quota of
-     * new tables, as CreateTable does. Send a request_id: a retry then gets the
-     * same seat instead of a second one.
+     * when the fourth has joined, or when fill_with_bots_after (if asked for)
+     * runs out and bots take the empty seats. The table it makes is listed,
+     * named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+     * WatchTable work on it as on any table. A table made here counts against
+     * the caller's quota of new tables, as CreateTable does. Send a request_id:
+     * a retry then gets the same seat instead of a second one.
      * </pre>
      */
     public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) throws io.grpc.StatusException {
@@ -1207,14 +1210,15 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * QuickJoin seats the caller at a game that waits for players and has the
-     * rules and turn timeout asked for, or makes one: the "play now" button of
-     * a lobby. Callers who ask for the same rules and timeout are seated
+     * rules and timeouts asked for, or makes one: the "play now" button of a
+     * lobby. Callers who ask for the same rules and timeouts are seated
      * together, four to a table, whichever replica they reach; the game starts
-     * when the fourth has joined. The table it makes is listed, named "Quick
-     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-     * as on any table. A table made here counts against the caller's quota of
-     * new tables, as CreateTable does. Send a request_id: a retry then gets the
-     * same seat instead of a second one.
+     * when the fourth has joined, or when fill_with_bots_after (if asked for)
+     * runs out and bots take the empty seats. The table it makes is listed,
+     * named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+     * WatchTable work on it as on any table. A table made here counts against
+     * the caller's quota of new tables, as CreateTable does. Send a request_id:
+     * a retry then gets the same seat instead of a second one.
      * </pre>
      */
     public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) {
@@ -1404,14 +1408,15 @@ public final class TableServiceGrpc {
     /**
      * <pre>
      * QuickJoin seats the caller at a game that waits for players and has the
-     * rules and turn timeout asked for, or makes one: the "play now" button of
-     * a lobby. Callers who ask for the same rules and timeout are seated
+     * rules and timeouts asked for, or makes one: the "play now" button of a
+     * lobby. Callers who ask for the same rules and timeouts are seated
      * together, four to a table, whichever replica they reach; the game starts
-     * when the fourth has joined. The table it makes is listed, named "Quick
-     * game", and has no bots; JoinTable, LeaveTable and WatchTable work on it
-     * as on any table. A table made here counts against the caller's quota of
-     * new tables, as CreateTable does. Send a request_id: a retry then gets the
-     * same seat instead of a second one.
+     * when the fourth has joined, or when fill_with_bots_after (if asked for)
+     * runs out and bots take the empty seats. The table it makes is listed,
+     * named "Quick game", and has no bots until then; JoinTable, LeaveTable and
+     * WatchTable work on it as on any table. A table made here counts against
+     * the caller's quota of new tables, as CreateTable does. Send a request_id:
+     * a retry then gets the same seat instead of a second one.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<hearts.v1.QuickJoinResponse> quickJoin(

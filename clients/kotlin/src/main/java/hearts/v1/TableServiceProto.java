@@ -213,56 +213,58 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       "g\030\002 \001(\t\"V\n\023SendReactionRequest\022\022\n\004name\030\001" +
       " \001(\tB\004\342A\001\002\022+\n\010reaction\030\002 \001(\0162\023.hearts.v1" +
       ".ReactionB\004\342A\001\002\"\026\n\024SendReactionResponse\"" +
-      "\263\001\n\020QuickJoinRequest\022\037\n\005rules\030\001 \001(\0132\020.he" +
+      "\354\001\n\020QuickJoinRequest\022\037\n\005rules\030\001 \001(\0132\020.he" +
       "arts.v1.Rules\022/\n\014turn_timeout\030\002 \001(\0132\031.go" +
       "ogle.protobuf.Duration\022!\n\023player_display" +
       "_name\030\003 \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\004 \001(\t\022\026\n" +
-      "\016identity_token\030\005 \001(\t\"g\n\021QuickJoinRespon" +
-      "se\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\022\"\n\004" +
-      "view\030\003 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag" +
-      "\030\004 \001(\t\"W\n\021WatchTableRequest\022\022\n\004name\030\001 \001(" +
-      "\tB\004\342A\001\002\022\033\n\016after_sequence\030\002 \001(\003H\000\210\001\001B\021\n\017" +
-      "_after_sequence\"\200\001\n\022WatchTableResponse\022\020" +
-      "\n\010sequence\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.hea" +
-      "rts.v1.TableViewH\000\022&\n\005event\030\003 \001(\0132\025.hear" +
-      "ts.v1.TableEventH\000B\006\n\004kind2\250\013\n\014TableServ" +
-      "ice\022`\n\010GetTable\022\032.hearts.v1.GetTableRequ" +
-      "est\032\033.hearts.v1.GetTableResponse\"\033\202\323\344\223\002\025" +
-      "\022\023/v1/{name=tables/*}\022]\n\nListTables\022\034.he" +
-      "arts.v1.ListTablesRequest\032\035.hearts.v1.Li" +
-      "stTablesResponse\"\022\202\323\344\223\002\014\022\n/v1/tables\022g\n\013" +
-      "CreateTable\022\035.hearts.v1.CreateTableReque" +
-      "st\032\036.hearts.v1.CreateTableResponse\"\031\202\323\344\223" +
-      "\002\023\"\n/v1/tables:\005table\022i\n\013DeleteTable\022\035.h" +
-      "earts.v1.DeleteTableRequest\032\036.hearts.v1." +
-      "DeleteTableResponse\"\033\202\323\344\223\002\025*\023/v1/{name=t" +
-      "ables/*}\022k\n\tJoinTable\022\033.hearts.v1.JoinTa" +
-      "bleRequest\032\034.hearts.v1.JoinTableResponse" +
-      "\"#\202\323\344\223\002\035\"\030/v1/{name=tables/*}:join:\001*\022o\n" +
-      "\nLeaveTable\022\034.hearts.v1.LeaveTableReques" +
-      "t\032\035.hearts.v1.LeaveTableResponse\"$\202\323\344\223\002\036" +
-      "\"\031/v1/{name=tables/*}:leave:\001*\022p\n\tPassCa" +
-      "rds\022\033.hearts.v1.PassCardsRequest\032\034.heart" +
-      "s.v1.PassCardsResponse\"(\202\323\344\223\002\"\"\035/v1/{nam" +
-      "e=tables/*}:passCards:\001*\022l\n\010PlayCard\022\032.h" +
-      "earts.v1.PlayCardRequest\032\033.hearts.v1.Pla" +
-      "yCardResponse\"\'\202\323\344\223\002!\"\034/v1/{name=tables/" +
-      "*}:playCard:\001*\022w\n\014RematchTable\022\036.hearts." +
-      "v1.RematchTableRequest\032\037.hearts.v1.Remat" +
-      "chTableResponse\"&\202\323\344\223\002 \"\033/v1/{name=table" +
-      "s/*}:rematch:\001*\022u\n\013SuggestMove\022\035.hearts." +
-      "v1.SuggestMoveRequest\032\036.hearts.v1.Sugges" +
-      "tMoveResponse\"\'\202\323\344\223\002!\022\037/v1/{name=tables/" +
-      "*}:suggestMove\022|\n\014SendReaction\022\036.hearts." +
-      "v1.SendReactionRequest\032\037.hearts.v1.SendR" +
-      "eactionResponse\"+\202\323\344\223\002%\" /v1/{name=table" +
-      "s/*}:sendReaction:\001*\022g\n\tQuickJoin\022\033.hear" +
-      "ts.v1.QuickJoinRequest\032\034.hearts.v1.Quick" +
-      "JoinResponse\"\037\202\323\344\223\002\031\"\024/v1/tables:quickJo" +
-      "in:\001*\022n\n\nWatchTable\022\034.hearts.v1.WatchTab" +
-      "leRequest\032\035.hearts.v1.WatchTableResponse" +
-      "\"!\202\323\344\223\002\033\022\031/v1/{name=tables/*}:watch0\001B\025B" +
-      "\021TableServiceProtoP\001b\006proto3"
+      "\016identity_token\030\005 \001(\t\0227\n\024fill_with_bots_" +
+      "after\030\006 \001(\0132\031.google.protobuf.Duration\"g" +
+      "\n\021QuickJoinResponse\022\022\n\nseat_token\030\001 \001(\t\022" +
+      "\014\n\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1." +
+      "TableView\022\014\n\004etag\030\004 \001(\t\"W\n\021WatchTableReq" +
+      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequen" +
+      "ce\030\002 \001(\003H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022Wat" +
+      "chTableResponse\022\020\n\010sequence\030\001 \001(\003\022(\n\010sna" +
+      "pshot\030\002 \001(\0132\024.hearts.v1.TableViewH\000\022&\n\005e" +
+      "vent\030\003 \001(\0132\025.hearts.v1.TableEventH\000B\006\n\004k" +
+      "ind2\250\013\n\014TableService\022`\n\010GetTable\022\032.heart" +
+      "s.v1.GetTableRequest\032\033.hearts.v1.GetTabl" +
+      "eResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]" +
+      "\n\nListTables\022\034.hearts.v1.ListTablesReque" +
+      "st\032\035.hearts.v1.ListTablesResponse\"\022\202\323\344\223\002" +
+      "\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hearts.v1" +
+      ".CreateTableRequest\032\036.hearts.v1.CreateTa" +
+      "bleResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i" +
+      "\n\013DeleteTable\022\035.hearts.v1.DeleteTableReq" +
+      "uest\032\036.hearts.v1.DeleteTableResponse\"\033\202\323" +
+      "\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinTable\022\033" +
+      ".hearts.v1.JoinTableRequest\032\034.hearts.v1." +
+      "JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tab" +
+      "les/*}:join:\001*\022o\n\nLeaveTable\022\034.hearts.v1" +
+      ".LeaveTableRequest\032\035.hearts.v1.LeaveTabl" +
+      "eResponse\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:l" +
+      "eave:\001*\022p\n\tPassCards\022\033.hearts.v1.PassCar" +
+      "dsRequest\032\034.hearts.v1.PassCardsResponse\"" +
+      "(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passCards:\001" +
+      "*\022l\n\010PlayCard\022\032.hearts.v1.PlayCardReques" +
+      "t\032\033.hearts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034" +
+      "/v1/{name=tables/*}:playCard:\001*\022w\n\014Remat" +
+      "chTable\022\036.hearts.v1.RematchTableRequest\032" +
+      "\037.hearts.v1.RematchTableResponse\"&\202\323\344\223\002 " +
+      "\"\033/v1/{name=tables/*}:rematch:\001*\022u\n\013Sugg" +
+      "estMove\022\035.hearts.v1.SuggestMoveRequest\032\036" +
+      ".hearts.v1.SuggestMoveResponse\"\'\202\323\344\223\002!\022\037" +
+      "/v1/{name=tables/*}:suggestMove\022|\n\014SendR" +
+      "eaction\022\036.hearts.v1.SendReactionRequest\032" +
+      "\037.hearts.v1.SendReactionResponse\"+\202\323\344\223\002%" +
+      "\" /v1/{name=tables/*}:sendReaction:\001*\022g\n" +
+      "\tQuickJoin\022\033.hearts.v1.QuickJoinRequest\032" +
+      "\034.hearts.v1.QuickJoinResponse\"\037\202\323\344\223\002\031\"\024/" +
+      "v1/tables:quickJoin:\001*\022n\n\nWatchTable\022\034.h" +
+      "earts.v1.WatchTableRequest\032\035.hearts.v1.W" +
+      "atchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=tab" +
+      "les/*}:watch0\001B\025B\021TableServiceProtoP\001b\006p" +
+      "roto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -410,7 +412,7 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_QuickJoinRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_QuickJoinRequest_descriptor,
-        new java.lang.String[] { "Rules", "TurnTimeout", "PlayerDisplayName", "RequestId", "IdentityToken", });
+        new java.lang.String[] { "Rules", "TurnTimeout", "PlayerDisplayName", "RequestId", "IdentityToken", "FillWithBotsAfter", });
     internal_static_hearts_v1_QuickJoinResponse_descriptor =
       getDescriptor().getMessageType(23);
     internal_static_hearts_v1_QuickJoinResponse_fieldAccessorTable = new

@@ -37,8 +37,9 @@ public object CreateTableRequestKt {
      * ```
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -54,8 +55,9 @@ public object CreateTableRequestKt {
      * ```
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -67,8 +69,9 @@ public object CreateTableRequestKt {
      * ```
      * The table to create: display_name, rules (unset fields take the German
      * defaults), seats that start as bots, the first dealer (`dealer`), an
-     * optional deck_seed for a reproducible game, an optional turn_timeout and
-     * unlisted. Other fields are ignored.
+     * optional deck_seed for a reproducible game, an optional turn_timeout,
+     * unlisted, turn_notifications and fill_with_bots_after. Other fields are
+     * ignored.
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`

@@ -82,6 +82,52 @@ public object PlayerJoinedEventKt {
     public fun clearPlayerDisplayName() {
       _builder.clearPlayerDisplayName()
     }
+
+    /**
+     * ```
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * ```
+     *
+     * `optional .hearts.v1.BotLevel bot_level = 3;`
+     */
+    public var botLevel: hearts.v1.BotLevel
+      @kotlin.jvm.JvmName("getBotLevel")
+        get() = _builder.botLevel
+      @kotlin.jvm.JvmName("setBotLevel")
+        set(value) {
+        _builder.botLevel = value
+      }
+    public var botLevelValue: kotlin.Int
+      @kotlin.jvm.JvmName("getBotLevelValue")
+        get() = _builder.botLevelValue
+      @kotlin.jvm.JvmName("setBotLevelValue")
+        set(value) {
+        _builder.botLevelValue = value
+      }
+    /**
+     * ```
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * ```
+     *
+     * `optional .hearts.v1.BotLevel bot_level = 3;`
+     */
+    public fun clearBotLevel() {
+      _builder.clearBotLevel()
+    }
+    /**
+     * ```
+     * Set when a bot took the empty seat because the table had waited for
+     * players long enough (Table.fill_with_bots_after); unset for a player.
+     * ```
+     *
+     * `optional .hearts.v1.BotLevel bot_level = 3;`
+     * @return Whether the botLevel field is set.
+     */
+    public fun hasBotLevel(): kotlin.Boolean {
+      return _builder.hasBotLevel()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic

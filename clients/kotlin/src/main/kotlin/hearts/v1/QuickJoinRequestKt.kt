@@ -200,6 +200,51 @@ public object QuickJoinRequestKt {
     public fun clearIdentityToken() {
       _builder.clearIdentityToken()
     }
+
+    /**
+     * ```
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 6;`
+     */
+    public var fillWithBotsAfter: com.google.protobuf.Duration
+      @kotlin.jvm.JvmName("getFillWithBotsAfter")
+        get() = _builder.fillWithBotsAfter
+      @kotlin.jvm.JvmName("setFillWithBotsAfter")
+        set(value) {
+        _builder.fillWithBotsAfter = value
+      }
+    /**
+     * ```
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 6;`
+     */
+    public fun clearFillWithBotsAfter() {
+      _builder.clearFillWithBotsAfter()
+    }
+    /**
+     * ```
+     * How long the table waits for players before bots take its empty seats
+     * (see Table.fill_with_bots_after); unset or zero: it waits for players.
+     * Only callers asking for the same are seated together.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 6;`
+     * @return Whether the fillWithBotsAfter field is set.
+     */
+    public fun hasFillWithBotsAfter(): kotlin.Boolean {
+      return _builder.hasFillWithBotsAfter()
+    }
+
+    public val QuickJoinRequestKt.Dsl.fillWithBotsAfterOrNull: com.google.protobuf.Duration?
+      get() = _builder.fillWithBotsAfterOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
@@ -211,4 +256,7 @@ public val hearts.v1.QuickJoinRequestOrBuilder.rulesOrNull: hearts.v1.Rules?
 
 public val hearts.v1.QuickJoinRequestOrBuilder.turnTimeoutOrNull: com.google.protobuf.Duration?
   get() = if (hasTurnTimeout()) getTurnTimeout() else null
+
+public val hearts.v1.QuickJoinRequestOrBuilder.fillWithBotsAfterOrNull: com.google.protobuf.Duration?
+  get() = if (hasFillWithBotsAfter()) getFillWithBotsAfter() else null
 

@@ -915,6 +915,66 @@ public object TableKt {
     public fun clearTurnNotifications() {
       _builder.clearTurnNotifications()
     }
+
+    /**
+     * ```
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public var fillWithBotsAfter: com.google.protobuf.Duration
+      @kotlin.jvm.JvmName("getFillWithBotsAfter")
+        get() = _builder.fillWithBotsAfter
+      @kotlin.jvm.JvmName("setFillWithBotsAfter")
+        set(value) {
+        _builder.fillWithBotsAfter = value
+      }
+    /**
+     * ```
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];`
+     */
+    public fun clearFillWithBotsAfter() {
+      _builder.clearFillWithBotsAfter()
+    }
+    /**
+     * ```
+     * When set, a table that waits for players gives up waiting after this
+     * long: heuristic bots take its empty seats (a PlayerJoinedEvent with
+     * bot_level for each) and the game starts. The time counts from the last
+     * change of seating (a join or a leave), and only while at least one
+     * player is seated, so a table nobody has joined yet is never filled. For
+     * a "play now" that starts within seconds whoever shows up. Unset or zero:
+     * the table waits for players. Otherwise at least 1 second and at most the
+     * server's limit for turn_timeout.
+     * ```
+     *
+     * `.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];`
+     * @return Whether the fillWithBotsAfter field is set.
+     */
+    public fun hasFillWithBotsAfter(): kotlin.Boolean {
+      return _builder.hasFillWithBotsAfter()
+    }
+
+    public val TableKt.Dsl.fillWithBotsAfterOrNull: com.google.protobuf.Duration?
+      get() = _builder.fillWithBotsAfterOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
@@ -938,4 +998,7 @@ public val hearts.v1.TableOrBuilder.turnTimeoutOrNull: com.google.protobuf.Durat
 
 public val hearts.v1.TableOrBuilder.turnDeadlineOrNull: com.google.protobuf.Timestamp?
   get() = if (hasTurnDeadline()) getTurnDeadline() else null
+
+public val hearts.v1.TableOrBuilder.fillWithBotsAfterOrNull: com.google.protobuf.Duration?
+  get() = if (hasFillWithBotsAfter()) getFillWithBotsAfter() else null
 
