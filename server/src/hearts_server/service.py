@@ -1864,21 +1864,10 @@ class TableApp:
         new = self._start_if_full(dataclasses.replace(record, seats=tuple(seats)), batch)
         stored = batch.stored(record.sequence + 1)
         new = new.evolve(new.game, record.sequence + len(stored), batch.now_ms, started_from=record)
-        outbox = self._outbox(record, new, batch.now_ms)
-        result = await self.store.commit(
-            table_id,
-            expected_version=version,
-            data=new.to_json(),
-            events=stored,
-            open_seats=None if new.unlisted else False,
-            finished=new.phase_over,
-            outbox=outbox,
+        # A lost race (the seating changed meanwhile) is fine: the driver reads the table again.
+        await self._commit_driven(
+            table_id, version, record, new, stored, open_seats=None if new.unlisted else False
         )
-        if result.outcome != CommitOutcome.APPLIED:
-            return  # the seating changed meanwhile: the driver reads the table again
-        if outbox is not None and self.webhooks is not None:
-            self.webhooks.wake()
-        self.records.put(table_id, version + 1, new)
 
     async def _drive(self, table_id: str, *, by_timer: bool = False) -> None:
         """Play slow bots' turns until a human owes a move; each move is a CAS commit.
@@ -2022,12 +2011,27 @@ class TableApp:
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
         new = record.evolve(state, record.sequence + len(stored), batch.now_ms)
-        outbox = self._outbox(record, new, batch.now_ms)
+        return await self._commit_driven(table_id, version, record, new, stored)
+
+    async def _commit_driven(
+        self,
+        table_id: str,
+        version: int,
+        record: TableRecord,
+        new: TableRecord,
+        stored: Sequence[StoredEvent],
+        *,
+        open_seats: bool | None = None,
+    ) -> bool:
+        """Commit ``new`` (with its events, ``stored``) over ``record`` at ``version``, for the
+        driver, with the webhook it sends; whether it applied."""
+        outbox = self._outbox(record, new, new.update_ms)
         result = await self.store.commit(
             table_id,
             expected_version=version,
             data=new.to_json(),
             events=stored,
+            open_seats=open_seats,
             finished=new.phase_over,
             outbox=outbox,
         )
