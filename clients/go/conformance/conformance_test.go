@@ -3,8 +3,9 @@
 // details read with status.FromError. It checks what a client relies on: the watch stream tells
 // the whole game in order, a refused move says why, a forged token is refused, a finished game's
 // player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
-// out, an identity token names the player on its seat, and four QuickJoin callers asking for the
-// same game are seated together and play it out.
+// out, an identity token names the player on its seat, four QuickJoin callers asking for the
+// same game are seated together and play it out, and a QuickJoin caller whom nobody joins plays
+// against the bots that fill the table after the wait asked for.
 //
 // The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
 // scripts/with-server.sh starts one and sets it. They never choose a card the caller's own view
@@ -50,6 +51,10 @@ const targetScore = 20
 // quickTargetScore is the target score of the quick game, which no other test asks for: the
 // four QuickJoin callers of one test must not sit down at another test's table.
 const quickTargetScore = 30
+
+// fillTargetScore is the target score of the game that bots fill, which no other test asks for
+// (see quickTargetScore); it is small, to keep the game short.
+const fillTargetScore = 15
 
 // testTimeout bounds each test; a whole game with inline bots takes well under a second.
 const testTimeout = 60 * time.Second
@@ -482,6 +487,120 @@ func TestQuickJoinSeatsFourCallersTogether(t *testing.T) {
 	}
 }
 
+// TestQuickJoinFillsTheTableWithBotsAfterTheWait has one player ask QuickJoin for a game with
+// fill_with_bots_after 1 s, and nobody else ask for it: the watch stream shows three heuristic
+// bots taking the other seats (a PlayerJoinedEvent with bot_level each), no sooner than the wait
+// and within a few seconds, and then the first round starting; the player's hand is dealt, the
+// table shows the bots and the rules, turn timeout and wait asked for, and the player plays the
+// game out against the bots. The rules (fillTargetScore) are no other test's and the turn timeout
+// is random to the millisecond, as for the quick game of four, so that nobody else sits down at
+// this table. The server deals the deck at random, so the seed replays only the test's choices.
+func TestQuickJoinFillsTheTableWithBotsAfterTheWait(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	rng := rand.New(rand.NewPCG(uint64(seed), 5))
+	turnTimeout := (10*time.Minute + rand.N(10*time.Minute)).Truncate(time.Millisecond)
+	const wait = time.Second
+
+	asked := time.Now() // the server's wait starts later: at the join
+	joined, err := client.QuickJoin(ctx, &heartsv1.QuickJoinRequest{
+		Rules:             &heartsv1.Rules{TargetScore: proto.Int32(fillTargetScore)},
+		TurnTimeout:       durationpb.New(turnTimeout),
+		FillWithBotsAfter: durationpb.New(wait),
+		PlayerDisplayName: "go alone",
+		RequestId:         requestID(t),
+	})
+	if err != nil {
+		t.Fatalf("seed %d: QuickJoin: %v", seed, describe(err))
+	}
+	name, seat := joined.GetView().GetTable().GetName(), joined.GetSeat()
+	if phase := joined.GetView().GetTable().GetPhase(); phase != heartsv1.Phase_PHASE_WAITING_FOR_PLAYERS {
+		t.Fatalf("seed %d: the first QuickJoin of its game left %s in phase %v, want waiting for players", seed, name, phase)
+	}
+	player := game{name: name, seatToken: joined.GetSeatToken(), view: joined.GetView()}
+	t.Logf("seed %d: QuickJoin seated the player at seat %d of %s (target score %d, turn timeout %v, bots after %v)",
+		seed, seat, name, fillTargetScore, turnTimeout, wait)
+	watch := startWatch(ctx, t, client, name, player.seatToken, player.view.GetSequence())
+
+	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetRoundStarted() != nil })
+	// The bots' joins and the deal are one commit, so they arrive together.
+	if elapsed := time.Since(asked); elapsed < wait-50*time.Millisecond || elapsed > 5*time.Second {
+		t.Errorf("seed %d: the game started %v after the QuickJoin; want after the wait of %v, within 5 s", seed,
+			elapsed.Round(time.Millisecond), wait)
+	}
+	var botSeats []int32
+	for _, message := range watch.received() {
+		event := message.GetEvent()
+		if event.GetRoundStarted() != nil {
+			if got := event.GetRoundStarted().GetRoundNumber(); got != 1 {
+				t.Errorf("seed %d: the first round_started is of round %d, want 1", seed, got)
+			}
+			break
+		}
+		joinedEvent := event.GetPlayerJoined()
+		if message.GetSnapshot() != nil || joinedEvent == nil {
+			t.Errorf("seed %d: before round_started the stream delivered %v, want only player_joined", seed, message)
+			continue
+		}
+		if joinedEvent.BotLevel == nil || joinedEvent.GetBotLevel() != heartsv1.BotLevel_BOT_LEVEL_HEURISTIC {
+			t.Errorf("seed %d: player_joined at seat %d (%q) has bot_level set %v (%v), want a heuristic bot", seed,
+				joinedEvent.GetSeat(), joinedEvent.GetPlayerDisplayName(), joinedEvent.BotLevel != nil, joinedEvent.GetBotLevel())
+		}
+		botSeats = append(botSeats, joinedEvent.GetSeat())
+	}
+	slices.Sort(botSeats)
+	if want := slices.DeleteFunc([]int32{0, 1, 2, 3}, func(s int32) bool { return s == seat }); !slices.Equal(botSeats, want) {
+		t.Fatalf("seed %d: bots joined seats %v before the deal, want the empty seats %v", seed, botSeats, want)
+	}
+
+	view := getView(ctx, t, client, name, player.seatToken)
+	table := view.GetTable()
+	if len(view.GetHand()) != 13 || table.GetRoundNumber() != 1 {
+		t.Fatalf("seed %d: after round_started the player holds %d cards in round %d, want 13 in round 1", seed,
+			len(view.GetHand()), table.GetRoundNumber())
+	}
+	if phase := table.GetPhase(); phase != heartsv1.Phase_PHASE_PASSING && phase != heartsv1.Phase_PHASE_PLAYING {
+		t.Fatalf("seed %d: after round_started %s is in phase %v, want passing or playing", seed, name, phase)
+	}
+	for _, s := range table.GetSeats() {
+		switch {
+		case s.GetSeat() == seat:
+			if s.GetOccupant() != heartsv1.SeatOccupant_SEAT_OCCUPANT_HUMAN || s.GetPlayerDisplayName() != "go alone" {
+				t.Errorf("seed %d: the player's seat %d is %v %q, want the player", seed, seat, s.GetOccupant(), s.GetPlayerDisplayName())
+			}
+		case s.GetOccupant() != heartsv1.SeatOccupant_SEAT_OCCUPANT_BOT ||
+			s.GetBotLevel() != heartsv1.BotLevel_BOT_LEVEL_HEURISTIC || s.GetStandIn():
+			t.Errorf("seed %d: seat %d is %v at level %v (stand-in %v), want a heuristic bot of the table", seed,
+				s.GetSeat(), s.GetOccupant(), s.GetBotLevel(), s.GetStandIn())
+		}
+	}
+	if got := table.GetRules().GetTargetScore(); got != fillTargetScore {
+		t.Errorf("seed %d: %s has target score %d, want the %d asked for", seed, name, got, fillTargetScore)
+	}
+	if got := table.GetTurnTimeout().AsDuration(); got != turnTimeout {
+		t.Errorf("seed %d: %s has turn timeout %v, want the %v asked for", seed, name, got, turnTimeout)
+	}
+	if got := table.GetFillWithBotsAfter().AsDuration(); got != wait {
+		t.Errorf("seed %d: %s has fill_with_bots_after %v, want the %v asked for", seed, name, got, wait)
+	}
+
+	moves := 0
+	for view.GetTable().GetPhase() != heartsv1.Phase_PHASE_GAME_OVER {
+		if moves++; moves > 2000 {
+			t.Fatalf("seed %d: no game over at %s after 2000 moves", seed, name)
+		}
+		view = move(ctx, t, client, player, view, rng)
+	}
+	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetGameOver() != nil })
+	table = view.GetTable()
+	t.Logf("seed %d: game over at %s after %d rounds and %d moves, totals %v", seed, name,
+		table.GetRoundNumber(), moves, table.GetTotalScores())
+	if highest := slices.Max(table.GetTotalScores()); highest < fillTargetScore || len(table.GetResult().GetWinners()) == 0 {
+		t.Errorf("seed %d: the game ended with totals %v and result %v; want one at the target %d, and winners", seed,
+			table.GetTotalScores(), table.GetResult(), fillTargetScore)
+	}
+}
+
 // ---------------------------------------------------------------------------------- the game
 
 // game is a table the test created and the seat it joined.
@@ -741,6 +860,13 @@ func (w *watcher) waitFor(t *testing.T, want func(*heartsv1.TableEvent) bool) {
 			t.Fatalf("the expected event did not arrive on the watch stream within 10 s")
 		}
 	}
+}
+
+// received is what the stream has delivered so far.
+func (w *watcher) received() []*heartsv1.WatchTableResponse {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.messages)
 }
 
 // wait waits for the stream to end and returns what it delivered.
