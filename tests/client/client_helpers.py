@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -159,6 +160,14 @@ async def play_seats(name: str, *players: HeartsClient) -> pb.TableView:
         else:
             await asyncio.sleep(0.01)
     raise AssertionError(f"the game at {name} did not end")
+
+
+async def run_hearts(argv: list[str], typed: str = "") -> tuple[int, str]:
+    """The ``hearts`` command run with ``argv`` to its end in a worker thread, ``typed`` its
+    input; its exit code and output."""
+    out = io.StringIO()
+    code = await asyncio.to_thread(main, argv, stdin=io.StringIO(typed), stdout=out)
+    return code, out.getvalue()
 
 
 @contextlib.asynccontextmanager

@@ -7,14 +7,14 @@ modules live in ``client_helpers.py``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from hearts_client import HeartsClient
 from hearts_server.server import HeartsServer
 
-from .client_helpers import start_server
+from .client_helpers import server_in_thread, start_server
 
 
 @pytest.fixture(autouse=True)
@@ -37,3 +37,11 @@ async def client(server: HeartsServer) -> AsyncIterator[HeartsClient]:
     """A client of ``server`` with short retry delays."""
     async with HeartsClient(server.address, backoff=0.02) as opened:
         yield opened
+
+
+@pytest.fixture
+def threaded_server() -> Iterator[str]:
+    """The address of a server on its own event loop in a thread, for the sync client (which
+    must own the test's)."""
+    with server_in_thread() as address:
+        yield address

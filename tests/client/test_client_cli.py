@@ -208,6 +208,7 @@ async def test_a_refused_join_deletes_the_table_it_made(
         ["--seed", "99999999999999999999"],
         ["--target-score", "99999999999"],
         ["--target-score", "1001"],
+        ["--quick", "--bots-after", "0"],
     ],
 )
 def test_numbers_the_api_cannot_hold_are_refused_by_the_parser(
@@ -285,6 +286,8 @@ async def test_rules_given_with_rule_make_the_table_and_are_shown(
         (["--seat", "2"], "--seat: only with --table"),
         (["--quick", "--table", "tables/x"], "--table: not with --quick"),
         (["--quick", "--seed", "3", "--bots", "random"], "--seed, --bots: not with --quick"),
+        (["--bots-after", "5"], "--bots-after: only with --quick"),
+        (["--table", "tables/x", "--bots-after", "5"], "--bots-after: only with --quick"),
     ],
 )
 def test_a_bad_rule_or_one_for_someone_elses_table_is_refused_by_the_parser(

@@ -12,7 +12,7 @@ import contextlib
 import datetime
 import io
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -27,7 +27,6 @@ from .client_helpers import (
     hearts_command,
     identity,
     play_seats,
-    server_in_thread,
     start_server,
 )
 
@@ -134,13 +133,6 @@ async def test_quick_join_sends_the_identity_token_and_a_player_gets_their_seat_
             assert (other.name, other.seat, other.player_id) == (first.name, 1, "bob-7")
     finally:
         await server.stop(0)
-
-
-@pytest.fixture
-def threaded_server() -> Iterator[str]:
-    """A server on its own event loop in a thread, since the sync client must own this one."""
-    with server_in_thread() as address:
-        yield address
 
 
 def test_sync_client_quick_joins_and_keeps_the_seat_token(threaded_server: str) -> None:

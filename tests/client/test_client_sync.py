@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts_client import IllegalMoveError, SyncHeartsClient
 
-from .client_helpers import server_in_thread as serve_in_thread
 
-
-@pytest.fixture
-def server_in_thread() -> Iterator[str]:
-    """A server on its own event loop in a thread, since the sync client must own this one."""
-    with serve_in_thread() as address:
-        yield address
-
-
-def test_sync_client_plays_and_watches(server_in_thread: str) -> None:
-    with SyncHeartsClient(server_in_thread, backoff=0.02) as client:
+def test_sync_client_plays_and_watches(threaded_server: str) -> None:
+    with SyncHeartsClient(threaded_server, backoff=0.02) as client:
         created = client.create_table(
             "sync", rules={"pass_cards": False}, bots={1: "random", 2: "random", 3: "random"}
         )
@@ -47,8 +36,8 @@ def test_sync_client_plays_and_watches(server_in_thread: str) -> None:
         assert client.list_tables().tables == []
 
 
-def test_sync_client_asks_for_a_rematch_after_the_game(server_in_thread: str) -> None:
-    with SyncHeartsClient(server_in_thread, backoff=0.02) as client:
+def test_sync_client_asks_for_a_rematch_after_the_game(threaded_server: str) -> None:
+    with SyncHeartsClient(threaded_server, backoff=0.02) as client:
         bots = {1: "random", 2: "random", 3: "random"}
         created = client.create_table("sync", rules={"target_score": 1}, bots=bots)
         view = client.join_table(created.name, "Ada").view

@@ -116,6 +116,7 @@ class _Game:
         self.auto = auto
         self.symbols = symbols
         self.rounds = 0
+        self.filled = False  # bots took the seats nobody came for (fill_with_bots_after)
         self.sequence = 0  # the last sequence of the table's stream that was shown
         isatty = getattr(inp, "isatty", None)
         self.echo = not (isatty is not None and isatty())
@@ -214,8 +215,7 @@ class _Game:
                 [("this round", score.points), ("total", score.total_scores)],
             )
         elif kind == "player_joined":
-            joined = event.player_joined
-            self.say(f"{joined.player_display_name} sits down as {self.who(joined.seat)}.")
+            self.show_joined(event.player_joined)
         elif kind == "player_left":
             left = event.player_left
             self.say(f"{left.player_display_name} ({self.who(left.seat)}) left the table.")
@@ -232,6 +232,18 @@ class _Game:
                 self.say("  Your time ran out: the server moves for you.")
             else:
                 self.say(f"  {self.who(seat)} ran out of time: the server moves for them.")
+
+    def show_joined(self, joined: events_pb.PlayerJoinedEvent) -> None:
+        """A player who sat down, or a bot that took a seat nobody came for in time."""
+        where = self.who(joined.seat)
+        if not joined.HasField("bot_level"):
+            self.say(f"{joined.player_display_name} sits down as {where}.")
+            return
+        if not self.filled:  # said once: the bots of one fill arrive together
+            self.filled = True
+            self.say("No more players came in time: bots take the free seats.")
+        level = pb.BotLevel.Name(joined.bot_level).removeprefix("BOT_LEVEL_")
+        self.say(f"A {level.lower().replace('_', ' ')} bot sits down as {where}.")
 
     def reaction_label(self, value: int) -> str:
         name = pb.Reaction.Name(value).removeprefix("REACTION_").lower()  # type: ignore[arg-type]
@@ -521,6 +533,9 @@ class _Game:
                 f"Waiting for the other players to take their seats "
                 f"({', '.join(free)} {'is' if len(free) == 1 else 'are'} still free)."
             )
+            if table.HasField("fill_with_bots_after"):
+                wait = table.fill_with_bots_after.ToMilliseconds() / 1000
+                self.say(f"If nobody sits down or leaves for {wait:g} s, bots take the free seats.")
 
 
 def _same_move(before: pb.TableView, now: pb.TableView) -> bool:
@@ -591,7 +606,10 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             intro = f"Table {name}: you ({args.name}) sit in seat {joined.seat}."
         elif args.quick:  # the server seats us with strangers who asked for the same game
             joined = await client.quick_join(
-                args.name, rules=_rules_asked(args), turn_timeout=args.turn_timeout
+                args.name,
+                rules=_rules_asked(args),
+                turn_timeout=args.turn_timeout,
+                fill_with_bots_after=args.bots_after,
             )
             name = joined.name
             intro = f"Quick game at {name}: you ({args.name}) sit in seat {joined.seat}."
@@ -848,7 +866,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--quick",
         action="store_true",
         help="play with strangers: take a seat at the game that waits for players with these "
-        "rules and turn timeout, or start one; it begins when four have joined",
+        "rules, turn timeout and --bots-after, or start one; it begins when four have joined",
+    )
+    play.add_argument(
+        "--bots-after",
+        type=_int_between(1, 86_400),
+        metavar="SECONDS",
+        help="with --quick: when nobody sits down or leaves for this long, heuristic bots take "
+        "the free seats and the game begins; at most the server's limit (59 minutes by "
+        "default). Without it the game waits for four players",
     )
     play.add_argument(
         "--table",
@@ -907,7 +933,7 @@ def main(
         if given:
             parser.error(
                 f"{', '.join(given)}: not with --quick (the server picks the table and the "
-                "seat, deals at random, and seats no bots)"
+                "seat, deals at random, and seats bots only with --bots-after)"
             )
     if args.command == "play" and args.table:
         new_table_only = {
@@ -920,6 +946,8 @@ def main(
         given = [flag for flag, value in new_table_only.items() if value]
         if given:
             parser.error(f"{', '.join(given)}: only for a new table, not with --table")
+    if args.command == "play" and not args.quick and args.bots_after is not None:
+        parser.error("--bots-after: only with --quick")
     if args.command == "play" and not args.table and args.seat is not None:
         parser.error("--seat: only with --table (a new table seats you in seat 0)")
     inp = stdin if stdin is not None else sys.stdin

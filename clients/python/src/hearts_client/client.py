@@ -474,6 +474,7 @@ class HeartsClient:
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
         turn_notifications: bool = False,
+        fill_with_bots_after: float | datetime.timedelta | None = None,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> CreatedTable:
@@ -482,8 +483,15 @@ class HeartsClient:
         Unset rules take the server's defaults. With ``deck_seed`` every deal of the game is
         reproducible. With ``turn_timeout`` (seconds: at least 1, at most the server's limit,
         59 minutes by default) a player who takes longer for a move has it made for them
-        (``Table.turn_timeout``). An ``unlisted`` table is left
-        out of :meth:`list_tables`: share its name with the players you invite. With
+        (``Table.turn_timeout``). With ``fill_with_bots_after`` (seconds or a ``timedelta``,
+        within the same bounds) the table stops waiting for players once the seating has not
+        changed for that long while someone sits at it: heuristic bots take the empty seats
+        (watchers get a ``player_joined`` event with ``bot_level`` set for each) and the game
+        starts (``Table.fill_with_bots_after``); a table nobody has joined is never filled.
+        Either duration out of bounds raises
+        :class:`~hearts_client.errors.InvalidRequestError` (``INVALID_REQUEST``). An
+        ``unlisted`` table is left out of :meth:`list_tables`: share its name with the players
+        you invite. With
         ``turn_notifications`` the server posts a ``turn.started`` webhook each time a player
         owes a move, for apps that notify players who are away (the server must send webhooks;
         otherwise :class:`~hearts_client.errors.IllegalMoveError`, ``WEBHOOKS_DISABLED``). The
@@ -504,6 +512,8 @@ class HeartsClient:
         )
         if turn_timeout is not None:
             _set_duration(table.turn_timeout, turn_timeout)
+        if fill_with_bots_after is not None:
+            _set_duration(table.fill_with_bots_after, fill_with_bots_after)
         if rules is not None:
             table.rules.CopyFrom(make_rules(rules))
         for seat, level in sorted((bots or {}).items()):
@@ -569,19 +579,24 @@ class HeartsClient:
         *,
         rules: RulesLike | None = None,
         turn_timeout: float | datetime.timedelta | None = None,
+        fill_with_bots_after: float | datetime.timedelta | None = None,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> JoinedTable:
-        """Take a seat at the game that waits for players with these ``rules`` and this
-        ``turn_timeout``, or at a new one: "play now" with strangers.
+        """Take a seat at the game that waits for players with these ``rules``, this
+        ``turn_timeout`` and this ``fill_with_bots_after``, or at a new one: "play now" with
+        strangers.
 
         Players who ask for the same game (unset rules are the defaults; no ``turn_timeout`` is
-        no limit) are seated together, four to a table, in the order they ask; the game starts
-        when the fourth takes a seat, so the view may show ``PHASE_WAITING_FOR_PLAYERS``: watch
-        the table for the deal. The server makes the table when none waits ("Quick game",
-        listed, no bots), and it counts against your quota of new tables, as
-        :meth:`create_table` does. The seat token is kept for the table (``.name``); leaving
-        and the other calls work on it as on any table.
+        no limit; no ``fill_with_bots_after`` waits for players) are seated together, four to a
+        table, in the order they ask; the game starts when the fourth takes a seat, so the view
+        may show ``PHASE_WAITING_FOR_PLAYERS``: watch the table for the deal. With
+        ``fill_with_bots_after`` (seconds or a ``timedelta``, as for :meth:`create_table`) it
+        also starts once nobody has sat down or left for that long: heuristic bots take the
+        empty seats (a ``player_joined`` event with ``bot_level`` set for each). The server
+        makes the table when none waits ("Quick game", listed, no bots until then), and it
+        counts against your quota of new tables, as :meth:`create_table` does. The seat token is
+        kept for the table (``.name``); leaving and the other calls work on it as on any table.
 
         The client's ``request_id`` (every retry sends the same) makes a retry after a lost
         answer get the same seat, not a second one. With an identity token (see
@@ -589,7 +604,7 @@ class HeartsClient:
         seat again.
 
         Raises :class:`~hearts_client.errors.InvalidRequestError` (``INVALID_REQUEST``: a bad
-        name or turn timeout; ``INVALID_RULES``; ``REQUEST_ID_REUSED``: the same request_id
+        name, turn timeout or wait; ``INVALID_RULES``; ``REQUEST_ID_REUSED``: the same request_id
         with other arguments; ``IDENTITY_NOT_ACCEPTED``),
         :class:`~hearts_client.errors.AuthError` (``IDENTITY_REQUIRED``, ``IDENTITY_INVALID``,
         ``IDENTITY_EXPIRED``), :class:`~hearts_client.errors.HeartsError`
@@ -607,6 +622,8 @@ class HeartsClient:
             request.rules.CopyFrom(make_rules(rules))
         if turn_timeout is not None:
             _set_duration(request.turn_timeout, turn_timeout)
+        if fill_with_bots_after is not None:
+            _set_duration(request.fill_with_bots_after, fill_with_bots_after)
         response: api.QuickJoinResponse = await self._call("QuickJoin", request, token=None)
         self._seat_tokens[response.view.table.name] = response.seat_token
         return JoinedTable(response.seat, response.view, response.seat_token)
@@ -648,11 +665,11 @@ class HeartsClient:
 
         ``name`` is the finished table (phase ``GAME_OVER``); the call carries the seat token
         held for it. The first player to ask creates the new table with the finished one's
-        settings (display name, rules, bots, turn timeout, listing) and the finished table names
-        it in ``Table.rematch_table`` (its watchers get a ``rematch_created`` event); each other
-        player who asks takes their own seat there. The game starts once all four seats are
-        taken, so the view may show ``PHASE_WAITING_FOR_PLAYERS``. Asking again returns a new
-        token for the same seat.
+        settings (display name, rules, bots, turn timeout, listing, wait for players) and the
+        finished table names it in ``Table.rematch_table`` (its watchers get a
+        ``rematch_created`` event); each other player who asks takes their own seat there. The
+        game starts once all four seats are taken, so the view may show
+        ``PHASE_WAITING_FOR_PLAYERS``. Asking again returns a new token for the same seat.
 
         Returns the seat (the same as at the finished table), the new table's view, and its
         seat token, which the client keeps for the new table (``.name``); the finished table's

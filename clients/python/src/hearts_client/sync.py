@@ -140,6 +140,7 @@ class SyncHeartsClient:
         turn_timeout: float | datetime.timedelta | None = None,
         unlisted: bool = False,
         turn_notifications: bool = False,
+        fill_with_bots_after: float | datetime.timedelta | None = None,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> CreatedTable:
@@ -154,6 +155,7 @@ class SyncHeartsClient:
                 turn_timeout=turn_timeout,
                 unlisted=unlisted,
                 turn_notifications=turn_notifications,
+                fill_with_bots_after=fill_with_bots_after,
                 request_id=request_id,
                 identity_token=identity_token,
             )
@@ -187,6 +189,7 @@ class SyncHeartsClient:
         *,
         rules: RulesLike | None = None,
         turn_timeout: float | datetime.timedelta | None = None,
+        fill_with_bots_after: float | datetime.timedelta | None = None,
         request_id: str | None = None,
         identity_token: str | None = None,
     ) -> JoinedTable:
@@ -196,6 +199,7 @@ class SyncHeartsClient:
                 player_name,
                 rules=rules,
                 turn_timeout=turn_timeout,
+                fill_with_bots_after=fill_with_bots_after,
                 request_id=request_id,
                 identity_token=identity_token,
             )
