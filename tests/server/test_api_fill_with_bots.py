@@ -16,8 +16,8 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 
-from .conftest import Hearts, ServerFactory, event_kind, failure, read_until
-from .test_api_quick_join import quick
+from .conftest import Hearts, ServerFactory, bearer, event_kind, failure, read_until
+from .test_api_quick_join import IDENTITY_SECRET, quick, signed
 
 WAIT_MS = 1000
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
@@ -178,3 +178,64 @@ async def test_another_replica_fills_the_table_when_the_one_that_seated_the_play
     table = await until_started(other, name)
     assert [seat.occupant for seat in table.seats].count(pb.SEAT_OCCUPANT_BOT) == 3
     watcher.cancel()
+
+
+async def test_a_signed_in_players_quick_join_after_a_filled_game_gets_a_new_table(
+    make_server: ServerFactory, connect: Any, store_kind: str
+) -> None:
+    hearts = connect(await make_server(store=store_kind, identity_secret=IDENTITY_SECRET))
+    request = api.QuickJoinRequest(player_display_name="ann", identity_token=signed("ann-1"))
+    request.fill_with_bots_after.FromMilliseconds(WAIT_MS)
+    request.rules.target_score = 1
+    first = await hearts.stub.QuickJoin(request)
+    name = first.view.table.name
+    await until_started(hearts, name)  # the bots filled it; the lobby still names it
+    assert (await hearts.play_out(name, {first.seat: first.seat_token})).phase == (
+        pb.PHASE_GAME_OVER
+    )
+    again = await hearts.stub.QuickJoin(request)
+    assert again.view.table.name != name  # not the finished game's seat again
+    assert again.view.table.phase == pb.PHASE_WAITING_FOR_PLAYERS
+
+
+@pytest.mark.redis
+async def test_a_watching_replica_fills_after_the_wait_though_turns_take_longer(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    doomed_server = await make_server(store="redis")
+    doomed, other = connect(doomed_server), connect(await make_server(store="redis"))
+    message = pb.Table(display_name="t")
+    message.fill_with_bots_after.FromMilliseconds(WAIT_MS)
+    message.turn_timeout.FromMilliseconds(30_000)
+    name = (await doomed.stub.CreateTable(api.CreateTableRequest(table=message))).view.table.name
+    watcher = other.watch(name)
+    await read_until(watcher, lambda message: event_kind(message) == "snapshot")
+    await doomed.join(name, player="ann")
+    await read_until(watcher, lambda message: event_kind(message) == "player_joined")
+    await doomed_server.stop(0.2)  # the replica that seated ann, with the exact timer
+    # The watcher's replica knows the table only from the join it saw: its timer must be the
+    # wait's, not the 30 s of a turn.
+    await read_until(watcher, lambda message: event_kind(message) == "round_started", seconds=8)
+    watcher.cancel()
+
+
+@pytest.mark.redis
+async def test_a_token_renewal_on_another_replica_starts_the_wait(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    doomed_server = await make_server(store="redis")
+    other_server = await make_server(store="redis")
+    doomed, other = connect(doomed_server), connect(other_server)
+    name = await create(doomed)
+    ann = await doomed.join(name, player="ann")
+    await doomed_server.stop(0.2)
+    await other.stub.JoinTable(api.JoinTableRequest(name=name), metadata=bearer(ann.seat_token))
+    # Nobody reads or watches the table after the renewal (the store is read directly): only
+    # the renewing replica's own timer can start the game.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        loaded = await other_server.app.store.load(name.removeprefix("tables/"))
+        if b'"game":null' not in loaded.data:
+            return
+    raise AssertionError("the table was not filled within 5 s of the wait running out")

@@ -737,6 +737,7 @@ class TableApp:
                 if unread:
                     unread = False
                     continue
+                self._kick_overdue(record)  # as a read does (a seat held already, say)
                 return decision.respond(record, version)  # type: ignore[return-value]
             stored = decision.batch.stored(record.sequence + 1)
             decided = decision.record
@@ -944,13 +945,15 @@ class TableApp:
         request_id: str,
         token: str | None = None,
         identity_token: str = "",
+        waiting_only: bool = False,
     ) -> api.JoinTableResponse:
         """Take a seat (a given one or any free one); returns the seat token.
 
         With the seat token of one of this table's seats (``token``, expired or not) it is a
         renewal instead: a new token for that seat, which must still be the caller's. With an
         ``identity_token``, the seat records the player's id, and a player who holds a seat of
-        the table already gets a new token for it instead of a second seat.
+        the table already gets a new token for it instead of a second seat (``waiting_only``:
+        only while the game has not started; then the table is full to that player).
         """
         table_id = parse_table_name(name)
         display_name = display_name.strip()
@@ -970,7 +973,7 @@ class TableApp:
         player_id = "" if identity is None else identity.player_id
 
         def decide(record: TableRecord, version: int) -> _Decision:
-            if player_id:
+            if player_id and not (waiting_only and record.game is not None):
                 held = self._held_by(record, player_id)
                 if held is not None:
                     if seat is not None and seat != held:
@@ -1146,6 +1149,9 @@ class TableApp:
                 etag="",
                 request_id=request_id,
                 identity_token=identity_token,
+                # A player's seat is theirs again only at a table that still waits: a game
+                # that started (bots filled it) is no quick join's answer.
+                waiting_only=True,
             )
             free = any(s.occupant == pb.SEAT_OCCUPANT_EMPTY for s in joined.view.table.seats)
             try:
@@ -1474,6 +1480,7 @@ class TableApp:
         if claims.table_id != table_id or claims.seat == CREATOR:
             return None  # an ordinary join, which takes no token
         version, record = await self._read(table_id)
+        self._kick_overdue(record)  # a read: it knows of the table's deadlines from now on
         try:
             self._check_epoch(record, Caller(claims))
         except ServiceError:
@@ -2224,9 +2231,12 @@ class TableApp:
                     sequence=last,
                     snapshot=convert.view_to_pb(record, version, seat),
                 )
-            # The longest a move of the table can set a deadline off by.
-            timeout_ms = max(record.turn_timeout_ms, record.fill_after_ms)
+            # How far a move of the table can set its next deadline off: a turn's time, or,
+            # while the table waits for players, the wait for bots (the sooner of the two; a
+            # timer that fires early only reads the table and sets the real deadline).
+            fill_ms = record.fill_after_ms if record.game is None else 0
             async for batch in subscription:
+                timeout_ms = min((ms for ms in (record.turn_timeout_ms, fill_ms) if ms), default=0)
                 if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
                     self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
@@ -2253,6 +2263,8 @@ class TableApp:
                     if event.audience is None or event.audience == seat:
                         response = _event_response(event)
                         yield response
+                        if fill_ms and response.event.HasField("round_started"):
+                            fill_ms = 0  # the game started: no more waiting for players
                         if response.event.HasField("table_deleted"):
                             return
                         # Leaving revokes the seat's token (its epoch moves on): the stream
