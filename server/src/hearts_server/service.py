@@ -1120,12 +1120,13 @@ class TableApp:
     ) -> api.QuickJoinResponse:
         """Seat the caller at the table that waits for players of this game, or make one.
 
-        A lobby slot in the store, one per game asked for (rules and turn timeout), names the
-        table its players are seated at. A caller who finds the slot empty names a new table
-        id there (one compare-and-set, so concurrent callers on any replicas agree on it), and
-        makes the table; a caller who finds a named table missing (its maker failed in
-        between, or it expired) makes it under that name, as a rematch's table is made, so no
-        step is lost. A table found full is taken out of the slot, and the next one tried.
+        A lobby slot in the store, one per game asked for (rules, turn timeout, wait for bots),
+        names the table its players are seated at. A caller who finds the slot empty names a
+        new table id there (one compare-and-set, so concurrent callers on any replicas agree on
+        it), and makes the table; a caller who finds a named table missing (its maker failed
+        in between, or it expired) makes it under that name, as a rematch's table is made, so
+        no step is lost. A caller who finds the table full offers a new one in its place the
+        same way, and the join that takes a table's last seat empties the slot.
 
         With a ``request_id``, a second slot keeps which table the request was trying, and a
         retry goes there first: its join answers from that table's memory of the request.
