@@ -23,13 +23,14 @@ from hearts_client.cli import main
 from hearts_server.errors import ServiceError
 from hearts_server.server import HeartsServer
 
-from .client_helpers import hearts_command, make_move, play_seats, table_with_bots, waits_for_me
-
-
-async def _run(argv: list[str], typed: str = "") -> tuple[int, str]:
-    out = io.StringIO()
-    code = await asyncio.to_thread(main, argv, stdin=io.StringIO(typed), stdout=out)
-    return code, out.getvalue()
+from .client_helpers import (
+    hearts_command,
+    make_move,
+    play_seats,
+    run_hearts,
+    table_with_bots,
+    waits_for_me,
+)
 
 
 async def test_auto_play_finishes_a_game_and_prints_final_scores(
@@ -64,7 +65,7 @@ async def test_typed_moves_show_the_servers_reason_and_reprompt(
     typed = f"XX\n{off_suit}\nhelp\nhint\nreact clap\nreact shrug\nauto\n"
 
     argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
-    code, out = await _run(argv, typed)
+    code, out = await run_hearts(argv, typed)
 
     assert code == 0, out
     assert "not a card: 'XX'" in out
@@ -89,7 +90,7 @@ async def test_a_hint_the_server_cannot_give_leaves_the_game_going(
 
     monkeypatch.setattr(server.app, "suggest_move", broken)
     argv = ["play", "--server", server.address, "--seed", "7", "--no-passing", "--ascii"]
-    code, out = await _run(argv, "hint\nauto\n")
+    code, out = await run_hearts(argv, "hint\nauto\n")
     assert code == 0, out
     assert "No hint: INTERNAL" in out
     assert "Final totals:" in out
@@ -99,7 +100,7 @@ async def test_a_bad_pass_is_refused_and_quit_deletes_the_table(
     server: HeartsServer, client: HeartsClient
 ) -> None:
     argv = ["play", "--server", server.address, "--seed", "2"]
-    code, out = await _run(argv, "QS\n2C 2C 3C\nquit\n")
+    code, out = await run_hearts(argv, "QS\n2C 2C 3C\nquit\n")
 
     assert code == 1
     assert "Not allowed: WRONG_PASS_COUNT" in out
@@ -109,14 +110,14 @@ async def test_a_bad_pass_is_refused_and_quit_deletes_the_table(
 
 
 async def test_end_of_input_leaves_the_game(server: HeartsServer) -> None:
-    code, out = await _run(["play", "--server", server.address, "--seed", "2"], "")
+    code, out = await run_hearts(["play", "--server", server.address, "--seed", "2"], "")
     assert code == 1
     assert "Leaving the table." in out
 
 
 async def test_tables_lists_the_servers_tables(server: HeartsServer, client: HeartsClient) -> None:
     created = await client.create_table("Evening game", bots={1: "random"})
-    code, out = await _run(["tables", "--server", server.address, "--open"])
+    code, out = await run_hearts(["tables", "--server", server.address, "--open"])
     assert code == 0
     assert created.name in out
     assert "'Evening game'" in out
@@ -132,7 +133,7 @@ async def test_tables_shows_a_turn_timer_and_the_seats_a_player_may_take_over(
     async with HeartsClient(server.address) as bob:
         await bob.join_table(created.name, "Bob", seat=2)
         await bob.leave_table(created.name)  # mid-game: a bot stands in for Bob
-    code, out = await _run(["tables", "--server", server.address])
+    code, out = await run_hearts(["tables", "--server", server.address])
     assert code == 0
     [line] = [line for line in out.splitlines() if created.name in line]
     assert "30 s a move" in line
@@ -197,7 +198,7 @@ async def test_a_reader_that_goes_away_ends_the_listing_quietly(
 async def test_a_refused_join_deletes_the_table_it_made(
     server: HeartsServer, client: HeartsClient
 ) -> None:
-    code, _ = await _run(["play", "--server", server.address, "--name", "x" * 41])
+    code, _ = await run_hearts(["play", "--server", server.address, "--name", "x" * 41])
     assert code == 2
     assert [t async for t in client.iter_tables()] == []
 
@@ -265,7 +266,7 @@ async def test_rules_given_with_rule_make_the_table_and_are_shown(
         "--rule",
         "moon-scoring=subtract_from_shooter",
     ]
-    code, out = await _run(argv)
+    code, out = await run_hearts(argv)
     assert code == 0, out
     assert "the jack of diamonds is worth -10" in out
     assert "shooting the moon subtracts 26 from the shooter" in out
@@ -304,7 +305,7 @@ async def test_table_joins_a_free_seat_and_quitting_leaves_it_to_a_bot(
 ) -> None:
     created = await client.create_table("Open table", bots={0: "random", 2: "random", 3: "random"})
     argv = ["play", "--server", server.address, "--table", created.name, "--name", "Bea"]
-    code, out = await _run(argv, "quit\n")
+    code, out = await run_hearts(argv, "quit\n")
     assert code == 1, out
     assert f"Table {created.name}: you (Bea) sit in seat 1." in out
     view = await client.get_table(created.name)  # the table stays, the seat goes to a bot
@@ -322,7 +323,7 @@ async def test_a_table_joined_with_table_is_left_when_the_command_fails(
     monkeypatch.setattr(HeartsClient, "watch", server_gone)
     created = await client.create_table("Open table", bots={0: "random", 2: "random", 3: "random"})
     argv = ["play", "--server", server.address, "--table", created.name, "--auto"]
-    code, _ = await _run(argv)
+    code, _ = await run_hearts(argv)
     assert code == 2
     view = await client.get_table(created.name)
     assert view.table.seats[1].occupant == pb.SEAT_OCCUPANT_BOT
@@ -388,7 +389,7 @@ async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
         assert (await bob.leave_table(name)).table.seats[2].stand_in
     argv = ["play", "--server", server.address, "--table", name, "--seat", "2", "--auto"]
     argv += ["--name", "Bob", "--ascii"]
-    command = asyncio.create_task(_run(argv))
+    command = asyncio.create_task(run_hearts(argv))
     for _ in range(1500):  # 30 s at most
         if view.table.phase == pb.PHASE_GAME_OVER or command.done():
             break
@@ -432,7 +433,7 @@ async def test_play_again_plays_a_rematch_at_a_new_table_then_no_ends(
     argv = ["play", "--server", server.address, "--seed", "4", "--target-score", "1"]
     argv += ["--name", "Ada", "--ascii"]
     # 'auto' at the first prompt of each game lets the computer play it.
-    code, out = await _run(argv, "auto\ny\nauto\nn\n")
+    code, out = await run_hearts(argv, "auto\ny\nauto\nn\n")
 
     assert code == 0, out
     assert out.count("Play again? [y/N]: ") == 2
@@ -454,7 +455,7 @@ async def test_play_again_plays_a_rematch_at_a_new_table_then_no_ends(
     assert new.rules.target_score == 1
     assert not new.rematch_table  # the second answer was no
     # The listing points from the finished game to its rematch.
-    code, listing = await _run(["tables", "--server", server.address])
+    code, listing = await run_hearts(["tables", "--server", server.address])
     assert code == 0
     [line] = [line for line in listing.splitlines() if line.startswith(old.name)]
     assert line.endswith(f"rematch: {new.name}")

@@ -213,3 +213,25 @@ async def test_quitting_a_quick_game_leaves_the_seat_to_a_bot(
     view = await client.get_table(first.name)
     assert view.table.seats[3].occupant == pb.SEAT_OCCUPANT_BOT
     assert view.table.seats[3].stand_in
+
+
+@pytest.mark.parametrize("typed", ["quit\n", ""], ids=["quit", "end of input"])
+async def test_quit_or_the_end_of_input_leaves_a_quick_table_that_still_waits(
+    server: HeartsServer, client: HeartsClient, typed: str
+) -> None:
+    # Nobody else comes: without a way out the command would wait for ever.
+    argv = ["play", "--server", server.address, "--quick", "--name", "Ada", "--ascii"]
+    out = io.StringIO()
+    code = await asyncio.wait_for(
+        asyncio.to_thread(main, argv, stdin=io.StringIO(typed), stdout=out), 20
+    )
+    text = out.getvalue()
+    assert code == 1, text
+    assert "Waiting for the other players" in text
+    assert "Type quit to leave the table." in text
+    assert "Leaving the table." in text
+    [table] = (await client.list_tables()).tables
+    assert [seat.occupant for seat in table.seats] == [pb.SEAT_OCCUPANT_EMPTY] * 4
+    # Its seat is free again: the next caller sits where Ada sat.
+    again = await client.quick_join("Bob")
+    assert (again.name, again.seat) == (table.name, 0)

@@ -140,6 +140,19 @@ async def test_a_retried_quick_join_gets_the_same_seat(hearts: Hearts) -> None:
     )
 
 
+async def test_a_retry_after_the_table_filled_leaves_the_lobby_to_the_next_table(
+    server: HeartsServer, hearts: Hearts
+) -> None:
+    lobby = server.app.lobby_name(pb.Rules(), None)
+    request_ids = [str(uuid.uuid4()) for _ in range(4)]
+    joined = [await quick(hearts, f"p{i}", request_id=r) for i, r in enumerate(request_ids)]
+    assert await server.app.store.lobby_get(lobby) is None  # the fourth emptied the slot
+    # The first call's answer, remembered, still shows free seats: the slot stays empty.
+    again = await quick(hearts, "p0", request_id=request_ids[0])
+    assert (again.view.table.name, again.seat) == (joined[0].view.table.name, 0)
+    assert await server.app.store.lobby_get(lobby) is None
+
+
 async def test_a_request_id_sent_again_for_another_game_is_refused(hearts: Hearts) -> None:
     request_id = str(uuid.uuid4())
     first = await quick(hearts, "ann", request_id=request_id)

@@ -495,7 +495,9 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.rules if request.HasField("rules") else None,
             request.turn_timeout if request.HasField("turn_timeout") else None,
             request.player_display_name,
-            request.fill_with_bots_after if request.HasField("fill_with_bots_after") else None,
+            fill_with_bots_after=(
+                request.fill_with_bots_after if request.HasField("fill_with_bots_after") else None
+            ),
             request_id=request.request_id,
             identity_token=request.identity_token,
             # It may make a table: the table quota's caller, as for CreateTable.

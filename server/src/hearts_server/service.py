@@ -1112,8 +1112,8 @@ class TableApp:
         rules: pb.Rules | None,
         turn_timeout: Any,
         display_name: str,
-        fill_with_bots_after: Any = None,
         *,
+        fill_with_bots_after: Any = None,
         request_id: str,
         identity_token: str = "",
         client: str = "",
@@ -1142,7 +1142,9 @@ class TableApp:
         game_tag = hashlib.blake2b(lobby.encode(), digest_size=8).hexdigest()
         ttl_ms = self._lobby_ttl_ms
 
-        async def seat(table_id: str) -> api.QuickJoinResponse:
+        async def seat(table_id: str, *, retry: bool = False) -> api.QuickJoinResponse:
+            """Join ``table_id``; then keep the slot up to date, except on a ``retry``, whose
+            answer may be the first call's (remembered), not what the table holds now."""
             joined = await self.join_table(
                 convert.table_name(table_id),
                 None,
@@ -1155,15 +1157,17 @@ class TableApp:
                 waiting_only=True,
             )
             free = any(s.occupant == pb.SEAT_OCCUPANT_EMPTY for s in joined.view.table.seats)
-            try:
-                if free:  # still waiting: the slot lives on as long as the table
-                    await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
-                else:  # the fourth player: the game starts, the next callers need a table
-                    await self.store.lobby_release(lobby, table_id)
-            except StoreUnavailableError:
-                # The caller has the seat, which is what counts: a slot left naming a full
-                # table is released by the next caller, who finds it full.
-                log.warning("could not update the lobby after a quick join at %s", table_id)
+            # A slot left naming a full table (after a retry, or a failure here) is replaced
+            # by the next caller, who finds it full: the caller has the seat, which is what
+            # counts.
+            if not retry:
+                try:
+                    if free:  # still waiting: the slot lives on as long as the table
+                        await self.store.lobby_offer(lobby, table_id, ttl_ms=ttl_ms)
+                    else:  # the fourth player: the game starts; the next callers need a table
+                        await self.store.lobby_release(lobby, table_id)
+                except StoreUnavailableError:
+                    log.warning("could not update the lobby after a quick join at %s", table_id)
             response = api.QuickJoinResponse(
                 seat_token=joined.seat_token, seat=joined.seat, etag=joined.etag
             )
@@ -1174,6 +1178,7 @@ class TableApp:
             pinned = await self.store.lobby_get(pin) if pin else None
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
+        pinned_table = ""
         if pinned is not None:
             tag, _, pinned_table = pinned.partition("/")
             if tag != game_tag:
@@ -1183,12 +1188,12 @@ class TableApp:
             # A retry: the table the first call was trying answers it (it remembers the join),
             # or seats the caller now if the first call never got that far.
             try:
-                return await seat(pinned_table)
+                return await seat(pinned_table, retry=True)
             except ServiceError as error:
                 if error.reason not in ("TABLE_FULL", "TABLE_NOT_FOUND"):
                     raise
 
-        made: list[str] = []
+        counted = False  # a call counts against the quota once, whatever tables it makes
 
         async def next_table(full: str | None) -> str:
             """The table the slot names now; a new one when it is empty or names ``full``,
@@ -1196,14 +1201,15 @@ class TableApp:
             others it makes are those that filled up before the caller got a seat there."""
             offered = self._new_listed_table_id()
             held = await self.store.lobby_offer(lobby, offered, ttl_ms=ttl_ms, replacing=full)
+            nonlocal counted
             if held == offered:
-                if not made:
+                if not counted:
                     try:
                         await self._count_table_created(identity, client, "")
                     except ServiceError:
                         await self.store.lobby_release(lobby, offered)
                         raise
-                made.append(offered)
+                    counted = True
                 await self._create_quick(offered, game)
             return held
 
@@ -1216,8 +1222,9 @@ class TableApp:
             for _ in range(_QUICK_ATTEMPTS):
                 if table_id is None:
                     table_id = await next_table(None)
-                if pin:
+                if pin and table_id != pinned_table:
                     await self.store.lobby_put(pin, f"{game_tag}/{table_id}", ttl_ms=ttl_ms)
+                    pinned_table = table_id
                 try:
                     return await seat(table_id)
                 except ServiceError as error:
@@ -1778,7 +1785,7 @@ class TableApp:
         return None
 
     def _maybe_drive(self, record: TableRecord) -> None:
-        if record.turn_timeout_ms or record.fill_after_ms:
+        if _timed(record):
             self._arm_turn_timer(record)
         if self._slow_bot_due(record) is None:
             return
@@ -2085,7 +2092,7 @@ class TableApp:
         return OutboxItem(document["id"], orjson.dumps(document)), now_ms
 
     def _kick_overdue(self, record: TableRecord) -> None:
-        if record.turn_timeout_ms or record.fill_after_ms:
+        if _timed(record):
             self._arm_turn_timer(record)  # the moves are made at once if their time ran out
         if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
             self._maybe_drive(record)
@@ -2236,8 +2243,8 @@ class TableApp:
             # while the table waits for players, the wait for bots (the sooner of the two; a
             # timer that fires early only reads the table and sets the real deadline).
             fill_ms = record.fill_after_ms if record.game is None else 0
+            timeout_ms = min(record.turn_timeout_ms or fill_ms, fill_ms or record.turn_timeout_ms)
             async for batch in subscription:
-                timeout_ms = min((ms for ms in (record.turn_timeout_ms, fill_ms) if ms), default=0)
                 if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
                     self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
@@ -2265,7 +2272,8 @@ class TableApp:
                         response = _event_response(event)
                         yield response
                         if fill_ms and response.event.HasField("round_started"):
-                            fill_ms = 0  # the game started: no more waiting for players
+                            # The game started: no more waiting for players.
+                            fill_ms, timeout_ms = 0, record.turn_timeout_ms
                         if response.event.HasField("table_deleted"):
                             return
                         # Leaving revokes the seat's token (its epoch moves on): the stream

@@ -90,6 +90,9 @@ EXIT_QUIT = 1
 EXIT_ERROR = 2
 
 
+_QUIT_WORDS = ("quit", "exit", "q")
+
+
 class _QuitError(Exception):
     """The player typed quit, or stdin ended."""
 
@@ -118,6 +121,7 @@ class _Game:
         self.rounds = 0
         self.filled = False  # bots took the seats nobody came for (fill_with_bots_after)
         self.sequence = 0  # the last sequence of the table's stream that was shown
+        self._line: asyncio.Future[str] | None = None  # a line read, not yet answered
         isatty = getattr(inp, "isatty", None)
         self.echo = not (isatty is not None and isatty())
 
@@ -303,11 +307,38 @@ class _Game:
 
     # ------------------------------------------------------------------ asking
 
+    async def peek_line(self) -> str:
+        """The player's next line, left for the next question; read now if none is waiting.
+
+        Whoever waits for it may be cancelled (the game moved on) without losing it: the read
+        goes on, and the next question gets its line.
+        """
+        if self._line is None:
+            self._line = asyncio.ensure_future(_read_line(self.inp))
+        return await asyncio.shield(self._line)
+
+    async def take_line(self) -> str:
+        """The player's next line (see :meth:`peek_line`), answered."""
+        line = await self.peek_line()
+        self._line = None
+        return line
+
+    async def quit_while_waiting(self) -> None:
+        """While the table waits for players, let 'quit' (or the end of input) leave it; any
+        other line is kept for the game's first question."""
+        line = await self.peek_line()
+        if line and line.strip().lower() not in _QUIT_WORDS:
+            return
+        await self.take_line()
+        if self.echo:
+            self.say(line.strip())
+        raise _QuitError("quit" if line else "end of input")
+
     async def ask(self, prompt: str) -> str:
         """One line from the player; raises _QuitError at end of input or on 'quit'."""
         while True:
             print(prompt, end="", file=self.out, flush=True)
-            line = await _read_line(self.inp)
+            line = await self.take_line()
             if not line:
                 self.say()
                 raise _QuitError("end of input")
@@ -315,7 +346,7 @@ class _Game:
             if self.echo:
                 # Piped input is not echoed by a terminal: write it, so the transcript reads well.
                 self.say(text)
-            if text.lower() in ("quit", "exit", "q"):
+            if text.lower() in _QUIT_WORDS:
                 raise _QuitError("quit")
             if text.lower() in ("help", "?", "h"):
                 self.say(_HELP)
@@ -438,6 +469,28 @@ class _Game:
     async def run(self, view: pb.TableView) -> int:
         """Play from ``view`` (the join's) until the game ends; the exit code.
 
+        While the table waits for players, nothing is asked, but 'quit' (or the end of input)
+        still leaves it: a player must not be stuck at a table nobody else comes to.
+        """
+        if self.auto or view.table.phase != pb.PHASE_WAITING_FOR_PLAYERS:
+            return await self.follow(view)
+        follow = asyncio.create_task(self.follow(view))
+        listener = asyncio.create_task(self.quit_while_waiting())
+        try:
+            await asyncio.wait({follow, listener}, return_when=asyncio.FIRST_COMPLETED)
+            if listener.done():
+                listener.result()  # raises _QuitError: the player left
+            return await follow
+        finally:
+            for task in (listener, follow):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, _QuitError):
+                        await task
+
+    async def follow(self, view: pb.TableView) -> int:
+        """:meth:`run`'s game: the moves asked for, and the table's stream shown.
+
         The watch stream is all it needs while others move: the server restarts a Monte Carlo
         bot whose thinking was lost (its replica died) for the tables someone watches.
         """
@@ -490,7 +543,7 @@ class _Game:
         watcher = asyncio.create_task(self.show_rematches(prompt))
         try:
             print(prompt, end="", file=self.out, flush=True)
-            line = await _read_line(self.inp)
+            line = await self.take_line()
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, HeartsError):
@@ -536,6 +589,8 @@ class _Game:
             if table.HasField("fill_with_bots_after"):
                 wait = table.fill_with_bots_after.ToMilliseconds() / 1000
                 self.say(f"If nobody sits down or leaves for {wait:g} s, bots take the free seats.")
+            if not self.auto:
+                self.say("Type quit to leave the table.")
 
 
 def _same_move(before: pb.TableView, now: pb.TableView) -> bool:

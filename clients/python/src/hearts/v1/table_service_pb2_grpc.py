@@ -175,7 +175,8 @@ class TableServiceServicer:
         """RematchTable starts the next game with the same players: called at a
         finished game with one of its seat tokens, it seats the caller at the
         same seat of a new table with the finished table's settings (display
-        name, rules, bot seats, turn timeout, listing) and returns that seat's
+        name, rules, bot seats, turn timeout, wait for bots, listing, turn
+        notifications) and returns that seat's
         token. The first call creates the new table, names it in the finished
         table's Table.rematch_table and tells the finished table's watchers with
         a RematchCreatedEvent; each later call by another of its players seats
