@@ -113,7 +113,9 @@ _MAX_PAGE = 1000
 _INLINE_LEVELS = frozenset({BotLevel.RANDOM, BotLevel.HEURISTIC})
 _QUOTA_WINDOW_MS = 3_600_000  # --max-tables-per-hour's window
 _QUICK_NAME = "Quick game"  # the display name of the tables QuickJoin makes
-_QUICK_SECONDS = 10.0  # how long a QuickJoin tries tables (each found full by then) ...
+# How long a QuickJoin tries tables (each found full by then): well within a client's deadline
+# (the Python client's is 10 s), so that a retry does not overlap the call it repeats ...
+_QUICK_SECONDS = 5.0
 _QUICK_ATTEMPTS = 1000  # ... and at most how many
 # A seat may send this many reactions in a window that starts with the first of them.
 REACTIONS_PER_WINDOW = 5
