@@ -141,6 +141,18 @@ async def test_tables_shows_a_turn_timer_and_the_seats_a_player_may_take_over(
     assert "Ann (open)" not in line
 
 
+async def test_tables_shows_the_wait_for_bots_while_a_table_waits(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    waiting = await client.create_table("Soon", fill_with_bots_after=20)
+    plain = await client.create_table("Plain", bots={1: "random", 2: "random", 3: "random"})
+    code, out = await run_hearts(["tables", "--server", server.address])
+    assert code == 0
+    [line] = [line for line in out.splitlines() if waiting.name in line]
+    assert "waiting  bots after 20 s  [" in line
+    assert "bots after" not in next(line for line in out.splitlines() if plain.name in line)
+
+
 async def test_an_unreachable_server_is_reported_with_exit_code_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

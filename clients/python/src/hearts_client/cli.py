@@ -841,6 +841,13 @@ async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             timer = ""
             if table.HasField("turn_timeout"):
                 timer = f"  {table.turn_timeout.ToMilliseconds() / 1000:g} s a move"
+            if (
+                table.HasField("fill_with_bots_after")
+                and table.phase == pb.PHASE_WAITING_FOR_PLAYERS
+            ):
+                # Still waiting: bots take the free seats after so long without an arrival.
+                wait = table.fill_with_bots_after.ToMilliseconds() / 1000
+                timer += f"  bots after {wait:g} s"
             # A finished game whose players asked for a rematch: where the next game is.
             rematch = f"  rematch: {table.rematch_table}" if table.rematch_table else ""
             print(
