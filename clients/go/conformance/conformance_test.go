@@ -3,8 +3,10 @@
 // details read with status.FromError. It checks what a client relies on: the watch stream tells
 // the whole game in order, a refused move says why, a forged token is refused, a finished game's
 // player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
-// out, an identity token names the player on its seat, four QuickJoin callers asking for the
-// same game are seated together and play it out, and a QuickJoin caller whom nobody joins plays
+// out, a player's reactions reach another seat's stream (with the number of the event before
+// them, as they are not stored) and change nothing, within a limit and for players only, an
+// identity token names the player on its seat, four QuickJoin callers asking for the same game
+// are seated together and play it out, and a QuickJoin caller whom nobody joins plays
 // against the bots that fill the table after the wait asked for.
 //
 // The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
@@ -601,6 +603,144 @@ func TestQuickJoinFillsTheTableWithBotsAfterTheWait(t *testing.T) {
 	}
 }
 
+// TestReactionReachesAnotherSeatAndChangesNothing seats two players with two bots. While seat 1
+// watches, seat 0 sends five reactions: seat 1's stream gets a ReactionEvent for each, in order,
+// numbered as the table's last event (a reaction is not stored, so it repeats the number of the
+// event before it), and the table's etag and sequence stay as they were. A sixth within the
+// window is RESOURCE_EXHAUSTED / TOO_MANY_REACTIONS, and the creator token, which has no seat,
+// is PERMISSION_DENIED / NOT_A_PLAYER. Deleting the table ends the stream, which keeps the
+// stream's order (inSequence) throughout.
+func TestReactionReachesAnotherSeatAndChangesNothing(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	const sender, watching = 0, 1
+	created := createTable(ctx, t, client, seed, sender, watching)
+	name := created.GetView().GetTable().GetName()
+	tokens := make([]string, 2)
+	var joinedFirst int64 // the sequence after the first join, before the deal
+	for seat := range int32(2) {
+		joined, err := client.JoinTable(ctx, &heartsv1.JoinTableRequest{
+			Name:              name,
+			Seat:              proto.Int32(seat),
+			PlayerDisplayName: fmt.Sprintf("go reactions %d", seat),
+			RequestId:         requestID(t),
+		})
+		if err != nil {
+			t.Fatalf("seed %d: JoinTable %s seat %d: %v", seed, name, seat, describe(err))
+		}
+		if seat == sender {
+			joinedFirst = joined.GetView().GetSequence()
+		}
+		tokens[seat] = joined.GetSeatToken()
+	}
+
+	// The stream replays the second join and the deal; once round_started has arrived it is
+	// live (the server subscribes before it reads), so it cannot miss a reaction, which is sent
+	// only to the streams open at the time.
+	watch := startWatch(ctx, t, client, name, tokens[watching], joinedFirst)
+	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetRoundStarted() != nil })
+	before := getView(ctx, t, client, name, tokens[sender])
+
+	sent := []heartsv1.Reaction{
+		heartsv1.Reaction_REACTION_THUMBS_UP,
+		heartsv1.Reaction_REACTION_CLAP,
+		heartsv1.Reaction_REACTION_LAUGH,
+		heartsv1.Reaction_REACTION_WOW,
+		heartsv1.Reaction_REACTION_WAVE,
+	}
+	react := func(token string, reaction heartsv1.Reaction) error {
+		_, err := client.SendReaction(withToken(ctx, token), &heartsv1.SendReactionRequest{Name: name, Reaction: reaction})
+		return err
+	}
+	for i, reaction := range sent {
+		if err := react(tokens[sender], reaction); err != nil {
+			t.Fatalf("seed %d: reaction %d of seat %d (%v): %v", seed, i+1, sender, reaction, describe(err))
+		}
+	}
+	refusals := []struct {
+		what, token string
+		code        codes.Code
+		reason      string
+	}{
+		{"a sixth reaction within the window", tokens[sender], codes.ResourceExhausted, "TOO_MANY_REACTIONS"},
+		{"a reaction with the creator token", created.GetCreatorToken(), codes.PermissionDenied, "NOT_A_PLAYER"},
+	}
+	for _, refusal := range refusals {
+		got := decodeError(t, react(refusal.token, heartsv1.Reaction_REACTION_THINKING))
+		if got.code != refusal.code || got.info.GetDomain() != "hearts.v1" || got.info.GetReason() != refusal.reason {
+			t.Errorf("seed %d: %s: %v %s/%s, want %v hearts.v1/%s", seed, refusal.what, got.code,
+				got.info.GetDomain(), got.info.GetReason(), refusal.code, refusal.reason)
+		}
+	}
+
+	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetReaction().GetReaction() == sent[len(sent)-1] })
+	after := getView(ctx, t, client, name, tokens[sender])
+	if after.GetTable().GetEtag() != before.GetTable().GetEtag() || after.GetSequence() != before.GetSequence() {
+		t.Errorf("seed %d: the reactions moved the table from etag %q, sequence %d to etag %q, sequence %d; want no change",
+			seed, before.GetTable().GetEtag(), before.GetSequence(), after.GetTable().GetEtag(), after.GetSequence())
+	}
+
+	deleteTable(ctx, t, client, name, created.GetCreatorToken())
+	messages, streamErr := watch.wait(t)
+	if streamErr != nil {
+		t.Fatalf("seed %d: the watch stream ended with %v, want a clean end after table_deleted", seed, streamErr)
+	}
+	last := joinedFirst
+	var reactions []*heartsv1.WatchTableResponse
+	for i, message := range messages {
+		if !inSequence(last, message) {
+			t.Errorf("seed %d: message %d (%v) has sequence %d after %d", seed, i, message, message.GetSequence(), last)
+		}
+		last = message.GetSequence()
+		if message.GetEvent().GetReaction() != nil {
+			reactions = append(reactions, message)
+		}
+	}
+	if len(messages) == 0 || messages[len(messages)-1].GetEvent().GetTableDeleted() == nil {
+		t.Errorf("seed %d: the stream's last message is not table_deleted", seed)
+	}
+	if len(reactions) != len(sent) {
+		t.Fatalf("seed %d: seat %d's stream got %d reactions, want the %d sent", seed, watching, len(reactions), len(sent))
+	}
+	for i, message := range reactions {
+		event := message.GetEvent().GetReaction()
+		if event.GetSeat() != sender || event.GetReaction() != sent[i] || message.GetSequence() != before.GetSequence() {
+			t.Errorf("seed %d: reaction %d is seat %d's %v with sequence %d; want seat %d's %v with the table's sequence %d",
+				seed, i+1, event.GetSeat(), event.GetReaction(), message.GetSequence(), sender, sent[i], before.GetSequence())
+		}
+	}
+}
+
+// TestOnlyAReactionRepeatsASequenceNumber checks the order the tests demand of a watch stream
+// (inSequence), without a server: a reaction may repeat the number before it, nothing else may,
+// and nothing goes back.
+func TestOnlyAReactionRepeatsASequenceNumber(t *testing.T) {
+	event := func(sequence int64, event *heartsv1.TableEvent) *heartsv1.WatchTableResponse {
+		return &heartsv1.WatchTableResponse{Sequence: sequence, Kind: &heartsv1.WatchTableResponse_Event{Event: event}}
+	}
+	reaction := &heartsv1.TableEvent{Event: &heartsv1.TableEvent_Reaction{
+		Reaction: &heartsv1.ReactionEvent{Reaction: heartsv1.Reaction_REACTION_WAVE},
+	}}
+	played := &heartsv1.TableEvent{Event: &heartsv1.TableEvent_CardPlayed{CardPlayed: &heartsv1.CardPlayedEvent{}}}
+	snapshot := &heartsv1.WatchTableResponse{Sequence: 7, Kind: &heartsv1.WatchTableResponse_Snapshot{Snapshot: &heartsv1.TableView{}}}
+	for _, c := range []struct {
+		what    string
+		message *heartsv1.WatchTableResponse
+		want    bool
+	}{
+		{"an event numbered after the last", event(8, played), true},
+		{"a reaction numbered after the last (the event before it was another seat's)", event(8, reaction), true},
+		{"a reaction repeating the last number", event(7, reaction), true},
+		{"an event repeating the last number", event(7, played), false},
+		{"a snapshot repeating the last number", snapshot, false},
+		{"a reaction numbered before the last", event(6, reaction), false},
+	} {
+		if got := inSequence(7, c.message); got != c.want {
+			t.Errorf("after sequence 7, %s: inSequence is %v, want %v", c.what, got, c.want)
+		}
+	}
+}
+
 // ---------------------------------------------------------------------------------- the game
 
 // game is a table the test created and the seat it joined.
@@ -647,39 +787,8 @@ func gameSeed(t *testing.T) int64 {
 // remaining seat, which deals the first round. The table is deleted when the test ends.
 func newGame(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, seed int64) game {
 	t.Helper()
-	table := &heartsv1.Table{
-		DisplayName: "go conformance " + t.Name(),
-		Rules:       &heartsv1.Rules{TargetScore: proto.Int32(targetScore)},
-		DeckSeed:    proto.Int64(seed),
-	}
-	for seat := int32(0); seat < 4; seat++ {
-		if seat != humanSeat {
-			table.Seats = append(table.Seats, &heartsv1.Seat{
-				Seat:     seat,
-				Occupant: heartsv1.SeatOccupant_SEAT_OCCUPANT_BOT,
-				BotLevel: heartsv1.BotLevel_BOT_LEVEL_HEURISTIC,
-			})
-		}
-	}
-	created, err := client.CreateTable(ctx, &heartsv1.CreateTableRequest{Table: table, RequestId: requestID(t)})
-	if err != nil {
-		t.Fatalf("seed %d: CreateTable: %v", seed, err)
-	}
+	created := createTable(ctx, t, client, seed, humanSeat)
 	name := created.GetView().GetTable().GetName()
-	if !strings.HasPrefix(name, "tables/") || created.GetCreatorToken() == "" {
-		t.Fatalf("seed %d: CreateTable returned name %q and a creator token of %d bytes",
-			seed, name, len(created.GetCreatorToken()))
-	}
-	t.Cleanup(func() {
-		// The whole-game test deletes its table itself; NOT_FOUND is fine here.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, err := client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
-		if err != nil && status.Code(err) != codes.NotFound {
-			t.Errorf("DeleteTable %s: %v", name, err)
-		}
-	})
-
 	joined, err := client.JoinTable(ctx, &heartsv1.JoinTableRequest{
 		Name:              name,
 		Seat:              proto.Int32(humanSeat),
@@ -698,6 +807,45 @@ func newGame(ctx context.Context, t *testing.T, client heartsv1.TableServiceClie
 		t.Fatalf("seed %d: after the fourth seat joined the phase is %v, want passing or playing", seed, phase)
 	}
 	return game{name: name, creatorToken: created.GetCreatorToken(), seatToken: joined.GetSeatToken(), view: view}
+}
+
+// createTable creates a table with a small target score and the deck of seed, with heuristic bots
+// in every seat but the players' seats. The table is deleted when the test ends.
+func createTable(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, seed int64, players ...int32) *heartsv1.CreateTableResponse {
+	t.Helper()
+	table := &heartsv1.Table{
+		DisplayName: "go conformance " + t.Name(),
+		Rules:       &heartsv1.Rules{TargetScore: proto.Int32(targetScore)},
+		DeckSeed:    proto.Int64(seed),
+	}
+	for seat := int32(0); seat < 4; seat++ {
+		if !slices.Contains(players, seat) {
+			table.Seats = append(table.Seats, &heartsv1.Seat{
+				Seat:     seat,
+				Occupant: heartsv1.SeatOccupant_SEAT_OCCUPANT_BOT,
+				BotLevel: heartsv1.BotLevel_BOT_LEVEL_HEURISTIC,
+			})
+		}
+	}
+	created, err := client.CreateTable(ctx, &heartsv1.CreateTableRequest{Table: table, RequestId: requestID(t)})
+	if err != nil {
+		t.Fatalf("seed %d: CreateTable: %v", seed, err)
+	}
+	name := created.GetView().GetTable().GetName()
+	if !strings.HasPrefix(name, "tables/") || created.GetCreatorToken() == "" {
+		t.Fatalf("seed %d: CreateTable returned name %q and a creator token of %d bytes",
+			seed, name, len(created.GetCreatorToken()))
+	}
+	t.Cleanup(func() {
+		// Tests that delete their table themselves leave NOT_FOUND here, which is fine.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
+		if err != nil && status.Code(err) != codes.NotFound {
+			t.Errorf("DeleteTable %s: %v", name, err)
+		}
+	})
+	return created
 }
 
 // move makes the seat's next move, chosen at random from what its own view offers, and returns
@@ -903,7 +1051,7 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 	deleted := false
 
 	for i, message := range messages {
-		if message.GetSequence() <= last {
+		if !inSequence(last, message) {
 			fail("message %d has sequence %d after %d; sequences must grow", i, message.GetSequence(), last)
 		}
 		last = message.GetSequence()
@@ -1011,6 +1159,14 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 	if highest := slices.Max(table.GetTotalScores()); highest < targetScore {
 		fail("the game ended with totals %v, none at the target %d", table.GetTotalScores(), targetScore)
 	}
+}
+
+// inSequence reports whether a watch stream may deliver message after one numbered last: numbers
+// grow, except that a ReactionEvent, which is not stored and so has no number of its own, repeats
+// the number of the event before it.
+func inSequence(last int64, message *heartsv1.WatchTableResponse) bool {
+	sequence := message.GetSequence()
+	return sequence > last || (sequence == last && message.GetEvent().GetReaction() != nil)
 }
 
 // checkRoundPoints checks a round's points against its tricks under the default rules (no

@@ -2,8 +2,9 @@
  * The conformance tests of the TypeScript client, for any transport: a whole game played against
  * a live Hearts server, the watch stream checked against the final table, the error details of
  * a refused move and of a forged token read back, a rematch of the finished game (refused
- * while it is still in play), an identity token naming its player on the seat, and four QuickJoin
- * callers seated together at one game, played out. conformance.test.ts runs them over gRPC against
+ * while it is still in play), a player's reactions on another seat's watch stream (limited, and
+ * changing nothing), an identity token naming its player on the seat, and four QuickJoin callers
+ * seated together at one game, played out. conformance.test.ts runs them over gRPC against
  * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
@@ -21,6 +22,7 @@ import {
   ERROR_DOMAIN,
   type HeartsErrorDetails,
   Phase,
+  Reaction,
   type RoundScore,
   RoundScoreSchema,
   SeatOccupant,
@@ -42,6 +44,7 @@ import {
   collectUntilGameOver,
   createTableWithThreeBots,
   failureOf,
+  inSequence,
   must,
   scoreText,
   seededRandom,
@@ -185,9 +188,9 @@ export function conformanceTests(protocol: string, newClient: () => TableService
 
     // (3) The stream: growing sequence numbers, one snapshot, every trick and score in order.
     const sequences = messages.map((message) => message.sequence);
-    for (let i = 1; i < sequences.length; i++) {
-      assert.ok(sequences[i]! > sequences[i - 1]!, `sequence numbers must grow: ${sequences.join(",")}`);
-    }
+    messages.slice(1).forEach((message, i) => {
+      assert.ok(inSequence(sequences[i]!, message), `sequence numbers must grow: ${sequences.join(",")}`);
+    });
     const events: TableEvent[] = messages.slice(1).map((message) => {
       assert.equal(message.kind.case, "event", "only the first message is a snapshot here");
       return message.kind.value as TableEvent;
@@ -289,6 +292,95 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     const gone = await failureOf(client.getTable({ name }, { timeoutMs: CALL_TIMEOUT_MS }));
     assert.equal(gone.code, Code.NotFound, gone.message);
     assert.equal(gone.reason, "TABLE_NOT_FOUND");
+  });
+
+  // Two players and two bots. While seat 1 watches, seat 0 sends five reactions: each reaches
+  // seat 1's stream, in order, numbered as the table's last event (a reaction is not stored, so it
+  // repeats the number of the event before it), and the table's etag and sequence stay as they
+  // were. A sixth within the window is TOO_MANY_REACTIONS; the creator token, which has no seat,
+  // is NOT_A_PLAYER. Deleting the table ends the stream, whose order (inSequence) holds throughout.
+  test(`${protocol}: a reaction reaches another seat's stream and changes nothing (seed ${seed})`, { timeout: 60_000 }, async (t) => {
+    const client = newClient();
+    const created = await client.createTable(
+      {
+        table: {
+          displayName: `TypeScript reactions (${protocol}) ${seed}`,
+          seats: [2, 3].map((seat) => ({ seat, occupant: SeatOccupant.BOT, botLevel: BotLevel.HEURISTIC })),
+          deckSeed: BigInt(seed),
+        },
+        requestId: randomUUID(),
+      },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
+    const name = must(created.view?.table, "CreateTable table").name;
+    const asCreator = { headers: bearer(created.creatorToken), timeoutMs: CALL_TIMEOUT_MS };
+    const join = async (seat: number) => {
+      const joined = await client.joinTable(
+        { name, seat, playerDisplayName: `TypeScript reactions ${seat}`, requestId: randomUUID() },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      );
+      return joined.seatToken;
+    };
+    const sender = 0;
+    const asSender = { headers: bearer(await join(sender)), timeoutMs: CALL_TIMEOUT_MS };
+    const watcherToken = await join(1); // the fourth seat: the first round is dealt
+
+    // The snapshot shows that the stream is open (the server subscribes before it reads the
+    // table): a reaction reaches only the streams open when it is sent.
+    const abort = new AbortController();
+    t.after(() => abort.abort());
+    const stream = client
+      .watchTable({ name }, { headers: bearer(watcherToken), signal: abort.signal })
+      [Symbol.asyncIterator]();
+    const next = async (what: string) => {
+      const result = await stream.next();
+      assert.ok(!result.done, `the watch stream ended before ${what}`);
+      return result.value;
+    };
+    const messages = [await next("its snapshot")];
+    assert.equal(messages[0]?.kind.case, "snapshot", "the first message of a watch is a snapshot");
+    const before = must((await client.getTable({ name }, asSender)).view, "view");
+
+    const sent = [Reaction.THUMBS_UP, Reaction.CLAP, Reaction.LAUGH, Reaction.WOW, Reaction.WAVE];
+    for (const reaction of sent) {
+      await client.sendReaction({ name, reaction }, asSender);
+    }
+    const tooMany = await failureOf(client.sendReaction({ name, reaction: Reaction.THINKING }, asSender));
+    assert.equal(tooMany.code, Code.ResourceExhausted, tooMany.message);
+    assert.equal(tooMany.errorInfo?.domain, ERROR_DOMAIN);
+    assert.equal(tooMany.reason, "TOO_MANY_REACTIONS", "a sixth reaction within the window");
+    const notAPlayer = await failureOf(client.sendReaction({ name, reaction: Reaction.THINKING }, asCreator));
+    assert.equal(notAPlayer.code, Code.PermissionDenied, notAPlayer.message);
+    assert.equal(notAPlayer.errorInfo?.domain, ERROR_DOMAIN);
+    assert.equal(notAPlayer.reason, "NOT_A_PLAYER", "a reaction with the creator token");
+
+    for (const _ of sent) {
+      messages.push(await next("the reactions"));
+    }
+    const after = must((await client.getTable({ name }, asSender)).view, "view");
+    assert.deepEqual([after.table?.etag, after.sequence], [before.table?.etag, before.sequence], "reactions change nothing");
+
+    await client.deleteTable({ name, requestId: randomUUID() }, asCreator);
+    const deleted = await next("table_deleted");
+    assert.ok((await stream.next()).done, "the stream ends after table_deleted");
+    assert.equal(deleted.kind.case === "event" && deleted.kind.value.event.case, "tableDeleted");
+    messages.push(deleted);
+
+    const sequences = messages.map((message) => message.sequence);
+    messages.slice(1).forEach((message, i) => {
+      assert.ok(inSequence(sequences[i]!, message), `message ${i + 1} out of order: sequences ${sequences.join(",")}`);
+    });
+    const reactions = messages.slice(1, -1).map(({ sequence, kind }) => {
+      const event = kind.case === "event" ? kind.value.event : undefined;
+      return event?.case === "reaction"
+        ? [sequence, event.value.seat, Reaction[event.value.reaction]]
+        : [sequence, event?.case ?? kind.case];
+    });
+    assert.deepEqual(
+      reactions,
+      sent.map((reaction) => [before.sequence, sender, Reaction[reaction]]),
+      "seat 0's reactions, in order, each with the number of the table's last event",
+    );
   });
 
   // An identity token (a JWT an app's backend signs) names the player on the seat. The server's

@@ -1,7 +1,8 @@
 /**
  * What the conformance game needs in Node (conformance.ts) and in a browser (browser/page.ts):
  * the settings of the game, the seeded choices, a table with three bots and the seat joined, the
- * watch stream read to game_over, and the texts that failure messages compare. It imports nothing
+ * watch stream read to game_over and the order its messages must keep, and the texts that failure
+ * messages compare. It imports nothing
  * from Node, so that the browser test's page can bundle it; failures here throw plain errors.
  */
 import {
@@ -109,4 +110,14 @@ export async function collectUntilGameOver(
       return;
     }
   }
+}
+
+/**
+ * Whether a watch stream may deliver `message` after a message numbered `last`: numbers grow,
+ * except that a reaction, which is not stored and so has no number of its own, repeats the number
+ * of the event before it.
+ */
+export function inSequence(last: bigint, message: WatchTableResponse): boolean {
+  const { sequence, kind } = message;
+  return sequence > last || (sequence === last && kind.case === "event" && kind.value.event.case === "reaction");
 }

@@ -1,0 +1,26 @@
+/** The order the conformance tests demand of a watch stream (inSequence), checked without a server. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { Reaction, type TableEvent, TableEventSchema, TableViewSchema, WatchTableResponseSchema } from "@hearts/client";
+import { inSequence } from "./game.js";
+
+const reaction = create(TableEventSchema, { event: { case: "reaction", value: { seat: 0, reaction: Reaction.WAVE } } });
+const played = create(TableEventSchema, { event: { case: "cardPlayed", value: { seat: 0 } } });
+const event = (sequence: bigint, value: TableEvent) =>
+  create(WatchTableResponseSchema, { sequence, kind: { case: "event", value } });
+
+test("only a reaction repeats the number before it, and nothing goes back", () => {
+  const snapshot = create(WatchTableResponseSchema, { sequence: 7n, kind: { case: "snapshot", value: create(TableViewSchema) } });
+  const cases: [string, ReturnType<typeof event>, boolean][] = [
+    ["an event numbered after the last", event(8n, played), true],
+    ["a reaction numbered after the last (the event before it was another seat's)", event(8n, reaction), true],
+    ["a reaction repeating the last number", event(7n, reaction), true],
+    ["an event repeating the last number", event(7n, played), false],
+    ["a snapshot repeating the last number", snapshot, false],
+    ["a reaction numbered before the last", event(6n, reaction), false],
+  ];
+  for (const [what, message, allowed] of cases) {
+    assert.equal(inSequence(7n, message), allowed, what);
+  }
+});
