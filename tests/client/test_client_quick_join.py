@@ -235,3 +235,26 @@ async def test_quit_or_the_end_of_input_leaves_a_quick_table_that_still_waits(
     # Its seat is free again: the next caller sits where Ada sat.
     again = await client.quick_join("Bob")
     assert (again.name, again.seat) == (table.name, 0)
+
+
+class _Terminal(io.StringIO):
+    """Input typed at a terminal (not echoed back by the command)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_at_a_terminal_lines_typed_while_the_table_waits_are_answered_until_quit(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    argv = ["play", "--server", server.address, "--quick", "--name", "Ada", "--ascii"]
+    out = io.StringIO()
+    typed = _Terminal("QS\nhelp\nquit\n")
+    code = await asyncio.wait_for(asyncio.to_thread(main, argv, stdin=typed, stdout=out), 20)
+    text = out.getvalue()
+    assert code == 1, text
+    assert "The game starts when every seat is taken; type quit to leave." in text
+    assert "Passing: three cards" in text  # the help
+    assert "Leaving the table." in text
+    [table] = (await client.list_tables()).tables
+    assert [seat.occupant for seat in table.seats] == [pb.SEAT_OCCUPANT_EMPTY] * 4

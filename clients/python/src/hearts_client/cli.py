@@ -324,11 +324,23 @@ class _Game:
         return line
 
     async def quit_while_waiting(self) -> None:
-        """While the table waits for players, let 'quit' (or the end of input) leave it; any
-        other line is kept for the game's first question."""
-        line = await self.peek_line()
-        if line and line.strip().lower() not in _QUIT_WORDS:
-            return
+        """While the table waits for players, let 'quit' (or the end of input) leave it.
+
+        At a terminal other lines are answered (nothing can be played yet); piped input's are
+        moves typed ahead, kept for the game's questions.
+        """
+        while True:
+            line = await self.peek_line()
+            text = line.strip().lower()
+            if not line or text in _QUIT_WORDS:
+                break
+            if self.echo:
+                return
+            await self.take_line()
+            if text in ("help", "?", "h"):
+                self.say(_HELP)
+            elif text:
+                self.say("The game starts when every seat is taken; type quit to leave.")
         await self.take_line()
         if self.echo:
             self.say(line.strip())
