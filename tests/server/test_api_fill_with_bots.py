@@ -15,6 +15,7 @@ import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+from hearts_server.server import HeartsServer
 
 from .conftest import Hearts, ServerFactory, bearer, event_kind, failure, read_until
 from .test_api_quick_join import IDENTITY_SECRET, quick, signed
@@ -23,11 +24,24 @@ WAIT_MS = 1000
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
 
 
-async def create(hearts: Hearts, fill_after_ms: int = WAIT_MS, **rules: Any) -> str:
+async def create(
+    hearts: Hearts, fill_after_ms: int = WAIT_MS, turn_timeout_ms: int = 0, **rules: Any
+) -> str:
     message = pb.Table(display_name="filled table", rules=pb.Rules(**rules))
     message.fill_with_bots_after.FromMilliseconds(fill_after_ms)
+    if turn_timeout_ms:
+        message.turn_timeout.FromMilliseconds(turn_timeout_ms)
     created = await hearts.stub.CreateTable(api.CreateTableRequest(table=message))
     return created.view.table.name
+
+
+async def replicas(
+    make_server: ServerFactory, connect: Any
+) -> tuple[HeartsServer, Hearts, HeartsServer, Hearts]:
+    """Two servers on one Redis: the one a test stops, with its client, and the other."""
+    doomed_server = await make_server(store="redis")
+    other_server = await make_server(store="redis")
+    return doomed_server, connect(doomed_server), other_server, connect(other_server)
 
 
 async def until_started(hearts: Hearts, name: str, seconds: float = 5) -> pb.Table:
@@ -168,8 +182,7 @@ async def test_a_rematch_keeps_the_wait(hearts: Hearts) -> None:
 async def test_another_replica_fills_the_table_when_the_one_that_seated_the_player_stops(
     make_server: ServerFactory, connect: Any
 ) -> None:
-    doomed_server = await make_server(store="redis")
-    doomed, other = connect(doomed_server), connect(await make_server(store="redis"))
+    doomed_server, doomed, _, other = await replicas(make_server, connect)
     name = await create(doomed, fill_after_ms=1500)
     await doomed.join(name, player="ann")
     watcher = other.watch(name)  # the other replica knows of the table through its watcher
@@ -202,12 +215,8 @@ async def test_a_signed_in_players_quick_join_after_a_filled_game_gets_a_new_tab
 async def test_a_watching_replica_fills_after_the_wait_though_turns_take_longer(
     make_server: ServerFactory, connect: Any
 ) -> None:
-    doomed_server = await make_server(store="redis")
-    doomed, other = connect(doomed_server), connect(await make_server(store="redis"))
-    message = pb.Table(display_name="t")
-    message.fill_with_bots_after.FromMilliseconds(WAIT_MS)
-    message.turn_timeout.FromMilliseconds(30_000)
-    name = (await doomed.stub.CreateTable(api.CreateTableRequest(table=message))).view.table.name
+    doomed_server, doomed, _, other = await replicas(make_server, connect)
+    name = await create(doomed, turn_timeout_ms=30_000)
     watcher = other.watch(name)
     await read_until(watcher, lambda message: event_kind(message) == "snapshot")
     await doomed.join(name, player="ann")
@@ -223,9 +232,7 @@ async def test_a_watching_replica_fills_after_the_wait_though_turns_take_longer(
 async def test_a_token_renewal_on_another_replica_starts_the_wait(
     make_server: ServerFactory, connect: Any
 ) -> None:
-    doomed_server = await make_server(store="redis")
-    other_server = await make_server(store="redis")
-    doomed, other = connect(doomed_server), connect(other_server)
+    doomed_server, doomed, other_server, other = await replicas(make_server, connect)
     name = await create(doomed)
     ann = await doomed.join(name, player="ann")
     await doomed_server.stop(0.2)

@@ -845,14 +845,8 @@ class TableApp:
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
         await self._count_table_created(identity, client, request_id)
-        # Ids sort by creation time (the listing is newest first), also within a millisecond.
         now = self._now_ms()
-        if table.unlisted:
-            # Its name is what keeps strangers out: random from the clock on, never the listed
-            # ids' increment within a millisecond (which a neighbour's id would give away).
-            table_id = new_table_id(now)
-        else:
-            table_id = self._last_table_id = new_table_id(now, self._last_table_id)
+        table_id = self._new_table_id(unlisted=table.unlisted, now_ms=now)
         record = TableRecord(
             table_id=table_id,
             display_name=table.display_name or "Hearts table",
@@ -1201,7 +1195,7 @@ class TableApp:
             """The table the slot names now; a new one when it is empty or names ``full``,
             made by this call and counted against the caller's quota: once a call, for the
             others it makes are those that filled up before the caller got a seat there."""
-            offered = self._new_listed_table_id()
+            offered = self._new_table_id()
             held = await self.store.lobby_offer(lobby, offered, ttl_ms=ttl_ms, replacing=full)
             nonlocal counted
             if held == offered:
@@ -1269,9 +1263,15 @@ class TableApp:
             _rules(template), _turn_timeout_ms(template, most), _fill_after_ms(template, most)
         )
 
-    def _new_listed_table_id(self) -> str:
-        """A new listed table's id: after every id this process gave, in creation order."""
-        self._last_table_id = new_table_id(self._now_ms(), self._last_table_id)
+    def _new_table_id(self, *, unlisted: bool = False, now_ms: int | None = None) -> str:
+        """A new table's id. Ids sort by creation time (the listing is newest first): a listed
+        table's comes after every id this process gave, also within a millisecond. An unlisted
+        table's name is what keeps strangers out: random from the clock on, never the listed
+        ids' increment within a millisecond (which a neighbour's id would give away)."""
+        now = self._now_ms() if now_ms is None else now_ms
+        if unlisted:
+            return new_table_id(now)
+        self._last_table_id = new_table_id(now, self._last_table_id)
         return self._last_table_id
 
     async def _create_quick(self, table_id: str, game: _QuickGame) -> None:
@@ -1296,14 +1296,7 @@ class TableApp:
             turn_ms=now,
             fill_after_ms=game.fill_after_ms,
         )
-        try:
-            result = await self.store.create(
-                table_id, record.to_json(), (), open_seats=True, listed=True
-            )
-        except StoreUnavailableError as error:
-            raise self._store_unavailable(error) from None
-        if result.created:
-            self.records.put(table_id, 1, record)
+        await self._make_table(record)
 
     # ------------------------------------------------------------------ rematches
 
@@ -1355,13 +1348,7 @@ class TableApp:
             claimed[:] = [record]
             if record.rematch_id:  # named by an earlier call
                 return _unwritten(record, lambda final, version: b"")
-            new_id = (
-                new_table_id(self._now_ms())
-                if record.unlisted
-                else new_table_id(self._now_ms(), self._last_table_id)
-            )
-            if not record.unlisted:
-                self._last_table_id = new_id
+            new_id = self._new_table_id(unlisted=record.unlisted)
             batch = _Batch(self._now_after(record))
             created = events_pb.TableEvent(event_time=convert.timestamp(batch.now_ms))
             created.rematch_created.table = convert.table_name(new_id)
@@ -1413,9 +1400,15 @@ class TableApp:
             turn_notifications=finished.turn_notifications,
             fill_after_ms=min(finished.fill_after_ms, self._max_turn_timeout_ms),
         )
+        await self._make_table(record)
+
+    async def _make_table(self, record: TableRecord) -> None:
+        """Create the table of ``record`` (seats free or bots, no events), unless its id is
+        taken: a table the server makes under a name agreed on beforehand (a rematch's, a quick
+        game's), which every caller that finds it missing makes the same way."""
         try:
             result = await self.store.create(
-                new_id,
+                record.table_id,
                 record.to_json(),
                 (),
                 open_seats=True,
@@ -1424,7 +1417,7 @@ class TableApp:
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
         if result.created:
-            self.records.put(new_id, 1, record)
+            self.records.put(record.table_id, 1, record)
 
     async def _take_rematch_seat(
         self, new_id: str, seat: int, player: SeatRecord, *, name: str, request_id: str
