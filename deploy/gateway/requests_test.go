@@ -280,6 +280,8 @@ func TestRESTRoutesMatchAsTheTranscoderRoutes(t *testing.T) {
 		{http.MethodGet, "/v1/tables/abc:watch", "WatchTableRequest"},
 		{http.MethodPost, "/v1/tables:quickJoin", "QuickJoinRequest"},
 		{http.MethodGet, "/v1/tables:quickJoin", ""},
+		{http.MethodPost, "/v1/tables:listPlayerTables", "ListPlayerTablesRequest"},
+		{http.MethodGet, "/v1/tables:listPlayerTables", ""},
 		{http.MethodGet, "/v1/tables/abc/more", ""},
 		{http.MethodPost, "/v1/tables/abc", ""},
 		{http.MethodGet, "/v1/tables/abc:unknown", ""},

@@ -1,6 +1,6 @@
 """Helpers for the client tests: a server (on the test's loop or in a thread), bots at a table,
-players that make legal moves, an interceptor that loses an answer, identity tokens, the
-``hearts`` command running beside the test."""
+players that make legal moves, interceptors that lose an answer or record the calls, identity
+tokens, the ``hearts`` command running beside the test."""
 
 from __future__ import annotations
 
@@ -107,6 +107,18 @@ class LoseFirstAnswer(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[mis
                 details="answer lost on the way (injected)",
             )
         return call
+
+
+class Record(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Keeps every attempt's method, request and metadata."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, list[tuple[str, str]]]] = []
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        method = details.method.decode() if isinstance(details.method, bytes) else details.method
+        self.calls.append((method.rsplit("/", 1)[-1], request, list(details.metadata or ())))
+        return await continuation(details, request)
 
 
 async def table_with_bots(

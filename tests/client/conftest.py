@@ -14,7 +14,7 @@ import pytest
 from hearts_client import HeartsClient
 from hearts_server.server import HeartsServer
 
-from .client_helpers import server_in_thread, start_server
+from .client_helpers import IDENTITY_SECRET, server_in_thread, start_server
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +33,14 @@ async def server() -> AsyncIterator[HeartsServer]:
 
 
 @pytest.fixture
+async def identity_server() -> AsyncIterator[HeartsServer]:
+    """A running server that checks identity tokens signed with ``IDENTITY_SECRET``."""
+    running = await start_server(identity_secret=IDENTITY_SECRET)
+    yield running
+    await running.stop(0)
+
+
+@pytest.fixture
 async def client(server: HeartsServer) -> AsyncIterator[HeartsClient]:
     """A client of ``server`` with short retry delays."""
     async with HeartsClient(server.address, backoff=0.02) as opened:
@@ -44,4 +52,11 @@ def threaded_server() -> Iterator[str]:
     """The address of a server on its own event loop in a thread, for the sync client (which
     must own the test's)."""
     with server_in_thread() as address:
+        yield address
+
+
+@pytest.fixture
+def identity_server_in_thread() -> Iterator[str]:
+    """Like ``threaded_server``, checking identity tokens signed with ``IDENTITY_SECRET``."""
+    with server_in_thread(identity_secret=IDENTITY_SECRET) as address:
         yield address

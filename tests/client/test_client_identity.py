@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -37,18 +37,10 @@ from .client_helpers import (
     IDENTITY_SECRET,
     THREE_BOTS,
     LoseFirstAnswer,
+    Record,
     identity,
-    server_in_thread,
     start_server,
 )
-
-
-@pytest.fixture
-async def identity_server() -> AsyncIterator[HeartsServer]:
-    """A server that checks identity tokens signed with ``IDENTITY_SECRET``."""
-    running = await start_server(identity_secret=IDENTITY_SECRET)
-    yield running
-    await running.stop(0)
 
 
 @pytest.fixture
@@ -57,18 +49,6 @@ async def required_server() -> AsyncIterator[HeartsServer]:
     running = await start_server(identity_secret=IDENTITY_SECRET, identity_required=True)
     yield running
     await running.stop(0)
-
-
-class Record(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-    """Keeps every attempt's method, request and metadata."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, Any, list[tuple[str, str]]]] = []
-
-    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        method = details.method.decode() if isinstance(details.method, bytes) else details.method
-        self.calls.append((method.rsplit("/", 1)[-1], request, list(details.metadata or ())))
-        return await continuation(details, request)
 
 
 def _player_ids(view: pb.TableView) -> list[str]:
@@ -344,12 +324,6 @@ async def test_identity_unavailable_is_retried_like_unavailable(
 
 
 # --------------------------------------------------------------------------- the sync client
-
-
-@pytest.fixture
-def identity_server_in_thread() -> Iterator[str]:
-    with server_in_thread(identity_secret=IDENTITY_SECRET) as address:
-        yield address
 
 
 def test_the_sync_client_takes_an_identity_token_too(identity_server_in_thread: str) -> None:

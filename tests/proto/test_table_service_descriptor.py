@@ -24,6 +24,7 @@ EXPECTED_HTTP = {
     "SuggestMove": ("get", "/v1/{name=tables/*}:suggestMove", ""),
     "SendReaction": ("post", "/v1/{name=tables/*}:sendReaction", "*"),
     "QuickJoin": ("post", "/v1/tables:quickJoin", "*"),
+    "ListPlayerTables": ("post", "/v1/tables:listPlayerTables", "*"),
     "WatchTable": ("get", "/v1/{name=tables/*}:watch", ""),
 }
 

@@ -22,6 +22,7 @@ from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
     MAX_CALLERS,
+    PLAYER_TABLES_KEPT,
     CommitOutcome,
     OutboxItem,
     Published,
@@ -683,6 +684,48 @@ async def test_a_lobby_slot_expires_unless_offered_again(backend: Backend) -> No
     await backend.advance(0.25)
     assert await store.lobby_get("game") is None
     assert await store.lobby_offer("game", OTHER, ttl_ms=400) == OTHER
+
+
+# --- Players' lists of tables ---
+
+
+async def test_a_players_list_holds_the_tables_with_records_newest_seat_first(
+    store: Store,
+) -> None:
+    for table_id in (TABLE, OTHER, "0190-table-c"):
+        await store.create(table_id, f"data {table_id}".encode(), [], open_seats=True)
+    assert await store.player_tables("user-1", ttl_ms=60_000) == []
+    await store.player_seat_taken("user-1", OTHER, at_us=1_000, ttl_ms=60_000)
+    await store.player_seat_taken("user-1", TABLE, at_us=2_000, ttl_ms=60_000)
+    await store.player_seat_taken("user-2", "0190-table-c", at_us=3_000, ttl_ms=60_000)
+    assert await store.player_tables("user-1", ttl_ms=60_000) == [
+        (TABLE, 1, b"data 0190-table-a"),
+        (OTHER, 1, b"data 0190-table-b"),
+    ]
+    # Taking a seat there again moves the table to the front; a table that is gone drops out.
+    await store.player_seat_taken("user-1", OTHER, at_us=4_000, ttl_ms=60_000)
+    assert [row[0] for row in await store.player_tables("user-1", ttl_ms=60_000)] == [OTHER, TABLE]
+    assert await store.delete(TABLE, expected_version=1, events=[])
+    assert [row[0] for row in await store.player_tables("user-1", ttl_ms=60_000)] == [OTHER]
+    other_player = await store.player_tables("user-2", ttl_ms=60_000)
+    assert [row[0] for row in other_player] == ["0190-table-c"]
+
+
+async def test_a_players_list_keeps_the_most_recent_tables_and_expires(backend: Backend) -> None:
+    store = backend.make()
+    ids = [f"0190-table-{index:03d}" for index in range(PLAYER_TABLES_KEPT + 5)]
+    for index, table_id in enumerate(ids):
+        await store.create(table_id, b"data", [], open_seats=True)
+        await store.player_seat_taken("user-1", table_id, at_us=index, ttl_ms=400)
+    listed = [row[0] for row in await store.player_tables("user-1", ttl_ms=400)]
+    assert listed == ids[::-1][:PLAYER_TABLES_KEPT]
+    await backend.advance(0.25)
+    # A read renews the list's time to live, as a seat taken does.
+    assert len(await store.player_tables("user-1", ttl_ms=400)) == PLAYER_TABLES_KEPT
+    await backend.advance(0.25)  # 0.5 s after the last seat, 0.25 s after the read
+    assert len(await store.player_tables("user-1", ttl_ms=400)) == PLAYER_TABLES_KEPT
+    await backend.advance(0.5)  # neither written nor read for longer than its time to live
+    assert await store.player_tables("user-1", ttl_ms=400) == []
 
 
 async def test_the_memory_store_sweeps_ended_counter_windows_now_and_then() -> None:

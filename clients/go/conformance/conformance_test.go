@@ -5,7 +5,8 @@
 // player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
 // out, a player's reactions reach another seat's stream (with the number of the event before
 // them, as they are not stored) and change nothing, within a limit and for players only, an
-// identity token names the player on its seat, four QuickJoin callers asking for the same game
+// identity token names the player on its seat, ListPlayerTables finds a signed-in player's seats
+// (and a new device gets the seat back), four QuickJoin callers asking for the same game
 // are seated together and play it out, and a QuickJoin caller whom nobody joins plays
 // against the bots that fill the table after the wait asked for.
 //
@@ -375,6 +376,123 @@ func signIdentity(t *testing.T, secret, subject string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(signing))
 	return signing + "." + encode(mac.Sum(nil))
+}
+
+// TestListPlayerTablesFindsThePlayersSeatsAgain signs in a player of its own (a random subject,
+// so that no other test or run on the same server adds to its list) and seats it at two tables
+// with its identity token: a game with three bots, which deals the round, and then an unlisted
+// table that waits for players. ListPlayerTables returns exactly those two, the newer first, each
+// with the player's seat. On a "new device" (JoinTable with only the identity token) the player
+// gets its seat of the game back, with a token that reads the seat's hand; once it leaves the
+// waiting table, before that game starts, the table is no longer in the list. A call without an
+// identity token is UNAUTHENTICATED / IDENTITY_REQUIRED, even with a seat token as authorization.
+// Like TestIdentityTokenNamesThePlayer, it is skipped without HEARTS_IDENTITY_SECRET.
+func TestListPlayerTablesFindsThePlayersSeatsAgain(t *testing.T) {
+	ctx, client := connect(t)
+	secret := os.Getenv("HEARTS_IDENTITY_SECRET")
+	if secret == "" {
+		t.Skip("HEARTS_IDENTITY_SECRET is unset: the server checks no identity tokens")
+	}
+	seed := gameSeed(t)
+	player := "go-player-" + requestID(t)
+	t.Logf("seed %d: player %s", seed, player)
+	join := func(name string, seat *int32) *heartsv1.JoinTableResponse {
+		t.Helper()
+		joined, err := client.JoinTable(ctx, &heartsv1.JoinTableRequest{
+			Name: name, Seat: seat, PlayerDisplayName: "go conformance", RequestId: requestID(t),
+			IdentityToken: signIdentity(t, secret, player),
+		})
+		if err != nil {
+			t.Fatalf("seed %d: JoinTable %s with an identity token: %v", seed, name, describe(err))
+		}
+		return joined
+	}
+	// mine is the player's list, an entry "tables/... seat N" a table.
+	mine := func() ([]string, []*heartsv1.PlayerTable) {
+		t.Helper()
+		response, err := client.ListPlayerTables(ctx, &heartsv1.ListPlayerTablesRequest{
+			IdentityToken: signIdentity(t, secret, player),
+		})
+		if err != nil {
+			t.Fatalf("seed %d: ListPlayerTables: %v", seed, describe(err))
+		}
+		entries := make([]string, len(response.GetTables()))
+		for i, entry := range response.GetTables() {
+			entries[i] = fmt.Sprintf("%s seat %d", entry.GetTable().GetName(), entry.GetSeat())
+		}
+		return entries, response.GetTables()
+	}
+
+	const gameSeat, waitingSeat = 2, 1
+	game := createTable(ctx, t, client, seed, gameSeat).GetView().GetTable().GetName()
+	dealt := join(game, proto.Int32(gameSeat))
+	if dealt.GetSeat() != gameSeat || len(dealt.GetView().GetHand()) != 13 {
+		t.Fatalf("seed %d: joined seat %d of %s with %d cards; want seat %d, dealt 13", seed,
+			dealt.GetSeat(), game, len(dealt.GetView().GetHand()), gameSeat)
+	}
+	// The server orders the list by the time of each join, to the millisecond: let a few pass,
+	// so that the second join is the newer one however fast the server answers.
+	time.Sleep(5 * time.Millisecond)
+	created, err := client.CreateTable(ctx, &heartsv1.CreateTableRequest{
+		Table:     &heartsv1.Table{DisplayName: "go conformance " + t.Name(), Unlisted: true},
+		RequestId: requestID(t),
+	})
+	if err != nil {
+		t.Fatalf("seed %d: CreateTable (unlisted): %v", seed, describe(err))
+	}
+	waiting := created.GetView().GetTable().GetName()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: waiting})
+	})
+	seated := join(waiting, proto.Int32(waitingSeat))
+
+	entries, tables := mine()
+	want := []string{fmt.Sprintf("%s seat %d", waiting, waitingSeat), fmt.Sprintf("%s seat %d", game, gameSeat)}
+	if !slices.Equal(entries, want) {
+		t.Fatalf("seed %d: ListPlayerTables gave %q; want %q (the newest first)", seed, entries, want)
+	}
+	for _, entry := range tables {
+		table := entry.GetTable()
+		if id := table.GetSeats()[entry.GetSeat()].GetPlayerId(); id != player {
+			t.Errorf("seed %d: %s lists seat %d with player_id %q; want %q", seed, table.GetName(), entry.GetSeat(), id, player)
+		}
+		if table.GetUnlisted() != (table.GetName() == waiting) {
+			t.Errorf("seed %d: %s lists unlisted=%v; only %s is unlisted", seed, table.GetName(), table.GetUnlisted(), waiting)
+		}
+	}
+
+	// A new device: the identity token alone, no seat, no seat token. The game's seat comes back
+	// with a token of its own, which reads the seat's hand as dealt.
+	renewed := join(game, nil)
+	if renewed.GetSeat() != gameSeat || renewed.GetSeatToken() == "" {
+		t.Fatalf("seed %d: JoinTable %s on a new device gave seat %d; want seat %d and its token", seed,
+			game, renewed.GetSeat(), gameSeat)
+	}
+	view := getView(ctx, t, client, game, renewed.GetSeatToken())
+	if view.GetViewerSeat() != gameSeat || !sameCards(view.GetHand(), dealt.GetView().GetHand()) {
+		t.Fatalf("seed %d: the new device's token reads seat %d holding %s; want seat %d holding %s", seed,
+			view.GetViewerSeat(), notations(view.GetHand()), gameSeat, notations(dealt.GetView().GetHand()))
+	}
+
+	// Leaving the waiting table before its game starts takes it off the list.
+	if _, err := client.LeaveTable(withToken(ctx, seated.GetSeatToken()), &heartsv1.LeaveTableRequest{
+		Name: waiting, RequestId: requestID(t),
+	}); err != nil {
+		t.Fatalf("seed %d: LeaveTable %s: %v", seed, waiting, describe(err))
+	}
+	if entries, _ := mine(); !slices.Equal(entries, want[1:]) {
+		t.Fatalf("seed %d: after leaving %s, ListPlayerTables gave %q; want %q", seed, waiting, entries, want[1:])
+	}
+
+	// Only an identity token names a player: a seat token names one seat of one table.
+	_, err = client.ListPlayerTables(withToken(ctx, renewed.GetSeatToken()), &heartsv1.ListPlayerTablesRequest{})
+	got := decodeError(t, err)
+	if got.code != codes.Unauthenticated || got.info.GetDomain() != "hearts.v1" || got.info.GetReason() != "IDENTITY_REQUIRED" {
+		t.Fatalf("seed %d: ListPlayerTables without an identity token: %v %v/%v, want UNAUTHENTICATED hearts.v1/IDENTITY_REQUIRED",
+			seed, got.code, got.info.GetDomain(), got.info.GetReason())
+	}
 }
 
 // TestQuickJoinSeatsFourCallersTogether has four players ask QuickJoin for the same game at

@@ -3,15 +3,19 @@
 //! with `StatusDetails`. It checks what a client relies on: the watch stream tells the whole game
 //! in order and shows the seat no other seat's cards, a refused move says why (and which cards are
 //! legal), a forged token is refused, SuggestMove's moves are legal and play a game out,
-//! RematchTable seats the player again, and four players who QuickJoin at once are seated together
-//! and play their game out. Between them the tests meet every reason for refusing a
-//! move that docs/api.md lists, each at least once: the whole game those it can provoke at will,
-//! `every_other_rule_refusal_is_met` those that need a second player or a certain deal.
+//! RematchTable seats the player again, four players who QuickJoin at once are seated together
+//! and play their game out, and a signed-in player (an identity token) finds its tables with
+//! ListPlayerTables and its seat again on a new device. Between them the tests meet every reason
+//! for refusing a move that docs/api.md lists, each at least once: the whole game those it can
+//! provoke at will, `every_other_rule_refusal_is_met` those that need a second player or a certain
+//! deal.
 //!
 //! The tests need a server at HEARTS_SERVER (host:port) and are skipped without one (they fail
 //! instead when HEARTS_CONFORMANCE_REQUIRED is set, as clients/rust/ci.sh does);
 //! scripts/with-server.sh starts a server and sets it. They never choose a card the caller's own
-//! view does not offer, except where a test means to break a rule.
+//! view does not offer, except where a test means to break a rule. The signed-in player's test
+//! also needs HEARTS_IDENTITY_SECRET, the secret the server checks identity tokens with (set by
+//! scripts/with-server.sh too), and is skipped (or fails, likewise) without it.
 //!
 //! Every game is reproducible: HEARTS_CONFORMANCE_SEED (default: the clock) is the deck seed,
 //! which also seeds the server's bots, and the seed of the test's own card choices. Failures
@@ -23,15 +27,19 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hearts_client::tonic::{Code, Response, Status, transport::Channel};
 use hearts_client::v1::{
     BotLevel, Card, CardPlayedEvent, CreateTableRequest, DeleteTableRequest, GameOverEvent,
-    GetTableRequest, JoinTableRequest, PassCardsRequest, Phase, PlayCardRequest, PlayedCard,
-    QuickJoinRequest, QuickJoinResponse, Rank, RematchTableRequest, RoundScore, Rules, Seat,
-    SeatOccupant, SuggestMoveRequest, Suit, Table, TableView, Trick, WatchTableRequest,
-    WatchTableResponse, table_event::Event, watch_table_response::Kind,
+    GetTableRequest, JoinTableRequest, LeaveTableRequest, ListPlayerTablesRequest,
+    PassCardsRequest, Phase, PlayCardRequest, PlayedCard, PlayerTable, QuickJoinRequest,
+    QuickJoinResponse, Rank, RematchTableRequest, RoundScore, Rules, Seat, SeatOccupant,
+    SuggestMoveRequest, Suit, Table, TableView, Trick, WatchTableRequest, WatchTableResponse,
+    table_event::Event, watch_table_response::Kind,
 };
 use hearts_client::{BearerToken, StatusDetails, TableServiceClient};
+use hmac::{Hmac, KeyInit, Mac};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -450,6 +458,132 @@ async fn four_quick_joins_share_one_table_and_play_it_out() {
             over.total_scores,
             over.result
         );
+    })
+    .await;
+}
+
+/// A signed-in player (an identity token for a subject no other test or run uses) joins two
+/// tables that wait for players, one unlisted: ListPlayerTables lists exactly those two, the one
+/// joined last first, with the seats the player holds. JoinTable with the identity token alone (a
+/// new device) gives the same seat and a seat token that reads the seat's view; once the player
+/// leaves a table (before its game starts) the table is gone from the list; and without an
+/// identity token (none at all, or a seat token instead) the call is refused with
+/// UNAUTHENTICATED / IDENTITY_REQUIRED.
+#[tokio::test]
+async fn a_signed_in_player_lists_its_tables_and_finds_its_seat_again() {
+    let Some((mut client, _)) = connect().await else {
+        return;
+    };
+    let Some(secret) = identity_secret() else {
+        return;
+    };
+    within(TEST_TIMEOUT, "the player's tables test", async move {
+        let seed = game_seed();
+        let player = format!("rust-player-{}", request_id());
+        let identity = sign_identity(&secret, &player);
+        let (listed_seat, unlisted_seat) = (2, 1);
+        let mut listed =
+            Game::waiting(client.clone(), seed, "my table", false, &identity, listed_seat).await;
+        let mut unlisted = Game::waiting(
+            client.clone(),
+            seed,
+            "my unlisted table",
+            true,
+            &identity,
+            unlisted_seat,
+        )
+        .await;
+        println!(
+            "seed {seed}: {player} at {} seat {listed_seat}, {} (unlisted) seat {unlisted_seat}",
+            listed.name, unlisted.name
+        );
+
+        // Both tables, the unlisted one too, the one joined last first, each with the seat held.
+        let mine = my_tables(&mut client, seed, &identity).await;
+        assert_eq!(
+            places(&mine),
+            [(unlisted.name.clone(), unlisted_seat), (listed.name.clone(), listed_seat)],
+            "seed {seed}: ListPlayerTables after joining two tables (table, seat)"
+        );
+        for entry in &mine {
+            let listed_table = entry.table.as_ref().expect("a PlayerTable holds its table");
+            let holder = listed_table.seats.iter().find(|seat| seat.seat == entry.seat);
+            assert!(
+                holder.is_some_and(
+                    |seat| seat.occupant() == SeatOccupant::Human && seat.player_id == player
+                ),
+                "seed {seed}: {} seat {} holds {holder:?}, want {player}",
+                listed_table.name,
+                entry.seat
+            );
+        }
+        assert!(
+            mine[0].table.as_ref().is_some_and(|table| table.unlisted),
+            "seed {seed}: the first table listed is not marked unlisted"
+        );
+
+        // A new device: the identity token alone finds the seat again and gets a token for it.
+        let again = client
+            .join_table(JoinTableRequest {
+                name: listed.name.clone(),
+                player_display_name: "rust conformance".to_owned(),
+                request_id: request_id(),
+                identity_token: identity.clone(),
+                ..JoinTableRequest::default()
+            })
+            .await
+            .unwrap_or_else(|s| {
+                panic!("seed {seed}: JoinTable with the identity token only: {}", describe(&s))
+            })
+            .into_inner();
+        assert!(
+            again.seat == listed_seat && !again.seat_token.is_empty(),
+            "seed {seed}: joining again gave seat {} and a token of {} bytes; want {listed_seat}",
+            again.seat,
+            again.seat_token.len()
+        );
+        let token = BearerToken::new(&again.seat_token).expect("an ASCII token");
+        let view = listed.get_view(&token).await;
+        let held: Vec<i32> = table(&view)
+            .seats
+            .iter()
+            .filter(|seat| seat.player_id == player)
+            .map(|seat| seat.seat)
+            .collect();
+        assert_eq!(
+            (view.viewer_seat, held),
+            (Some(listed_seat), vec![listed_seat]),
+            "seed {seed}: the new token's viewer seat, and the seats the player holds"
+        );
+
+        // The seat given up (the game has not started): the table leaves the list.
+        let request = LeaveTableRequest {
+            name: listed.name.clone(),
+            etag: String::new(),
+            request_id: request_id(),
+        };
+        if let Err(s) = client.leave_table(token.request(request)).await {
+            panic!("seed {seed}: LeaveTable {} with the new token: {}", listed.name, describe(&s));
+        }
+        let mine = my_tables(&mut client, seed, &identity).await;
+        assert_eq!(
+            places(&mine),
+            [(unlisted.name.clone(), unlisted_seat)],
+            "seed {seed}: ListPlayerTables after leaving {}",
+            listed.name
+        );
+
+        // Only an identity token names a player; a seat token names one seat of one table.
+        let seat = unlisted.seat.clone();
+        for (what, token) in [("no token at all", None), ("a seat token instead", Some(&seat))] {
+            let what = format!("ListPlayerTables with {what}");
+            let request = authorize(token, ListPlayerTablesRequest::default());
+            let result = client.list_player_tables(request).await;
+            let status = refused(&unlisted, &what, result);
+            check_refusal(&unlisted, &what, &status, Code::Unauthenticated, "IDENTITY_REQUIRED");
+        }
+        listed.delete().await;
+        unlisted.delete().await;
     })
     .await;
 }
@@ -873,6 +1007,68 @@ impl Game {
             seat,
             seat_token,
             others: tokens.into_iter().map(|(token, _)| token).collect(),
+            stale_etag: table(&created_view).etag.clone(),
+            joined: view,
+            name,
+        }
+    }
+
+    /// Creates a table without bots, listed or not, which waits for players (so that a seat there
+    /// can be given up with LeaveTable), and joins `seat` there as the player of
+    /// `identity_token`. Unlike `new`'s, the seat need not be HUMAN_SEAT.
+    async fn waiting(
+        mut client: Client,
+        seed: i64,
+        label: &str,
+        unlisted: bool,
+        identity_token: &str,
+        seat: i32,
+    ) -> Game {
+        let request = CreateTableRequest {
+            table: Some(Table {
+                display_name: format!("rust conformance: {label}"),
+                unlisted,
+                ..Table::default()
+            }),
+            request_id: request_id(),
+            ..CreateTableRequest::default()
+        };
+        let created = client
+            .create_table(request)
+            .await
+            .unwrap_or_else(|s| panic!("seed {seed}: CreateTable: {}", describe(&s)))
+            .into_inner();
+        let created_view = created.view.expect("CreateTable answered no view");
+        let name = table(&created_view).name.clone();
+        println!("seed {seed}: {label}: {name}");
+        let joined = client
+            .join_table(JoinTableRequest {
+                name: name.clone(),
+                seat: Some(seat),
+                player_display_name: "rust conformance".to_owned(),
+                request_id: request_id(),
+                identity_token: identity_token.to_owned(),
+                ..JoinTableRequest::default()
+            })
+            .await
+            .unwrap_or_else(|s| {
+                panic!("seed {seed}: JoinTable {name} with an identity token: {}", describe(&s))
+            })
+            .into_inner();
+        let view = joined.view.expect("JoinTable answered no view");
+        assert!(
+            joined.seat == seat && view.viewer_seat == Some(seat),
+            "seed {seed}: JoinTable {name} gave seat {}, viewer seat {:?}; want {seat}",
+            joined.seat,
+            view.viewer_seat
+        );
+        Game {
+            client,
+            seed,
+            creator: Some(BearerToken::new(&created.creator_token).expect("an ASCII token")),
+            seat: BearerToken::new(&joined.seat_token).expect("an ASCII token"),
+            seat_token: joined.seat_token,
+            others: Vec::new(),
             stale_etag: table(&created_view).etag.clone(),
             joined: view,
             name,
@@ -1398,6 +1594,56 @@ fn game_seed() -> i64 {
 fn clock_nanos() -> u64 {
     let now = SystemTime::now().duration_since(UNIX_EPOCH);
     now.expect("the clock is after 1970").as_nanos() as u64
+}
+
+/// HEARTS_IDENTITY_SECRET, the secret the server checks identity tokens with; None (the test is
+/// skipped) when it is unset.
+fn identity_secret() -> Option<String> {
+    match std::env::var("HEARTS_IDENTITY_SECRET") {
+        Ok(secret) if !secret.is_empty() => Some(secret),
+        _ => {
+            assert!(
+                std::env::var_os("HEARTS_CONFORMANCE_REQUIRED").is_none(),
+                "HEARTS_CONFORMANCE_REQUIRED is set, but HEARTS_IDENTITY_SECRET is not"
+            );
+            eprintln!(
+                "skipped: HEARTS_IDENTITY_SECRET is unset: the server checks no identity tokens"
+            );
+            None
+        }
+    }
+}
+
+/// An HS256 JWT for `subject`, valid for an hour, as an app's backend signs it after sign-in; the
+/// server checks it with the same `secret`.
+fn sign_identity(secret: &str, subject: &str) -> String {
+    // Written into the JSON as it is: the tests' subjects need no escaping.
+    assert!(subject.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "subject {subject:?}");
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("the clock is after 1970");
+    let expires = now.as_secs() + 3600;
+    let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"HS256","typ":"JWT"}"#);
+    let claims = URL_SAFE_NO_PAD.encode(format!(r#"{{"sub":"{subject}","exp":{expires}}}"#));
+    let signing = format!("{header}.{claims}");
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC takes a key of any length");
+    mac.update(signing.as_bytes());
+    format!("{signing}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+}
+
+/// The tables where the player of `identity_token` holds a seat (ListPlayerTables).
+async fn my_tables(client: &mut Client, seed: i64, identity_token: &str) -> Vec<PlayerTable> {
+    let request =
+        ListPlayerTablesRequest { identity_token: identity_token.to_owned(), page_size: 0 };
+    let response = client.list_player_tables(request).await;
+    let response =
+        response.unwrap_or_else(|s| panic!("seed {seed}: ListPlayerTables: {}", describe(&s)));
+    response.into_inner().tables
+}
+
+/// The tables' names and the seats held there, for comparisons and failure messages.
+fn places(tables: &[PlayerTable]) -> Vec<(String, i32)> {
+    let name = |entry: &PlayerTable| entry.table.as_ref().map(|table| table.name.clone());
+    tables.iter().map(|entry| (name(entry).unwrap_or_default(), entry.seat)).collect()
 }
 
 /// A fresh AIP-155 request id (a version-4 UUID); the retry-safety itself is the server tests'

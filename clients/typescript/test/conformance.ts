@@ -3,8 +3,9 @@
  * a live Hearts server, the watch stream checked against the final table, the error details of
  * a refused move and of a forged token read back, a rematch of the finished game (refused
  * while it is still in play), a player's reactions on another seat's watch stream (limited, and
- * changing nothing), an identity token naming its player on the seat, and four QuickJoin callers
- * seated together at one game, played out. conformance.test.ts runs them over gRPC against
+ * changing nothing), an identity token naming its player on the seat, a signed-in player's
+ * tables listed (ListPlayerTables) and its seat found again from a new device, and four QuickJoin
+ * callers seated together at one game, played out. conformance.test.ts runs them over gRPC against
  * the server itself; web.test.ts over gRPC-Web and Connect through hearts-gateway.
  *
  * The test plays only what its own view says is legal (legal_cards, cards_to_pass); it never
@@ -414,6 +415,94 @@ export function conformanceTests(protocol: string, newClient: () => TableService
       { name, requestId: randomUUID() },
       { headers: bearer(created.creatorToken), timeoutMs: CALL_TIMEOUT_MS },
     );
+  });
+
+  // ListPlayerTables: a signed-in player of its own (a random subject, so that no other test,
+  // protocol or run on the same server adds to its list) takes a seat at two tables with its
+  // identity token: a game with three bots, which deals the round, and then an unlisted table
+  // that waits for players. The list holds exactly those two, the newer first, each with the
+  // player's seat. On a "new device" (JoinTable with only the identity token) the game's seat
+  // comes back, with a token that reads the seat's hand; once the player leaves the waiting table,
+  // before its game starts, the table is no longer listed. Without an identity token (a seat token
+  // names one seat of one table, not a player) the call is IDENTITY_REQUIRED.
+  test(`${protocol}: a signed-in player finds its tables again, newest first (seed ${seed})`, { timeout: 60_000, skip: !identitySecret }, async () => {
+    const client = newClient();
+    const secret = must(identitySecret, "HEARTS_IDENTITY_SECRET");
+    const player = `ts-player-${seed}-${randomUUID()}`;
+    const identityToken = signIdentity(secret, player);
+    const options = { timeoutMs: CALL_TIMEOUT_MS };
+    const join = (name: string, seat?: number) =>
+      client.joinTable(
+        { name, seat, playerDisplayName: "TypeScript conformance", identityToken, requestId: randomUUID() },
+        options,
+      );
+    const myTables = async () => (await client.listPlayerTables({ identityToken }, options)).tables;
+
+    const gameSeat = 2;
+    const game = await client.createTable(
+      {
+        table: {
+          displayName: `TypeScript player tables (${protocol}) ${seed}`,
+          rules: { targetScore: TARGET_SCORE },
+          seats: [0, 1, 3].map((seat) => ({ seat, occupant: SeatOccupant.BOT, botLevel: BotLevel.HEURISTIC })),
+          deckSeed: BigInt(seed),
+        },
+        requestId: randomUUID(),
+      },
+      options,
+    );
+    const gameName = must(game.view?.table, "CreateTable table").name;
+    const dealt = await join(gameName, gameSeat);
+    const hand = must(dealt.view, "JoinTable view").hand;
+    assert.equal(dealt.seat, gameSeat);
+    assert.equal(hand.length, TRICKS_PER_ROUND, "the fourth seat taken deals the round");
+    // The server orders the list by the time of each join, to the millisecond: let a few pass, so
+    // that the second join is the newer one however fast the server answers.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const waitingSeat = 1;
+    const waiting = await client.createTable(
+      { table: { displayName: `TypeScript player tables (${protocol}) ${seed}`, unlisted: true }, requestId: randomUUID() },
+      options,
+    );
+    const waitingName = must(waiting.view?.table, "CreateTable table").name;
+    const seated = await join(waitingName, waitingSeat);
+
+    const listed = await myTables();
+    assert.deepEqual(
+      listed.map(({ table, seat }) => [table?.name, seat, table?.unlisted, table?.seats[seat]?.playerId]),
+      [[waitingName, waitingSeat, true, player], [gameName, gameSeat, false, player]],
+      "the player's two tables, the newer first, each with the player's seat",
+    );
+
+    // A new device: the identity token alone, no seat, no seat token.
+    const renewed = await join(gameName);
+    assert.equal(renewed.seat, gameSeat, "the player's seat, found by identity");
+    assert.ok(renewed.seatToken !== "", "a seat token for it");
+    const asNewDevice = { ...options, headers: bearer(renewed.seatToken) };
+    const view = must((await client.getTable({ name: gameName }, asNewDevice)).view, "view");
+    assert.equal(view.viewerSeat, gameSeat);
+    assert.equal(cardsText(view.hand), cardsText(hand), "the new token reads the seat's hand");
+
+    // Leaving the waiting table before its game starts takes it off the list.
+    await client.leaveTable({ name: waitingName, requestId: randomUUID() }, { ...options, headers: bearer(seated.seatToken) });
+    assert.deepEqual(
+      (await myTables()).map(({ table, seat }) => [table?.name, seat]),
+      [[gameName, gameSeat]],
+      "the table left is no longer listed",
+    );
+
+    // Only an identity token names a player: a seat token as authorization does not.
+    const anonymous = await failureOf(client.listPlayerTables({}, asNewDevice));
+    assert.equal(anonymous.code, Code.Unauthenticated, anonymous.message);
+    assert.equal(anonymous.errorInfo?.domain, ERROR_DOMAIN);
+    assert.equal(anonymous.reason, "IDENTITY_REQUIRED");
+
+    for (const { name, creatorToken } of [
+      { name: gameName, creatorToken: game.creatorToken },
+      { name: waitingName, creatorToken: waiting.creatorToken },
+    ]) {
+      await client.deleteTable({ name, requestId: randomUUID() }, { ...options, headers: bearer(creatorToken) });
+    }
   });
 
   // Four players ask QuickJoin for the same game at once. The rules (QUICK_TARGET_SCORE) are no

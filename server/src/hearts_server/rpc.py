@@ -504,6 +504,12 @@ class TableServicer(api_grpc.TableServiceServicer):
             client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
         )
 
+    @_unary("ListPlayerTables")
+    async def ListPlayerTables(
+        self, request: api.ListPlayerTablesRequest, context: grpc.aio.ServicerContext
+    ) -> api.ListPlayerTablesResponse:
+        return await self.app.list_player_tables(request.identity_token, request.page_size)
+
     async def WatchTable(
         self, request: api.WatchTableRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[api.WatchTableResponse]:

@@ -298,8 +298,8 @@ class HeartsServer:
             else None,
             webhooks=self.webhooks,
             max_tables_per_hour=settings.max_tables_per_hour,
-            # A lobby's slot lives as long as the waiting table it names (idle expiry).
-            lobby_ttl_seconds=settings.table_ttl_seconds,
+            # How long a table lives idle: a lobby slot and a player's list of tables as long.
+            table_ttl_seconds=settings.table_ttl_seconds,
         )
         self.servicer = TableServicer(
             self.app,

@@ -79,6 +79,7 @@ from hearts_server.record import (
 from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
+    PLAYER_TABLES_KEPT,
     CommitOutcome,
     Loaded,
     OutboxItem,
@@ -364,10 +365,13 @@ class TableApp:
         identity: IdentityVerifier | None = None,
         webhooks: WebhookSender | None = None,
         max_tables_per_hour: int = 0,
-        lobby_ttl_seconds: float = 3600.0,
+        table_ttl_seconds: float = 3600.0,
     ) -> None:
         self.store = store
-        self._lobby_ttl_ms = int(lobby_ttl_seconds * 1000)
+        self._table_ttl_ms = int(table_ttl_seconds * 1000)
+        # A player's list of tables outlives any one idle period of its tables (a game goes on
+        # as long as moves come): it lives a month from its last write or read, or longer.
+        self._player_list_ttl_ms = max(self._table_ttl_ms, _PLAYER_LIST_TTL_MS)
         self.identity = identity
         self.webhooks = webhooks
         self._max_tables_per_hour = max_tables_per_hour
@@ -647,30 +651,76 @@ class TableApp:
                 raise self._store_unavailable(error) from None
             for table_id, version, data in rows:
                 before = table_id
-                cached = self.records.get(table_id)
-                if cached is not None and cached.version == version:
-                    record = cached.record
-                else:
-                    try:
-                        record = TableRecord.from_json(data)
-                    except UnreadableRecordError as error:
-                        self._unreadable(table_id, error)  # logged; the page goes on without it
-                        continue
-                if record.unlisted:
-                    continue  # in an index by mistake (an older replica's commit, say)
+                record = self._listed_record(table_id, version, data)
+                if record is None or record.unlisted:
+                    continue  # unreadable (logged), or in an index by mistake (an older replica)
                 if has_free_seat and not record.has_free_seat:
                     continue  # the open-seat index is a hint; the record decides
-                try:
-                    table = convert.table_to_pb(record, version)
-                except Exception as error:  # damage from_json did not see: one table, not all
-                    self._unreadable(table_id, UnreadableRecordError(repr(error), newer=False))
-                    continue
-                response.tables.append(table)
+                table = self._listed_table(record, version)
+                if table is not None:
+                    response.tables.append(table)
             if not rows:
                 break
         if more and before is not None:
             response.next_page_token = _encode_page_token(before, has_free_seat)
         return response
+
+    async def list_player_tables(
+        self, identity_token: str, page_size: int
+    ) -> api.ListPlayerTablesResponse:
+        """The tables where the player of ``identity_token`` holds a seat, the most recently
+        joined first (the store keeps a player's last ``PLAYER_TABLES_KEPT``)."""
+        if page_size < 0:
+            raise ServiceError("INVALID_REQUEST", "page_size must not be negative")
+        if self.identity is None:
+            raise ServiceError(
+                "IDENTITY_NOT_ACCEPTED",
+                "this server checks no identity tokens, so it keeps no player's tables",
+            )
+        if not identity_token:
+            raise ServiceError(
+                "IDENTITY_REQUIRED", "send the player's identity_token to list their tables"
+            )
+        identity = await self.identity.verify(identity_token)
+        size = min(page_size or _DEFAULT_PAGE, PLAYER_TABLES_KEPT)
+        try:
+            rows = await self.store.player_tables(
+                identity.player_id, ttl_ms=self._player_list_ttl_ms
+            )
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        response = api.ListPlayerTablesResponse()
+        for table_id, version, data in rows:
+            record = self._listed_record(table_id, version, data)
+            # The record decides: the player may have left the seat since.
+            seat = None if record is None else self._held_by(record, identity.player_id)
+            if record is None or seat is None:
+                continue
+            table = self._listed_table(record, version)
+            if table is not None:
+                response.tables.add(table=table, seat=seat)
+                if len(response.tables) == size:
+                    break
+        return response
+
+    def _listed_record(self, table_id: str, version: int, data: bytes) -> TableRecord | None:
+        """A listing's record: the cached one when current, else decoded; None (logged) when
+        unreadable, so that one damaged table does not fail the whole list."""
+        cached = self.records.get(table_id)
+        if cached is not None and cached.version == version:
+            return cached.record
+        try:
+            return TableRecord.from_json(data)
+        except UnreadableRecordError as error:
+            self._unreadable(table_id, error)
+            return None
+
+    def _listed_table(self, record: TableRecord, version: int) -> pb.Table | None:
+        try:
+            return convert.table_to_pb(record, version)
+        except Exception as error:  # damage from_json did not see: one table, not all
+            self._unreadable(record.table_id, UnreadableRecordError(repr(error), newer=False))
+            return None
 
     # ------------------------------------------------------------------ the mutation loop
 
@@ -991,7 +1041,7 @@ class TableApp:
                 record, chosen, display_name, api.JoinTableResponse, player_id=player_id
             )
 
-        return await self._mutate_seating(
+        response = await self._mutate_seating(
             table_id,
             request_id=request_id,
             etag=etag,
@@ -1009,6 +1059,24 @@ class TableApp:
                 )
             ),
         )
+        if player_id:
+            await self._note_player_seat(player_id, table_id)
+        return response
+
+    async def _note_player_seat(self, player_id: str, table_id: str) -> None:
+        """Put the table in the player's list (ListPlayerTables) once a seat there is theirs.
+
+        The list is a hint that the table's record confirms when it is read, so a store that
+        cannot be reached now costs the seat nothing: the join stands, and is logged."""
+        try:
+            await self.store.player_seat_taken(
+                player_id,
+                table_id,
+                at_us=int(self._clock() * 1_000_000),
+                ttl_ms=self._player_list_ttl_ms,
+            )
+        except StoreUnavailableError:
+            log.warning("could not add tables/%s to a player's list of tables", table_id)
 
     async def _mutate_seating(
         self,
@@ -1136,7 +1204,7 @@ class TableApp:
         # same id sent for another game is refused instead of seating the caller twice.
         pin = f"request:{request_id}" if request_id else ""
         game_tag = hashlib.blake2b(lobby.encode(), digest_size=8).hexdigest()
-        ttl_ms = self._lobby_ttl_ms
+        ttl_ms = self._table_ttl_ms
 
         async def seat(table_id: str, *, retry: bool = False) -> api.QuickJoinResponse:
             """Join ``table_id``; then keep the slot up to date, except on a ``retry``, whose
@@ -1454,7 +1522,7 @@ class TableApp:
                 player_id=player.player_id,
             )
 
-        return await self._mutate_seating(
+        response = await self._mutate_seating(
             new_id,
             request_id=request_id,
             etag="",
@@ -1464,6 +1532,9 @@ class TableApp:
             # one's seat token (REQUEST_ID_REUSED instead).
             fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
         )
+        if player.player_id:
+            await self._note_player_seat(player.player_id, new_id)
+        return response
 
     async def _renew(
         self, table_id: str, seat: int | None, token: str, *, joining: bool
@@ -2504,6 +2575,9 @@ def _parse(response_type: type[M], raw: bytes) -> M:
 def _check_request_id(request_id: str) -> None:
     if len(request_id) > _MAX_REQUEST_ID:
         raise ServiceError("INVALID_REQUEST", f"request_id is at most {_MAX_REQUEST_ID} characters")
+
+
+_PLAYER_LIST_TTL_MS = 30 * 86_400_000
 
 
 def _timed(record: TableRecord) -> bool:

@@ -1540,6 +1540,166 @@ func (x *QuickJoinResponse) GetEtag() string {
 	return ""
 }
 
+// ListPlayerTablesRequest names the player whose tables to list.
+type ListPlayerTablesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The player's signed identity token (a JWT from the app's sign-in; see
+	// JoinTableRequest.identity_token): the tables listed are those where its
+	// `sub` holds a seat. Sent in the body, never in a URL.
+	IdentityToken string `protobuf:"bytes,1,opt,name=identity_token,json=identityToken,proto3" json:"identity_token,omitempty"`
+	// The most tables to return; 0 means the server default (50), and values
+	// above 100 are treated as 100. The server remembers a player's 100 most
+	// recently joined tables: there is no next page.
+	PageSize      int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlayerTablesRequest) Reset() {
+	*x = ListPlayerTablesRequest{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlayerTablesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlayerTablesRequest) ProtoMessage() {}
+
+func (x *ListPlayerTablesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlayerTablesRequest.ProtoReflect.Descriptor instead.
+func (*ListPlayerTablesRequest) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListPlayerTablesRequest) GetIdentityToken() string {
+	if x != nil {
+		return x.IdentityToken
+	}
+	return ""
+}
+
+func (x *ListPlayerTablesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ListPlayerTablesResponse holds the player's tables.
+type ListPlayerTablesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tables where the player holds a seat, the most recently joined first.
+	Tables        []*PlayerTable `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlayerTablesResponse) Reset() {
+	*x = ListPlayerTablesResponse{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlayerTablesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlayerTablesResponse) ProtoMessage() {}
+
+func (x *ListPlayerTablesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlayerTablesResponse.ProtoReflect.Descriptor instead.
+func (*ListPlayerTablesResponse) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListPlayerTablesResponse) GetTables() []*PlayerTable {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+// PlayerTable is a table where the player holds a seat.
+type PlayerTable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table, as ListTables shows it (no cards).
+	Table *Table `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	// The seat the player holds.
+	Seat          int32 `protobuf:"varint,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerTable) Reset() {
+	*x = PlayerTable{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerTable) ProtoMessage() {}
+
+func (x *PlayerTable) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerTable.ProtoReflect.Descriptor instead.
+func (*PlayerTable) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PlayerTable) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *PlayerTable) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
 // WatchTableRequest names the table to watch and where to resume.
 type WatchTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1556,7 +1716,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1728,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[24]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1741,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{24}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchTableRequest) GetName() string {
@@ -1619,7 +1779,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1791,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hearts_v1_table_service_proto_msgTypes[25]
+	mi := &file_hearts_v1_table_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1804,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{25}
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchTableResponse) GetSequence() int64 {
@@ -1803,7 +1963,15 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"seat_token\x18\x01 \x01(\tR\tseatToken\x12\x12\n" +
 	"\x04seat\x18\x02 \x01(\x05R\x04seat\x12(\n" +
 	"\x04view\x18\x03 \x01(\v2\x14.hearts.v1.TableViewR\x04view\x12\x12\n" +
-	"\x04etag\x18\x04 \x01(\tR\x04etag\"l\n" +
+	"\x04etag\x18\x04 \x01(\tR\x04etag\"c\n" +
+	"\x17ListPlayerTablesRequest\x12+\n" +
+	"\x0eidentity_token\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\ridentityToken\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\"J\n" +
+	"\x18ListPlayerTablesResponse\x12.\n" +
+	"\x06tables\x18\x01 \x03(\v2\x16.hearts.v1.PlayerTableR\x06tables\"I\n" +
+	"\vPlayerTable\x12&\n" +
+	"\x05table\x18\x01 \x01(\v2\x10.hearts.v1.TableR\x05table\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\x05R\x04seat\"l\n" +
 	"\x11WatchTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12*\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03H\x00R\rafterSequence\x88\x01\x01B\x11\n" +
@@ -1812,7 +1980,7 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
 	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xa8\v\n" +
+	"\x04kind2\xae\f\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -1829,7 +1997,8 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\fRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/{name=tables/*}:rematch\x12u\n" +
 	"\vSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12|\n" +
 	"\fSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/{name=tables/*}:sendReaction\x12g\n" +
-	"\tQuickJoin\x12\x1b.hearts.v1.QuickJoinRequest\x1a\x1c.hearts.v1.QuickJoinResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/v1/tables:quickJoin\x12n\n" +
+	"\tQuickJoin\x12\x1b.hearts.v1.QuickJoinRequest\x1a\x1c.hearts.v1.QuickJoinResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/v1/tables:quickJoin\x12\x83\x01\n" +
+	"\x10ListPlayerTables\x12\".hearts.v1.ListPlayerTablesRequest\x1a#.hearts.v1.ListPlayerTablesResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/tables:listPlayerTables\x12n\n" +
 	"\n" +
 	"WatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01B\x15B\x11TableServiceProtoP\x01b\x06proto3"
 
@@ -1845,93 +2014,100 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_hearts_v1_table_service_proto_goTypes = []any{
-	(*GetTableRequest)(nil),      // 0: hearts.v1.GetTableRequest
-	(*GetTableResponse)(nil),     // 1: hearts.v1.GetTableResponse
-	(*ListTablesRequest)(nil),    // 2: hearts.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),   // 3: hearts.v1.ListTablesResponse
-	(*CreateTableRequest)(nil),   // 4: hearts.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),  // 5: hearts.v1.CreateTableResponse
-	(*DeleteTableRequest)(nil),   // 6: hearts.v1.DeleteTableRequest
-	(*DeleteTableResponse)(nil),  // 7: hearts.v1.DeleteTableResponse
-	(*JoinTableRequest)(nil),     // 8: hearts.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),    // 9: hearts.v1.JoinTableResponse
-	(*LeaveTableRequest)(nil),    // 10: hearts.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),   // 11: hearts.v1.LeaveTableResponse
-	(*RematchTableRequest)(nil),  // 12: hearts.v1.RematchTableRequest
-	(*RematchTableResponse)(nil), // 13: hearts.v1.RematchTableResponse
-	(*PassCardsRequest)(nil),     // 14: hearts.v1.PassCardsRequest
-	(*PassCardsResponse)(nil),    // 15: hearts.v1.PassCardsResponse
-	(*PlayCardRequest)(nil),      // 16: hearts.v1.PlayCardRequest
-	(*PlayCardResponse)(nil),     // 17: hearts.v1.PlayCardResponse
-	(*SuggestMoveRequest)(nil),   // 18: hearts.v1.SuggestMoveRequest
-	(*SuggestMoveResponse)(nil),  // 19: hearts.v1.SuggestMoveResponse
-	(*SendReactionRequest)(nil),  // 20: hearts.v1.SendReactionRequest
-	(*SendReactionResponse)(nil), // 21: hearts.v1.SendReactionResponse
-	(*QuickJoinRequest)(nil),     // 22: hearts.v1.QuickJoinRequest
-	(*QuickJoinResponse)(nil),    // 23: hearts.v1.QuickJoinResponse
-	(*WatchTableRequest)(nil),    // 24: hearts.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),   // 25: hearts.v1.WatchTableResponse
-	(*TableView)(nil),            // 26: hearts.v1.TableView
-	(*Table)(nil),                // 27: hearts.v1.Table
-	(*Card)(nil),                 // 28: hearts.v1.Card
-	(Reaction)(0),                // 29: hearts.v1.Reaction
-	(*Rules)(nil),                // 30: hearts.v1.Rules
-	(*durationpb.Duration)(nil),  // 31: google.protobuf.Duration
-	(*TableEvent)(nil),           // 32: hearts.v1.TableEvent
+	(*GetTableRequest)(nil),          // 0: hearts.v1.GetTableRequest
+	(*GetTableResponse)(nil),         // 1: hearts.v1.GetTableResponse
+	(*ListTablesRequest)(nil),        // 2: hearts.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),       // 3: hearts.v1.ListTablesResponse
+	(*CreateTableRequest)(nil),       // 4: hearts.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),      // 5: hearts.v1.CreateTableResponse
+	(*DeleteTableRequest)(nil),       // 6: hearts.v1.DeleteTableRequest
+	(*DeleteTableResponse)(nil),      // 7: hearts.v1.DeleteTableResponse
+	(*JoinTableRequest)(nil),         // 8: hearts.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),        // 9: hearts.v1.JoinTableResponse
+	(*LeaveTableRequest)(nil),        // 10: hearts.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),       // 11: hearts.v1.LeaveTableResponse
+	(*RematchTableRequest)(nil),      // 12: hearts.v1.RematchTableRequest
+	(*RematchTableResponse)(nil),     // 13: hearts.v1.RematchTableResponse
+	(*PassCardsRequest)(nil),         // 14: hearts.v1.PassCardsRequest
+	(*PassCardsResponse)(nil),        // 15: hearts.v1.PassCardsResponse
+	(*PlayCardRequest)(nil),          // 16: hearts.v1.PlayCardRequest
+	(*PlayCardResponse)(nil),         // 17: hearts.v1.PlayCardResponse
+	(*SuggestMoveRequest)(nil),       // 18: hearts.v1.SuggestMoveRequest
+	(*SuggestMoveResponse)(nil),      // 19: hearts.v1.SuggestMoveResponse
+	(*SendReactionRequest)(nil),      // 20: hearts.v1.SendReactionRequest
+	(*SendReactionResponse)(nil),     // 21: hearts.v1.SendReactionResponse
+	(*QuickJoinRequest)(nil),         // 22: hearts.v1.QuickJoinRequest
+	(*QuickJoinResponse)(nil),        // 23: hearts.v1.QuickJoinResponse
+	(*ListPlayerTablesRequest)(nil),  // 24: hearts.v1.ListPlayerTablesRequest
+	(*ListPlayerTablesResponse)(nil), // 25: hearts.v1.ListPlayerTablesResponse
+	(*PlayerTable)(nil),              // 26: hearts.v1.PlayerTable
+	(*WatchTableRequest)(nil),        // 27: hearts.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),       // 28: hearts.v1.WatchTableResponse
+	(*TableView)(nil),                // 29: hearts.v1.TableView
+	(*Table)(nil),                    // 30: hearts.v1.Table
+	(*Card)(nil),                     // 31: hearts.v1.Card
+	(Reaction)(0),                    // 32: hearts.v1.Reaction
+	(*Rules)(nil),                    // 33: hearts.v1.Rules
+	(*durationpb.Duration)(nil),      // 34: google.protobuf.Duration
+	(*TableEvent)(nil),               // 35: hearts.v1.TableEvent
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	26, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	27, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	27, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	26, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	26, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	26, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	26, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
-	28, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	26, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	28, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	26, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	28, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
-	29, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
-	30, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
-	31, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
-	31, // 15: hearts.v1.QuickJoinRequest.fill_with_bots_after:type_name -> google.protobuf.Duration
-	26, // 16: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
-	26, // 17: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	32, // 18: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 19: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 20: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 21: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 22: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 23: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 24: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 25: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 26: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 27: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 28: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
-	20, // 29: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
-	22, // 30: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
-	24, // 31: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 32: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 33: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 34: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 35: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 36: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 37: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 38: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 39: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 40: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 41: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
-	21, // 42: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
-	23, // 43: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
-	25, // 44: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	32, // [32:45] is the sub-list for method output_type
-	19, // [19:32] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	29, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	30, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	30, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	29, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	29, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	29, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	29, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	31, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	29, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	31, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	29, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	31, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
+	32, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
+	33, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
+	34, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
+	34, // 15: hearts.v1.QuickJoinRequest.fill_with_bots_after:type_name -> google.protobuf.Duration
+	29, // 16: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
+	26, // 17: hearts.v1.ListPlayerTablesResponse.tables:type_name -> hearts.v1.PlayerTable
+	30, // 18: hearts.v1.PlayerTable.table:type_name -> hearts.v1.Table
+	29, // 19: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	35, // 20: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	0,  // 21: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 22: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 23: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 24: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 25: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 26: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 27: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 28: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 29: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 30: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 31: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
+	22, // 32: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
+	24, // 33: hearts.v1.TableService.ListPlayerTables:input_type -> hearts.v1.ListPlayerTablesRequest
+	27, // 34: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 35: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 36: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 37: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 38: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 39: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 40: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 41: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 42: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 43: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 44: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 45: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
+	23, // 46: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
+	25, // 47: hearts.v1.TableService.ListPlayerTables:output_type -> hearts.v1.ListPlayerTablesResponse
+	28, // 48: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	35, // [35:49] is the sub-list for method output_type
+	21, // [21:35] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -1942,8 +2118,8 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_proto_init()
 	file_hearts_v1_table_event_proto_init()
 	file_hearts_v1_table_service_proto_msgTypes[8].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[24].OneofWrappers = []any{}
-	file_hearts_v1_table_service_proto_msgTypes[25].OneofWrappers = []any{
+	file_hearts_v1_table_service_proto_msgTypes[27].OneofWrappers = []any{}
+	file_hearts_v1_table_service_proto_msgTypes[28].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -1953,7 +2129,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,19 +38,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TableService_GetTable_FullMethodName     = "/hearts.v1.TableService/GetTable"
-	TableService_ListTables_FullMethodName   = "/hearts.v1.TableService/ListTables"
-	TableService_CreateTable_FullMethodName  = "/hearts.v1.TableService/CreateTable"
-	TableService_DeleteTable_FullMethodName  = "/hearts.v1.TableService/DeleteTable"
-	TableService_JoinTable_FullMethodName    = "/hearts.v1.TableService/JoinTable"
-	TableService_LeaveTable_FullMethodName   = "/hearts.v1.TableService/LeaveTable"
-	TableService_PassCards_FullMethodName    = "/hearts.v1.TableService/PassCards"
-	TableService_PlayCard_FullMethodName     = "/hearts.v1.TableService/PlayCard"
-	TableService_RematchTable_FullMethodName = "/hearts.v1.TableService/RematchTable"
-	TableService_SuggestMove_FullMethodName  = "/hearts.v1.TableService/SuggestMove"
-	TableService_SendReaction_FullMethodName = "/hearts.v1.TableService/SendReaction"
-	TableService_QuickJoin_FullMethodName    = "/hearts.v1.TableService/QuickJoin"
-	TableService_WatchTable_FullMethodName   = "/hearts.v1.TableService/WatchTable"
+	TableService_GetTable_FullMethodName         = "/hearts.v1.TableService/GetTable"
+	TableService_ListTables_FullMethodName       = "/hearts.v1.TableService/ListTables"
+	TableService_CreateTable_FullMethodName      = "/hearts.v1.TableService/CreateTable"
+	TableService_DeleteTable_FullMethodName      = "/hearts.v1.TableService/DeleteTable"
+	TableService_JoinTable_FullMethodName        = "/hearts.v1.TableService/JoinTable"
+	TableService_LeaveTable_FullMethodName       = "/hearts.v1.TableService/LeaveTable"
+	TableService_PassCards_FullMethodName        = "/hearts.v1.TableService/PassCards"
+	TableService_PlayCard_FullMethodName         = "/hearts.v1.TableService/PlayCard"
+	TableService_RematchTable_FullMethodName     = "/hearts.v1.TableService/RematchTable"
+	TableService_SuggestMove_FullMethodName      = "/hearts.v1.TableService/SuggestMove"
+	TableService_SendReaction_FullMethodName     = "/hearts.v1.TableService/SendReaction"
+	TableService_QuickJoin_FullMethodName        = "/hearts.v1.TableService/QuickJoin"
+	TableService_ListPlayerTables_FullMethodName = "/hearts.v1.TableService/ListPlayerTables"
+	TableService_WatchTable_FullMethodName       = "/hearts.v1.TableService/WatchTable"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -119,6 +120,13 @@ type TableServiceClient interface {
 	// the caller's quota of new tables, as CreateTable does. Send a request_id:
 	// a retry then gets the same seat instead of a second one.
 	QuickJoin(ctx context.Context, in *QuickJoinRequest, opts ...grpc.CallOption) (*QuickJoinResponse, error)
+	// ListPlayerTables lists the tables where a signed-in player holds a seat,
+	// listed or unlisted, the most recently joined first: the "my games" screen,
+	// and how an app finds its player's games again on a new device or after a
+	// reinstall (JoinTable with the identity token then returns a new seat
+	// token for the seat). Finished games stay in it until the player leaves
+	// them or they expire. It needs a server that verifies identity tokens.
+	ListPlayerTables(ctx context.Context, in *ListPlayerTablesRequest, opts ...grpc.CallOption) (*ListPlayerTablesResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
@@ -252,6 +260,16 @@ func (c *tableServiceClient) QuickJoin(ctx context.Context, in *QuickJoinRequest
 	return out, nil
 }
 
+func (c *tableServiceClient) ListPlayerTables(ctx context.Context, in *ListPlayerTablesRequest, opts ...grpc.CallOption) (*ListPlayerTablesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPlayerTablesResponse)
+	err := c.cc.Invoke(ctx, TableService_ListPlayerTables_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
@@ -337,6 +355,13 @@ type TableServiceServer interface {
 	// the caller's quota of new tables, as CreateTable does. Send a request_id:
 	// a retry then gets the same seat instead of a second one.
 	QuickJoin(context.Context, *QuickJoinRequest) (*QuickJoinResponse, error)
+	// ListPlayerTables lists the tables where a signed-in player holds a seat,
+	// listed or unlisted, the most recently joined first: the "my games" screen,
+	// and how an app finds its player's games again on a new device or after a
+	// reinstall (JoinTable with the identity token then returns a new seat
+	// token for the seat). Finished games stay in it until the player leaves
+	// them or they expire. It needs a server that verifies identity tokens.
+	ListPlayerTables(context.Context, *ListPlayerTablesRequest) (*ListPlayerTablesResponse, error)
 	// WatchTable streams the caller's view of a table and then every event the
 	// caller may see, until the table is deleted or the caller hangs up.
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
@@ -385,6 +410,9 @@ func (UnimplementedTableServiceServer) SendReaction(context.Context, *SendReacti
 }
 func (UnimplementedTableServiceServer) QuickJoin(context.Context, *QuickJoinRequest) (*QuickJoinResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QuickJoin not implemented")
+}
+func (UnimplementedTableServiceServer) ListPlayerTables(context.Context, *ListPlayerTablesRequest) (*ListPlayerTablesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPlayerTables not implemented")
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
@@ -626,6 +654,24 @@ func _TableService_QuickJoin_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_ListPlayerTables_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPlayerTablesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).ListPlayerTables(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_ListPlayerTables_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).ListPlayerTables(ctx, req.(*ListPlayerTablesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchTableRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -691,6 +737,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QuickJoin",
 			Handler:    _TableService_QuickJoin_Handler,
+		},
+		{
+			MethodName: "ListPlayerTables",
+			Handler:    _TableService_ListPlayerTables_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TextIO
 
 from hearts.v1 import table_event_pb2 as events_pb
@@ -84,6 +84,11 @@ _HINTS = {
     "and unset HEARTS_IDENTITY_TOKEN",
     "IDENTITY_EXPIRED": "your identity token has expired: sign in again for a fresh one",
     "ALREADY_SEATED": "you hold another seat at this table: leave out --seat to take it again",
+}
+# The hints of `hearts tables --mine` where those above would mislead (it needs the token).
+_MINE_HINTS = {
+    "IDENTITY_NOT_ACCEPTED": "this server checks no identity tokens, so it keeps no player's "
+    "tables: --mine needs a server started with an identity secret or key set",
 }
 EXIT_OK = 0
 EXIT_QUIT = 1
@@ -830,48 +835,66 @@ def _rule(text: str) -> tuple[str, object]:
     return field, value
 
 
+_PHASES = {
+    pb.PHASE_WAITING_FOR_PLAYERS: "waiting",
+    pb.PHASE_PASSING: "passing",
+    pb.PHASE_PLAYING: "playing",
+    pb.PHASE_GAME_OVER: "over",
+}
+# The most ListPlayerTables returns: the server keeps a player's 100 most recently joined tables.
+_PLAYER_TABLES_MAX = 100
+
+
 async def _tables(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
-    phases = {
-        pb.PHASE_WAITING_FOR_PLAYERS: "waiting",
-        pb.PHASE_PASSING: "passing",
-        pb.PHASE_PLAYING: "playing",
-        pb.PHASE_GAME_OVER: "over",
-    }
     count = 0
-    async with HeartsClient(args.server) as client:
-        async for table in client.iter_tables(has_free_seat=args.open):
-            over = table.phase == pb.PHASE_GAME_OVER
-            seats = ", ".join(
-                (seat.player_display_name or "(free)")
-                # A signed-in player's id (the app's id of the user), from the identity token.
-                + (f" <{seat.player_id}>" if seat.player_id else "")
-                # A bot standing in for a player who left: --table NAME --seat N takes it over.
-                + (" (open)" if seat.stand_in and not over else "")
-                for seat in sorted(table.seats, key=_seat_no)
-            )
-            phase = phases.get(table.phase, "?")
-            timer = ""
-            if table.HasField("turn_timeout"):
-                timer = f"  {table.turn_timeout.ToMilliseconds() / 1000:g} s a move"
-            if (
-                table.HasField("fill_with_bots_after")
-                and table.phase == pb.PHASE_WAITING_FOR_PLAYERS
-            ):
-                # Still waiting: bots take the free seats after so long without an arrival.
-                wait = table.fill_with_bots_after.ToMilliseconds() / 1000
-                timer += f"  bots after {wait:g} s"
-            # A finished game whose players asked for a rematch: where the next game is.
-            rematch = f"  rematch: {table.rematch_table}" if table.rematch_table else ""
-            print(
-                f"{table.name}  {table.display_name!r}  {phase}{timer}  [{seats}]{rematch}",
-                file=out,
-            )
-            count += 1
-            if args.limit and count >= args.limit:
-                break
+    async with HeartsClient(args.server, identity_token=args.identity_token) as client:
+        lines = _mine(client, args.limit) if args.mine else _listed(client, has_free_seat=args.open)
+        async with contextlib.aclosing(lines):
+            async for line in lines:
+                print(line, file=out)
+                count += 1
+                if args.limit and count >= args.limit:
+                    break
     if not count:
         print("No tables.", file=out)
     return EXIT_OK
+
+
+async def _listed(client: HeartsClient, *, has_free_seat: bool) -> AsyncGenerator[str, None]:
+    """The lines of ``hearts tables``: the server's listed tables, newest first."""
+    async for table in client.iter_tables(has_free_seat=has_free_seat):
+        yield _table_line(table)
+
+
+async def _mine(client: HeartsClient, limit: int) -> AsyncGenerator[str, None]:
+    """The lines of ``hearts tables --mine``: the caller's tables (most recently joined first),
+    each with the caller's seat."""
+    for mine in await client.list_player_tables(page_size=limit or _PLAYER_TABLES_MAX):
+        yield f"{_table_line(mine.table)}  your seat: {mine.seat}"
+
+
+def _table_line(table: pb.Table) -> str:
+    """One table as ``hearts tables`` shows it: name, display name, phase, timers, seats."""
+    over = table.phase == pb.PHASE_GAME_OVER
+    seats = ", ".join(
+        (seat.player_display_name or "(free)")
+        # A signed-in player's id (the app's id of the user), from the identity token.
+        + (f" <{seat.player_id}>" if seat.player_id else "")
+        # A bot standing in for a player who left: --table NAME --seat N takes it over.
+        + (" (open)" if seat.stand_in and not over else "")
+        for seat in sorted(table.seats, key=_seat_no)
+    )
+    phase = _PHASES.get(table.phase, "?")
+    timer = ""
+    if table.HasField("turn_timeout"):
+        timer = f"  {table.turn_timeout.ToMilliseconds() / 1000:g} s a move"
+    if table.HasField("fill_with_bots_after") and table.phase == pb.PHASE_WAITING_FOR_PLAYERS:
+        # Still waiting: bots take the free seats after so long without an arrival.
+        wait = table.fill_with_bots_after.ToMilliseconds() / 1000
+        timer += f"  bots after {wait:g} s"
+    # A finished game whose players asked for a rematch: where the next game is.
+    rematch = f"  rematch: {table.rematch_table}" if table.rematch_table else ""
+    return f"{table.name}  {table.display_name!r}  {phase}{timer}  [{seats}]{rematch}"
 
 
 def _seat_no(seat: pb.Seat) -> int:
@@ -891,6 +914,19 @@ def _int_between(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _add_identity_token(parser: argparse.ArgumentParser, use: str) -> None:
+    """The ``--identity-token`` option, ``$HEARTS_IDENTITY_TOKEN`` by default; ``use`` says what
+    the command sends it for."""
+    parser.add_argument(
+        "--identity-token",
+        default=os.environ.get("HEARTS_IDENTITY_TOKEN") or None,
+        metavar="JWT",
+        help=f"your identity token (a JWT from the app's sign-in), {use} (env "
+        "HEARTS_IDENTITY_TOKEN: safer, as other users of the machine can see a command's "
+        "arguments)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -960,15 +996,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_between(0, 3),
         help="with --table: this seat (an empty one, or one a bot plays for a player who left)",
     )
-    play.add_argument(
-        "--identity-token",
-        default=os.environ.get("HEARTS_IDENTITY_TOKEN") or None,
-        metavar="JWT",
-        help="your identity token (a JWT from the app's sign-in), sent when creating and joining "
-        "a table, for a server that checks them: your seat then shows your player id, and "
-        "joining a table where you hold a seat gives you that seat again (env "
-        "HEARTS_IDENTITY_TOKEN: safer, as other users of the machine can see a command's "
-        "arguments)",
+    _add_identity_token(
+        play,
+        "sent when creating and joining a table, for a server that checks them: your seat then "
+        "shows your player id, and joining a table where you hold a seat gives you that seat "
+        "again",
     )
     play.add_argument("--auto", action="store_true", help="play the first legal card for me")
     play.add_argument("--ascii", action="store_true", help="write suits as letters, not symbols")
@@ -977,6 +1009,13 @@ def build_parser() -> argparse.ArgumentParser:
     tables = commands.add_parser("tables", help="list the server's tables")
     tables.add_argument("--server", default=server, help=server_help)
     tables.add_argument("--open", action="store_true", help="only tables with a free seat")
+    tables.add_argument(
+        "--mine",
+        action="store_true",
+        help="the tables where you hold a seat (listed or not), the most recently joined first, "
+        "with your seat; needs --identity-token and a server that checks identity tokens",
+    )
+    _add_identity_token(tables, "with --mine: whose tables to list")
     tables.add_argument(
         "--limit",
         type=_int_between(0, 2**31 - 1),
@@ -1024,6 +1063,14 @@ def main(
         parser.error("--bots-after: only with --quick")
     if args.command == "play" and not args.table and args.seat is not None:
         parser.error("--seat: only with --table (a new table seats you in seat 0)")
+    if args.command == "tables" and args.mine:
+        if args.open:
+            parser.error("--open: not with --mine (it lists your tables, free seats or not)")
+        if not args.identity_token:
+            parser.error(
+                "--mine: needs your identity token (--identity-token or HEARTS_IDENTITY_TOKEN): "
+                "the server lists the tables of the player it names"
+            )
     inp = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     run: Callable[[argparse.Namespace, TextIO, TextIO], Coroutine[Any, Any, int]] = args.run
@@ -1044,13 +1091,20 @@ def main(
         return EXIT_OK
     except HeartsError as error:
         print(f"hearts: the server refused: {error}", file=sys.stderr)
-        hint = _HINTS.get(error.reason)
+        hint = _hint(args, error.reason)
         if hint:
             print(f"hearts: {hint}", file=sys.stderr)
     except KeyboardInterrupt:
         print(file=out)
         return EXIT_QUIT
     return EXIT_ERROR
+
+
+def _hint(args: argparse.Namespace, reason: str) -> str | None:
+    """What to do about a refusal with ``reason``, for the command that got it."""
+    if args.command == "tables" and args.mine and reason in _MINE_HINTS:
+        return _MINE_HINTS[reason]
+    return _HINTS.get(reason)
 
 
 if __name__ == "__main__":

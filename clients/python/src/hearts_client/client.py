@@ -2,11 +2,12 @@
 
 :class:`HeartsClient` hides the plumbing of the API: it keeps the seat token a join returned and
 sends it as ``authorization: Bearer`` metadata on later calls to that table, sends the signed-in
-user's identity token (if given) with every CreateTable, JoinTable and QuickJoin, gives every
-mutation one ``request_id`` that all retries of that call reuse (so a retry after a lost answer
-never acts twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and
-CANCELLED with backoff, turns failures into :class:`~hearts_client.errors.HeartsError` subclasses,
-and resumes a watch stream from the last sequence it delivered. It must never retry a call that
+user's identity token (if given) with every CreateTable, JoinTable, QuickJoin and ListPlayerTables,
+gives every mutation one ``request_id`` that all retries of that call reuse (so a retry after a
+lost answer never acts twice, AIP-155), retries UNAVAILABLE, DEADLINE_EXCEEDED,
+RESOURCE_EXHAUSTED and CANCELLED with backoff, turns failures into
+:class:`~hearts_client.errors.HeartsError` subclasses, and resumes a watch stream from the last
+sequence it delivered. It must never retry a call that
 could act twice: only calls that carry a request_id, or read, are retried, and a reaction only
 when it was refused before it ran.
 """
@@ -35,6 +36,7 @@ __all__ = [
     "CreatedTable",
     "HeartsClient",
     "JoinedTable",
+    "PlayerTable",
     "RulesLike",
     "TablePage",
     "bot_level",
@@ -120,6 +122,21 @@ class TablePage(NamedTuple):
     """The tables of the page, newest first."""
     next_page_token: str
     """The token for the next page; empty on the last page."""
+
+
+class PlayerTable(NamedTuple):
+    """A table where the signed-in player holds a seat, from
+    :meth:`HeartsClient.list_player_tables`."""
+
+    table: pb.Table
+    """The table, as :meth:`HeartsClient.list_tables` shows it (no cards)."""
+    seat: int
+    """The seat the player holds there, 0 to 3."""
+
+    @property
+    def name(self) -> str:
+        """The table's resource name, ``tables/{table}``."""
+        return self.table.name
 
 
 class Suggestion(NamedTuple):
@@ -234,8 +251,9 @@ class HeartsClient:
             another process, say). Seat tokens from :meth:`join_table` and creator tokens from
             :meth:`create_table` are kept per table and take precedence.
         identity_token: the signed-in user's identity token (a JWT from the app's sign-in), sent
-            with every :meth:`create_table`, :meth:`join_table` and :meth:`quick_join`
-            (``identity_token`` field of the request; never as metadata, nor on other calls),
+            with every :meth:`create_table`, :meth:`join_table`, :meth:`quick_join` and
+            :meth:`list_player_tables` (``identity_token`` field of the request; never as
+            metadata, nor on other calls),
             for a server that verifies them: the seat then shows the token's ``sub`` as
             ``Seat.player_id``. Replace it when the app refreshes the token
             (:attr:`identity_token`); a call's own ``identity_token=`` argument overrides it. A
@@ -344,7 +362,8 @@ class HeartsClient:
     @property
     def identity_token(self) -> str | None:
         """The signed-in user's identity token, sent with :meth:`create_table`,
-        :meth:`join_table` and :meth:`quick_join`; None (or "") for none.
+        :meth:`join_table`, :meth:`quick_join` and :meth:`list_player_tables`; None (or "") for
+        none.
 
         Assign the new token when the app's sign-in refreshes it (identity tokens are short-lived:
         a stale one fails with ``IDENTITY_EXPIRED``); calls from then on send it. A call that
@@ -357,8 +376,8 @@ class HeartsClient:
         self._identity_token = token or None
 
     def _identity_for(self, override: str | None) -> str:
-        """The identity token a CreateTable, JoinTable or QuickJoin sends: the call's own, else
-        the client's; "" for none."""
+        """The identity token a CreateTable, JoinTable, QuickJoin or ListPlayerTables sends: the
+        call's own, else the client's; "" for none."""
         token = self._identity_token if override is None else override
         return token or ""
 
@@ -460,6 +479,33 @@ class HeartsClient:
             if not page.next_page_token:
                 return
             token = page.next_page_token
+
+    async def list_player_tables(
+        self, *, page_size: int = 0, identity_token: str | None = None
+    ) -> list[PlayerTable]:
+        """The tables where the signed-in player holds a seat, the most recently joined first:
+        a "my games" screen, and how an app finds its player's games again on a new device.
+
+        The player is the ``sub`` of the identity token (the client's :attr:`identity_token`,
+        or ``identity_token`` for this call); the list has listed and unlisted tables, and a
+        finished game until the player leaves it or it expires. ``page_size`` 0 is the
+        server's default (50), and it returns at most 100 (the server keeps a player's 100 most
+        recently joined tables; there is no next page). Take a seat's token again with
+        :meth:`join_table` and the same identity token.
+
+        Raises :class:`~hearts_client.errors.AuthError` (``IDENTITY_REQUIRED``: no identity
+        token; ``IDENTITY_INVALID``, ``IDENTITY_EXPIRED``: sign in again) and
+        :class:`~hearts_client.errors.InvalidRequestError` (``IDENTITY_NOT_ACCEPTED``: the
+        server checks no identity tokens, so it keeps no player's tables; ``INVALID_REQUEST``:
+        a negative ``page_size``).
+        """
+        request = api.ListPlayerTablesRequest(
+            identity_token=self._identity_for(identity_token), page_size=page_size
+        )
+        response: api.ListPlayerTablesResponse = await self._call(
+            "ListPlayerTables", request, token=None
+        )
+        return [PlayerTable(entry.table, entry.seat) for entry in response.tables]
 
     # ------------------------------------------------------------------ creating and seating
 

@@ -23,6 +23,7 @@ from hearts_client.client import (
     CreatedTable,
     HeartsClient,
     JoinedTable,
+    PlayerTable,
     ReactionLike,
     RulesLike,
     Suggestion,
@@ -127,6 +128,14 @@ class SyncHeartsClient:
         """See :meth:`HeartsClient.iter_tables`."""
         return self._iterate(
             self.client.iter_tables(has_free_seat=has_free_seat, page_size=page_size)
+        )
+
+    def list_player_tables(
+        self, *, page_size: int = 0, identity_token: str | None = None
+    ) -> list[PlayerTable]:
+        """See :meth:`HeartsClient.list_player_tables`."""
+        return self._run(
+            self.client.list_player_tables(page_size=page_size, identity_token=identity_token)
         )
 
     def create_table(

@@ -1879,6 +1879,67 @@ impl ::prost::Name for QuickJoinResponse {
         "type.googleapis.com/hearts.v1.QuickJoinResponse".into()
     }
 }
+/// ListPlayerTablesRequest names the player whose tables to list.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListPlayerTablesRequest {
+    /// The player's signed identity token (a JWT from the app's sign-in; see
+    /// JoinTableRequest.identity_token): the tables listed are those where its
+    /// `sub` holds a seat. Sent in the body, never in a URL.
+    #[prost(string, tag = "1")]
+    pub identity_token: ::prost::alloc::string::String,
+    /// The most tables to return; 0 means the server default (50), and values
+    /// above 100 are treated as 100. The server remembers a player's 100 most
+    /// recently joined tables: there is no next page.
+    #[prost(int32, tag = "2")]
+    pub page_size: i32,
+}
+impl ::prost::Name for ListPlayerTablesRequest {
+    const NAME: &'static str = "ListPlayerTablesRequest";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.ListPlayerTablesRequest".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.ListPlayerTablesRequest".into()
+    }
+}
+/// ListPlayerTablesResponse holds the player's tables.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListPlayerTablesResponse {
+    /// The tables where the player holds a seat, the most recently joined first.
+    #[prost(message, repeated, tag = "1")]
+    pub tables: ::prost::alloc::vec::Vec<PlayerTable>,
+}
+impl ::prost::Name for ListPlayerTablesResponse {
+    const NAME: &'static str = "ListPlayerTablesResponse";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.ListPlayerTablesResponse".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.ListPlayerTablesResponse".into()
+    }
+}
+/// PlayerTable is a table where the player holds a seat.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PlayerTable {
+    /// The table, as ListTables shows it (no cards).
+    #[prost(message, optional, tag = "1")]
+    pub table: ::core::option::Option<Table>,
+    /// The seat the player holds.
+    #[prost(int32, tag = "2")]
+    pub seat: i32,
+}
+impl ::prost::Name for PlayerTable {
+    const NAME: &'static str = "PlayerTable";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.PlayerTable".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.PlayerTable".into()
+    }
+}
 /// WatchTableRequest names the table to watch and where to resume.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WatchTableRequest {
@@ -2365,6 +2426,36 @@ pub mod table_service_client {
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("hearts.v1.TableService", "QuickJoin"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// ListPlayerTables lists the tables where a signed-in player holds a seat,
+        /// listed or unlisted, the most recently joined first: the "my games" screen,
+        /// and how an app finds its player's games again on a new device or after a
+        /// reinstall (JoinTable with the identity token then returns a new seat
+        /// token for the seat). Finished games stay in it until the player leaves
+        /// them or they expire. It needs a server that verifies identity tokens.
+        pub async fn list_player_tables(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListPlayerTablesRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListPlayerTablesResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/hearts.v1.TableService/ListPlayerTables",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("hearts.v1.TableService", "ListPlayerTables"));
             self.inner.unary(req, path, codec).await
         }
         /// WatchTable streams the caller's view of a table and then every event the

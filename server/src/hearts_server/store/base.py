@@ -35,6 +35,7 @@ __all__ = [
     "EPHEMERAL_SEQUENCE",
     "JOIN_CALLER_PREFIX",
     "MAX_CALLERS",
+    "PLAYER_TABLES_KEPT",
     "CommitOutcome",
     "CommitResult",
     "CreateResult",
@@ -58,6 +59,9 @@ EPHEMERAL_SEQUENCE = 0
 
 JOIN_CALLER_PREFIX = "join:"
 MAX_CALLERS = 64
+
+# How many tables a player's list (ListPlayerTables) keeps: the most recently joined.
+PLAYER_TABLES_KEPT = 100
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -321,6 +325,24 @@ class Store(Protocol):
 
     async def lobby_release(self, name: str, table_id: str) -> None:
         """Empty the slot ``name`` if it still holds ``table_id``."""
+        ...
+
+    async def player_seat_taken(
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+    ) -> None:
+        """Note that the player with the verified ``player_id`` took a seat at the table at
+        ``at_us`` (microseconds, so that one player's seats taken one after the other never
+        tie): the player's list of tables (``ListPlayerTables``). It keeps the player's
+        :data:`PLAYER_TABLES_KEPT` most recent tables, and is forgotten ``ttl_ms`` after it was
+        last written or read. A hint: the table's record says whether the seat is still
+        theirs."""
+        ...
+
+    async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
+        """``(table_id, version, data)`` of the tables in the player's list whose records
+        exist, the most recently taken seat first; the list lives ``ttl_ms`` from now. Entries
+        whose table is gone are dropped. (Those of tables the player left stay until the table
+        is gone: dropping them here could race with the player taking a seat there again.)"""
         ...
 
     async def delete(

@@ -18,6 +18,7 @@ __all__ = [
     "events",
     "lobby",
     "notify_channel",
+    "player_tables",
     "quota",
     "requests",
     "table",
@@ -116,6 +117,18 @@ def lobby(name: str) -> str:
     """
     digest = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
     return f"{_PREFIX}:lobby:{digest}"
+
+
+def player_tables(player_id: str) -> str:
+    """Sorted set, score = when the seat was taken (µs), member = table id: the tables where a
+    signed-in player took a seat (see ``Store.player_seat_taken``), hashed like :func:`quota`;
+    it expires with the tables. Never in a script with a table's keys.
+
+    >>> player_tables("user-1")
+    'hearts:player:d6fc1c4b4ddbb4e741457d1d873d0d46'
+    """
+    digest = hashlib.blake2b(player_id.encode(), digest_size=16).hexdigest()
+    return f"{_PREFIX}:player:{digest}"
 
 
 def create_request(request_id: str) -> str:

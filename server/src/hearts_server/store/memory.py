@@ -16,6 +16,7 @@ from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
     MAX_CALLERS,
+    PLAYER_TABLES_KEPT,
     CommitOutcome,
     CommitResult,
     CreateResult,
@@ -74,6 +75,9 @@ class MemoryStore:
         # Lobby slots: name -> (table id, when the slot expires).
         self._lobby: dict[str, tuple[str, float]] = {}
         self._lobby_sweep_at = _WINDOWS_SWEEP
+        # Players' lists of tables: player id -> (when the list expires, table id -> seat ms).
+        self._players: dict[str, tuple[float, dict[str, int]]] = {}
+        self._players_sweep_at = _WINDOWS_SWEEP
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -253,6 +257,37 @@ class MemoryStore:
     async def lobby_release(self, name: str, table_id: str) -> None:
         if await self.lobby_get(name) == table_id:
             del self._lobby[name]
+
+    async def player_seat_taken(
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+    ) -> None:
+        now = self._clock()
+        if len(self._players) >= self._players_sweep_at:  # expired lists are dropped now and then
+            self._players = {k: held for k, held in self._players.items() if held[0] > now}
+            self._players_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._players))
+        held = self._players.get(player_id)
+        tables = {} if held is None or held[0] <= now else held[1]
+        tables[table_id] = at_us
+        if len(tables) > PLAYER_TABLES_KEPT:  # the oldest go, as the Redis store's trim does
+            kept = sorted(tables.items(), key=lambda item: (item[1], item[0]))[-PLAYER_TABLES_KEPT:]
+            tables = dict(kept)
+        self._players[player_id] = (now + ttl_ms / 1000, tables)
+
+    async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
+        now = self._clock()
+        held = self._players.get(player_id)
+        if held is None or held[0] <= now:
+            return []
+        held = self._players[player_id] = (now + ttl_ms / 1000, held[1])
+        found = []
+        newest_first = sorted(held[1].items(), key=lambda item: (item[1], item[0]), reverse=True)
+        for table_id, _ in newest_first:
+            table = self._get(table_id)
+            if table is None:
+                del held[1][table_id]
+            else:
+                found.append((table_id, table.version, table.data))
+        return found
 
     async def publish_ephemeral(
         self,

@@ -49,6 +49,7 @@ from redis.maint_notifications import MaintNotificationsConfig
 from hearts_server.store import keys
 from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
+    PLAYER_TABLES_KEPT,
     CommitOutcome,
     CommitResult,
     CreateResult,
@@ -747,6 +748,36 @@ class RedisStore:
 
     async def lobby_release(self, name: str, table_id: str) -> None:
         await self._run_one(("EVALSHA", _LOBBY.sha, 1, keys.lobby(name), "release", table_id))
+
+    async def player_seat_taken(
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+    ) -> None:
+        key = keys.player_tables(player_id)
+        await self._run(
+            ("ZADD", key, at_us, table_id),
+            ("ZREMRANGEBYRANK", key, 0, -PLAYER_TABLES_KEPT - 1),  # keeps the newest
+            ("PEXPIRE", key, ttl_ms),
+        )
+
+    async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
+        key = keys.player_tables(player_id)
+        members, _ = await self._run(
+            ("ZREVRANGE", key, 0, PLAYER_TABLES_KEPT - 1), ("PEXPIRE", key, ttl_ms)
+        )
+        ids = [bytes(m).decode() for m in members]
+        if not ids:
+            return []
+        records = await self._run(*(("HMGET", keys.table(i), "v", "d") for i in ids))
+        found: list[tuple[str, int, bytes]] = []
+        gone: list[str] = []
+        for table_id, (version, data) in zip(ids, records, strict=True):
+            if data is None:
+                gone.append(table_id)
+            else:
+                found.append((table_id, int(version), data))
+        if gone:  # a table id is never used again: no race with a seat taken meanwhile
+            await self._run_one(("ZREM", key, *gone))
+        return found
 
     async def publish_ephemeral(
         self,

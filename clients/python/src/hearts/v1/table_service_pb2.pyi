@@ -818,6 +818,90 @@ class QuickJoinResponse(_message.Message):
 Global___QuickJoinResponse: _TypeAlias = QuickJoinResponse  # noqa: Y015
 
 @_typing.final
+class ListPlayerTablesRequest(_message.Message):
+    """ListPlayerTablesRequest names the player whose tables to list."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    identity_token: _builtins.str
+    """The player's signed identity token (a JWT from the app's sign-in; see
+    JoinTableRequest.identity_token): the tables listed are those where its
+    `sub` holds a seat. Sent in the body, never in a URL.
+    """
+    page_size: _builtins.int
+    """The most tables to return; 0 means the server default (50), and values
+    above 100 are treated as 100. The server remembers a player's 100 most
+    recently joined tables: there is no next page.
+    """
+    def __init__(
+        self,
+        *,
+        identity_token: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["identity_token", b"identity_token", "page_size", b"page_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPlayerTablesRequest: _TypeAlias = ListPlayerTablesRequest  # noqa: Y015
+
+@_typing.final
+class ListPlayerTablesResponse(_message.Message):
+    """ListPlayerTablesResponse holds the player's tables."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerTable]:
+        """The tables where the player holds a seat, the most recently joined first."""
+
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[Global___PlayerTable] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPlayerTablesResponse: _TypeAlias = ListPlayerTablesResponse  # noqa: Y015
+
+@_typing.final
+class PlayerTable(_message.Message):
+    """PlayerTable is a table where the player holds a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat the player holds."""
+    @_builtins.property
+    def table(self) -> _table_pb2.Table:
+        """The table, as ListTables shows it (no cards)."""
+
+    def __init__(
+        self,
+        *,
+        table: _table_pb2.Table | None = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerTable: _TypeAlias = PlayerTable  # noqa: Y015
+
+@_typing.final
 class WatchTableRequest(_message.Message):
     """WatchTableRequest names the table to watch and where to resume."""
 

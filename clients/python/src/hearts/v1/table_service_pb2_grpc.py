@@ -95,6 +95,11 @@ class TableServiceStub:
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.SerializeToString,
                 response_deserializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.FromString,
                 _registered_method=True)
+        self.ListPlayerTables = channel.unary_unary(
+                '/hearts.v1.TableService/ListPlayerTables',
+                request_serializer=hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesRequest.SerializeToString,
+                response_deserializer=hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesResponse.FromString,
+                _registered_method=True)
         self.WatchTable = channel.unary_stream(
                 '/hearts.v1.TableService/WatchTable',
                 request_serializer=hearts_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
@@ -226,6 +231,18 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListPlayerTables(self, request, context):
+        """ListPlayerTables lists the tables where a signed-in player holds a seat,
+        listed or unlisted, the most recently joined first: the "my games" screen,
+        and how an app finds its player's games again on a new device or after a
+        reinstall (JoinTable with the identity token then returns a new seat
+        token for the seat). Finished games stay in it until the player leaves
+        them or they expire. It needs a server that verifies identity tokens.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchTable(self, request, context):
         """WatchTable streams the caller's view of a table and then every event the
         caller may see, until the table is deleted or the caller hangs up.
@@ -296,6 +313,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.QuickJoin,
                     request_deserializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.FromString,
                     response_serializer=hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.SerializeToString,
+            ),
+            'ListPlayerTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPlayerTables,
+                    request_deserializer=hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesRequest.FromString,
+                    response_serializer=hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesResponse.SerializeToString,
             ),
             'WatchTable': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchTable,
@@ -628,6 +650,33 @@ class TableService:
             '/hearts.v1.TableService/QuickJoin',
             hearts_dot_v1_dot_table__service__pb2.QuickJoinRequest.SerializeToString,
             hearts_dot_v1_dot_table__service__pb2.QuickJoinResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPlayerTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hearts.v1.TableService/ListPlayerTables',
+            hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesRequest.SerializeToString,
+            hearts_dot_v1_dot_table__service__pb2.ListPlayerTablesResponse.FromString,
             options,
             channel_credentials,
             insecure,

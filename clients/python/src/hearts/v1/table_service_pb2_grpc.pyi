@@ -119,6 +119,14 @@ class TableServiceStub:
     the caller's quota of new tables, as CreateTable does. Send a request_id:
     a retry then gets the same seat instead of a second one.
     """
+    ListPlayerTables: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ListPlayerTablesRequest, _table_service_pb2.ListPlayerTablesResponse]
+    """ListPlayerTables lists the tables where a signed-in player holds a seat,
+    listed or unlisted, the most recently joined first: the "my games" screen,
+    and how an app finds its player's games again on a new device or after a
+    reinstall (JoinTable with the identity token then returns a new seat
+    token for the seat). Finished games stay in it until the player leaves
+    them or they expire. It needs a server that verifies identity tokens.
+    """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """WatchTable streams the caller's view of a table and then every event the
     caller may see, until the table is deleted or the caller hangs up.
@@ -196,6 +204,14 @@ class TableServiceAsyncStub(TableServiceStub):
     WatchTable work on it as on any table. A table made here counts against
     the caller's quota of new tables, as CreateTable does. Send a request_id:
     a retry then gets the same seat instead of a second one.
+    """
+    ListPlayerTables: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ListPlayerTablesRequest, _table_service_pb2.ListPlayerTablesResponse]  # type: ignore[assignment]
+    """ListPlayerTables lists the tables where a signed-in player holds a seat,
+    listed or unlisted, the most recently joined first: the "my games" screen,
+    and how an app finds its player's games again on a new device or after a
+    reinstall (JoinTable with the identity token then returns a new seat
+    token for the seat). Finished games stay in it until the player leaves
+    them or they expire. It needs a server that verifies identity tokens.
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's view of a table and then every event the
@@ -343,6 +359,20 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         WatchTable work on it as on any table. A table made here counts against
         the caller's quota of new tables, as CreateTable does. Send a request_id:
         a retry then gets the same seat instead of a second one.
+        """
+
+    @_abc_1.abstractmethod
+    def ListPlayerTables(
+        self,
+        request: _table_service_pb2.ListPlayerTablesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.ListPlayerTablesResponse, _abc.Awaitable[_table_service_pb2.ListPlayerTablesResponse]]:
+        """ListPlayerTables lists the tables where a signed-in player holds a seat,
+        listed or unlisted, the most recently joined first: the "my games" screen,
+        and how an app finds its player's games again on a new device or after a
+        reinstall (JoinTable with the identity token then returns a new seat
+        token for the seat). Finished games stay in it until the player leaves
+        them or they expire. It needs a server that verifies identity tokens.
         """
 
     @_abc_1.abstractmethod

@@ -387,6 +387,37 @@ public final class TableServiceGrpc {
     return getQuickJoinMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<hearts.v1.ListPlayerTablesRequest,
+      hearts.v1.ListPlayerTablesResponse> getListPlayerTablesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListPlayerTables",
+      requestType = hearts.v1.ListPlayerTablesRequest.class,
+      responseType = hearts.v1.ListPlayerTablesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<hearts.v1.ListPlayerTablesRequest,
+      hearts.v1.ListPlayerTablesResponse> getListPlayerTablesMethod() {
+    io.grpc.MethodDescriptor<hearts.v1.ListPlayerTablesRequest, hearts.v1.ListPlayerTablesResponse> getListPlayerTablesMethod;
+    if ((getListPlayerTablesMethod = TableServiceGrpc.getListPlayerTablesMethod) == null) {
+      synchronized (TableServiceGrpc.class) {
+        if ((getListPlayerTablesMethod = TableServiceGrpc.getListPlayerTablesMethod) == null) {
+          TableServiceGrpc.getListPlayerTablesMethod = getListPlayerTablesMethod =
+              io.grpc.MethodDescriptor.<hearts.v1.ListPlayerTablesRequest, hearts.v1.ListPlayerTablesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListPlayerTables"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.ListPlayerTablesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  hearts.v1.ListPlayerTablesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new TableServiceMethodDescriptorSupplier("ListPlayerTables"))
+              .build();
+        }
+      }
+    }
+    return getListPlayerTablesMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<hearts.v1.WatchTableRequest,
       hearts.v1.WatchTableResponse> getWatchTableMethod;
 
@@ -642,6 +673,21 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * ListPlayerTables lists the tables where a signed-in player holds a seat,
+     * listed or unlisted, the most recently joined first: the "my games" screen,
+     * and how an app finds its player's games again on a new device or after a
+     * reinstall (JoinTable with the identity token then returns a new seat
+     * token for the seat). Finished games stay in it until the player leaves
+     * them or they expire. It needs a server that verifies identity tokens.
+     * </pre>
+     */
+    default void listPlayerTables(hearts.v1.ListPlayerTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.ListPlayerTablesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListPlayerTablesMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -855,6 +901,22 @@ public final class TableServiceGrpc {
 
     /**
      * <pre>
+     * ListPlayerTables lists the tables where a signed-in player holds a seat,
+     * listed or unlisted, the most recently joined first: the "my games" screen,
+     * and how an app finds its player's games again on a new device or after a
+     * reinstall (JoinTable with the identity token then returns a new seat
+     * token for the seat). Finished games stay in it until the player leaves
+     * them or they expire. It needs a server that verifies identity tokens.
+     * </pre>
+     */
+    public void listPlayerTables(hearts.v1.ListPlayerTablesRequest request,
+        io.grpc.stub.StreamObserver<hearts.v1.ListPlayerTablesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListPlayerTablesMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * WatchTable streams the caller's view of a table and then every event the
      * caller may see, until the table is deleted or the caller hangs up.
      * </pre>
@@ -1039,6 +1101,21 @@ public final class TableServiceGrpc {
     public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getQuickJoinMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListPlayerTables lists the tables where a signed-in player holds a seat,
+     * listed or unlisted, the most recently joined first: the "my games" screen,
+     * and how an app finds its player's games again on a new device or after a
+     * reinstall (JoinTable with the identity token then returns a new seat
+     * token for the seat). Finished games stay in it until the player leaves
+     * them or they expire. It needs a server that verifies identity tokens.
+     * </pre>
+     */
+    public hearts.v1.ListPlayerTablesResponse listPlayerTables(hearts.v1.ListPlayerTablesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListPlayerTablesMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1228,6 +1305,21 @@ public final class TableServiceGrpc {
     public hearts.v1.QuickJoinResponse quickJoin(hearts.v1.QuickJoinRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getQuickJoinMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListPlayerTables lists the tables where a signed-in player holds a seat,
+     * listed or unlisted, the most recently joined first: the "my games" screen,
+     * and how an app finds its player's games again on a new device or after a
+     * reinstall (JoinTable with the identity token then returns a new seat
+     * token for the seat). Finished games stay in it until the player leaves
+     * them or they expire. It needs a server that verifies identity tokens.
+     * </pre>
+     */
+    public hearts.v1.ListPlayerTablesResponse listPlayerTables(hearts.v1.ListPlayerTablesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListPlayerTablesMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1429,6 +1521,22 @@ public final class TableServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getQuickJoinMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * ListPlayerTables lists the tables where a signed-in player holds a seat,
+     * listed or unlisted, the most recently joined first: the "my games" screen,
+     * and how an app finds its player's games again on a new device or after a
+     * reinstall (JoinTable with the identity token then returns a new seat
+     * token for the seat). Finished games stay in it until the player leaves
+     * them or they expire. It needs a server that verifies identity tokens.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<hearts.v1.ListPlayerTablesResponse> listPlayerTables(
+        hearts.v1.ListPlayerTablesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListPlayerTablesMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_TABLE = 0;
@@ -1443,7 +1551,8 @@ public final class TableServiceGrpc {
   private static final int METHODID_SUGGEST_MOVE = 9;
   private static final int METHODID_SEND_REACTION = 10;
   private static final int METHODID_QUICK_JOIN = 11;
-  private static final int METHODID_WATCH_TABLE = 12;
+  private static final int METHODID_LIST_PLAYER_TABLES = 12;
+  private static final int METHODID_WATCH_TABLE = 13;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1509,6 +1618,10 @@ public final class TableServiceGrpc {
         case METHODID_QUICK_JOIN:
           serviceImpl.quickJoin((hearts.v1.QuickJoinRequest) request,
               (io.grpc.stub.StreamObserver<hearts.v1.QuickJoinResponse>) responseObserver);
+          break;
+        case METHODID_LIST_PLAYER_TABLES:
+          serviceImpl.listPlayerTables((hearts.v1.ListPlayerTablesRequest) request,
+              (io.grpc.stub.StreamObserver<hearts.v1.ListPlayerTablesResponse>) responseObserver);
           break;
         case METHODID_WATCH_TABLE:
           serviceImpl.watchTable((hearts.v1.WatchTableRequest) request,
@@ -1617,6 +1730,13 @@ public final class TableServiceGrpc {
               hearts.v1.QuickJoinResponse>(
                 service, METHODID_QUICK_JOIN)))
         .addMethod(
+          getListPlayerTablesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              hearts.v1.ListPlayerTablesRequest,
+              hearts.v1.ListPlayerTablesResponse>(
+                service, METHODID_LIST_PLAYER_TABLES)))
+        .addMethod(
           getWatchTableMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -1683,6 +1803,7 @@ public final class TableServiceGrpc {
               .addMethod(getSuggestMoveMethod())
               .addMethod(getSendReactionMethod())
               .addMethod(getQuickJoinMethod())
+              .addMethod(getListPlayerTablesMethod())
               .addMethod(getWatchTableMethod())
               .build();
         }

@@ -147,6 +147,21 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_QuickJoinResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_ListPlayerTablesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_ListPlayerTablesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_ListPlayerTablesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_ListPlayerTablesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_PlayerTable_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_PlayerTable_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_hearts_v1_WatchTableRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -221,50 +236,58 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       "after\030\006 \001(\0132\031.google.protobuf.Duration\"g" +
       "\n\021QuickJoinResponse\022\022\n\nseat_token\030\001 \001(\t\022" +
       "\014\n\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1." +
-      "TableView\022\014\n\004etag\030\004 \001(\t\"W\n\021WatchTableReq" +
-      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequen" +
-      "ce\030\002 \001(\003H\000\210\001\001B\021\n\017_after_sequence\"\200\001\n\022Wat" +
-      "chTableResponse\022\020\n\010sequence\030\001 \001(\003\022(\n\010sna" +
-      "pshot\030\002 \001(\0132\024.hearts.v1.TableViewH\000\022&\n\005e" +
-      "vent\030\003 \001(\0132\025.hearts.v1.TableEventH\000B\006\n\004k" +
-      "ind2\250\013\n\014TableService\022`\n\010GetTable\022\032.heart" +
-      "s.v1.GetTableRequest\032\033.hearts.v1.GetTabl" +
-      "eResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]" +
-      "\n\nListTables\022\034.hearts.v1.ListTablesReque" +
-      "st\032\035.hearts.v1.ListTablesResponse\"\022\202\323\344\223\002" +
-      "\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hearts.v1" +
-      ".CreateTableRequest\032\036.hearts.v1.CreateTa" +
-      "bleResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i" +
-      "\n\013DeleteTable\022\035.hearts.v1.DeleteTableReq" +
-      "uest\032\036.hearts.v1.DeleteTableResponse\"\033\202\323" +
-      "\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinTable\022\033" +
-      ".hearts.v1.JoinTableRequest\032\034.hearts.v1." +
-      "JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tab" +
-      "les/*}:join:\001*\022o\n\nLeaveTable\022\034.hearts.v1" +
-      ".LeaveTableRequest\032\035.hearts.v1.LeaveTabl" +
-      "eResponse\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:l" +
-      "eave:\001*\022p\n\tPassCards\022\033.hearts.v1.PassCar" +
-      "dsRequest\032\034.hearts.v1.PassCardsResponse\"" +
-      "(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passCards:\001" +
-      "*\022l\n\010PlayCard\022\032.hearts.v1.PlayCardReques" +
-      "t\032\033.hearts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034" +
-      "/v1/{name=tables/*}:playCard:\001*\022w\n\014Remat" +
-      "chTable\022\036.hearts.v1.RematchTableRequest\032" +
-      "\037.hearts.v1.RematchTableResponse\"&\202\323\344\223\002 " +
-      "\"\033/v1/{name=tables/*}:rematch:\001*\022u\n\013Sugg" +
-      "estMove\022\035.hearts.v1.SuggestMoveRequest\032\036" +
-      ".hearts.v1.SuggestMoveResponse\"\'\202\323\344\223\002!\022\037" +
-      "/v1/{name=tables/*}:suggestMove\022|\n\014SendR" +
-      "eaction\022\036.hearts.v1.SendReactionRequest\032" +
-      "\037.hearts.v1.SendReactionResponse\"+\202\323\344\223\002%" +
-      "\" /v1/{name=tables/*}:sendReaction:\001*\022g\n" +
-      "\tQuickJoin\022\033.hearts.v1.QuickJoinRequest\032" +
-      "\034.hearts.v1.QuickJoinResponse\"\037\202\323\344\223\002\031\"\024/" +
-      "v1/tables:quickJoin:\001*\022n\n\nWatchTable\022\034.h" +
-      "earts.v1.WatchTableRequest\032\035.hearts.v1.W" +
-      "atchTableResponse\"!\202\323\344\223\002\033\022\031/v1/{name=tab" +
-      "les/*}:watch0\001B\025B\021TableServiceProtoP\001b\006p" +
-      "roto3"
+      "TableView\022\014\n\004etag\030\004 \001(\t\"J\n\027ListPlayerTab" +
+      "lesRequest\022\034\n\016identity_token\030\001 \001(\tB\004\342A\001\002" +
+      "\022\021\n\tpage_size\030\002 \001(\005\"B\n\030ListPlayerTablesR" +
+      "esponse\022&\n\006tables\030\001 \003(\0132\026.hearts.v1.Play" +
+      "erTable\"<\n\013PlayerTable\022\037\n\005table\030\001 \001(\0132\020." +
+      "hearts.v1.Table\022\014\n\004seat\030\002 \001(\005\"W\n\021WatchTa" +
+      "bleRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_" +
+      "sequence\030\002 \001(\003H\000\210\001\001B\021\n\017_after_sequence\"\200" +
+      "\001\n\022WatchTableResponse\022\020\n\010sequence\030\001 \001(\003\022" +
+      "(\n\010snapshot\030\002 \001(\0132\024.hearts.v1.TableViewH" +
+      "\000\022&\n\005event\030\003 \001(\0132\025.hearts.v1.TableEventH" +
+      "\000B\006\n\004kind2\256\014\n\014TableService\022`\n\010GetTable\022\032" +
+      ".hearts.v1.GetTableRequest\032\033.hearts.v1.G" +
+      "etTableResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=table" +
+      "s/*}\022]\n\nListTables\022\034.hearts.v1.ListTable" +
+      "sRequest\032\035.hearts.v1.ListTablesResponse\"" +
+      "\022\202\323\344\223\002\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hea" +
+      "rts.v1.CreateTableRequest\032\036.hearts.v1.Cr" +
+      "eateTableResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005t" +
+      "able\022i\n\013DeleteTable\022\035.hearts.v1.DeleteTa" +
+      "bleRequest\032\036.hearts.v1.DeleteTableRespon" +
+      "se\"\033\202\323\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinT" +
+      "able\022\033.hearts.v1.JoinTableRequest\032\034.hear" +
+      "ts.v1.JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{na" +
+      "me=tables/*}:join:\001*\022o\n\nLeaveTable\022\034.hea" +
+      "rts.v1.LeaveTableRequest\032\035.hearts.v1.Lea" +
+      "veTableResponse\"$\202\323\344\223\002\036\"\031/v1/{name=table" +
+      "s/*}:leave:\001*\022p\n\tPassCards\022\033.hearts.v1.P" +
+      "assCardsRequest\032\034.hearts.v1.PassCardsRes" +
+      "ponse\"(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passC" +
+      "ards:\001*\022l\n\010PlayCard\022\032.hearts.v1.PlayCard" +
+      "Request\032\033.hearts.v1.PlayCardResponse\"\'\202\323" +
+      "\344\223\002!\"\034/v1/{name=tables/*}:playCard:\001*\022w\n" +
+      "\014RematchTable\022\036.hearts.v1.RematchTableRe" +
+      "quest\032\037.hearts.v1.RematchTableResponse\"&" +
+      "\202\323\344\223\002 \"\033/v1/{name=tables/*}:rematch:\001*\022u" +
+      "\n\013SuggestMove\022\035.hearts.v1.SuggestMoveReq" +
+      "uest\032\036.hearts.v1.SuggestMoveResponse\"\'\202\323" +
+      "\344\223\002!\022\037/v1/{name=tables/*}:suggestMove\022|\n" +
+      "\014SendReaction\022\036.hearts.v1.SendReactionRe" +
+      "quest\032\037.hearts.v1.SendReactionResponse\"+" +
+      "\202\323\344\223\002%\" /v1/{name=tables/*}:sendReaction" +
+      ":\001*\022g\n\tQuickJoin\022\033.hearts.v1.QuickJoinRe" +
+      "quest\032\034.hearts.v1.QuickJoinResponse\"\037\202\323\344" +
+      "\223\002\031\"\024/v1/tables:quickJoin:\001*\022\203\001\n\020ListPla" +
+      "yerTables\022\".hearts.v1.ListPlayerTablesRe" +
+      "quest\032#.hearts.v1.ListPlayerTablesRespon" +
+      "se\"&\202\323\344\223\002 \"\033/v1/tables:listPlayerTables:" +
+      "\001*\022n\n\nWatchTable\022\034.hearts.v1.WatchTableR" +
+      "equest\032\035.hearts.v1.WatchTableResponse\"!\202" +
+      "\323\344\223\002\033\022\031/v1/{name=tables/*}:watch0\001B\025B\021Ta" +
+      "bleServiceProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -419,14 +442,32 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_QuickJoinResponse_descriptor,
         new java.lang.String[] { "SeatToken", "Seat", "View", "Etag", });
-    internal_static_hearts_v1_WatchTableRequest_descriptor =
+    internal_static_hearts_v1_ListPlayerTablesRequest_descriptor =
       getDescriptor().getMessageType(24);
+    internal_static_hearts_v1_ListPlayerTablesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_ListPlayerTablesRequest_descriptor,
+        new java.lang.String[] { "IdentityToken", "PageSize", });
+    internal_static_hearts_v1_ListPlayerTablesResponse_descriptor =
+      getDescriptor().getMessageType(25);
+    internal_static_hearts_v1_ListPlayerTablesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_ListPlayerTablesResponse_descriptor,
+        new java.lang.String[] { "Tables", });
+    internal_static_hearts_v1_PlayerTable_descriptor =
+      getDescriptor().getMessageType(26);
+    internal_static_hearts_v1_PlayerTable_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_PlayerTable_descriptor,
+        new java.lang.String[] { "Table", "Seat", });
+    internal_static_hearts_v1_WatchTableRequest_descriptor =
+      getDescriptor().getMessageType(27);
     internal_static_hearts_v1_WatchTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableRequest_descriptor,
         new java.lang.String[] { "Name", "AfterSequence", });
     internal_static_hearts_v1_WatchTableResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(28);
     internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableResponse_descriptor,

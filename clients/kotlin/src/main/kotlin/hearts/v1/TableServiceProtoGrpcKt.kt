@@ -83,6 +83,11 @@ public object TableServiceGrpcKt {
     @JvmStatic
     get() = TableServiceGrpc.getQuickJoinMethod()
 
+  public val listPlayerTablesMethod:
+      MethodDescriptor<ListPlayerTablesRequest, ListPlayerTablesResponse>
+    @JvmStatic
+    get() = TableServiceGrpc.getListPlayerTablesMethod()
+
   public val watchTableMethod: MethodDescriptor<WatchTableRequest, WatchTableResponse>
     @JvmStatic
     get() = TableServiceGrpc.getWatchTableMethod()
@@ -338,6 +343,26 @@ public object TableServiceGrpcKt {
     )
 
     /**
+     * Executes this RPC and returns the response message, suspending until the RPC completes
+     * with [`Status.OK`][io.grpc.Status].  If the RPC completes with another status, a corresponding
+     * [StatusException] is thrown.  If this coroutine is cancelled, the RPC is also cancelled
+     * with the corresponding exception as a cause.
+     *
+     * @param request The request message to send to the server.
+     *
+     * @param headers Metadata to attach to the request.  Most users will not need this.
+     *
+     * @return The single response from the server.
+     */
+    public suspend fun listPlayerTables(request: ListPlayerTablesRequest, headers: Metadata = Metadata()): ListPlayerTablesResponse = unaryRpc(
+      channel,
+      TableServiceGrpc.getListPlayerTablesMethod(),
+      request,
+      callOptions,
+      headers
+    )
+
+    /**
      * Returns a [Flow] that, when collected, executes this RPC and emits responses from the
      * server as they arrive.  That flow finishes normally if the server closes its response with
      * [`Status.OK`][io.grpc.Status], and fails by throwing a [StatusException] otherwise.  If
@@ -510,6 +535,18 @@ public object TableServiceGrpcKt {
     public open suspend fun quickJoin(request: QuickJoinRequest): QuickJoinResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.QuickJoin is unimplemented"))
 
     /**
+     * Returns the response to an RPC for hearts.v1.TableService.ListPlayerTables.
+     *
+     * If this method fails with a [StatusException], the RPC will fail with the corresponding
+     * [io.grpc.Status].  If this method fails with a [java.util.concurrent.CancellationException], the RPC will fail
+     * with status `Status.CANCELLED`.  If this method fails for any other reason, the RPC will
+     * fail with `Status.UNKNOWN` with the exception as a cause.
+     *
+     * @param request The request from the client.
+     */
+    public open suspend fun listPlayerTables(request: ListPlayerTablesRequest): ListPlayerTablesResponse = throw StatusException(UNIMPLEMENTED.withDescription("Method hearts.v1.TableService.ListPlayerTables is unimplemented"))
+
+    /**
      * Returns a [Flow] of responses to an RPC for hearts.v1.TableService.WatchTable.
      *
      * If creating or collecting the returned flow fails with a [StatusException], the RPC
@@ -582,6 +619,11 @@ public object TableServiceGrpcKt {
       context = this.context,
       descriptor = TableServiceGrpc.getQuickJoinMethod(),
       implementation = ::quickJoin
+    ))
+      .addMethod(unaryServerMethodDefinition(
+      context = this.context,
+      descriptor = TableServiceGrpc.getListPlayerTablesMethod(),
+      implementation = ::listPlayerTables
     ))
       .addMethod(serverStreamingServerMethodDefinition(
       context = this.context,

@@ -3,8 +3,11 @@
  * JVM app would: the coroutine stubs over the OkHttp transport, the seat token as `authorization`
  * metadata, error details read with StatusProto. It checks what a client relies on: the watch
  * stream tells the whole game in order, a refused move says why, a forged token is refused,
- * SuggestMove's moves are legal and play a game out, RematchTable seats the player again, and
- * four players who QuickJoin at once are seated together and play their game out.
+ * SuggestMove's moves are legal and play a game out, RematchTable seats the player again, four
+ * players who QuickJoin at once are seated together and play their game out, and a signed-in
+ * player (an identity token) finds its tables with ListPlayerTables and its seat again on a new
+ * device. That test needs HEARTS_IDENTITY_SECRET, the secret the server checks identity tokens
+ * with (scripts/with-server.sh sets it), and is skipped without it.
  *
  * The tests need a server at HEARTS_SERVER (host:port) and are skipped without one;
  * scripts/with-server.sh starts one and sets it. They never choose a card the seat's own view does
@@ -20,10 +23,12 @@ import com.google.protobuf.kotlin.isA
 import com.google.protobuf.kotlin.unpack
 import com.google.rpc.ErrorInfo
 import hearts.v1.MoveRejection
+import hearts.v1.PlayerTable
 import hearts.v1.GameOverEvent
 import hearts.v1.TableEvent
 import hearts.v1.BotLevel
 import hearts.v1.Card
+import hearts.v1.JoinTableResponse
 import hearts.v1.Phase
 import hearts.v1.PlayedCard
 import hearts.v1.RoundScore
@@ -36,6 +41,8 @@ import hearts.v1.createTableRequest
 import hearts.v1.deleteTableRequest
 import hearts.v1.getTableRequest
 import hearts.v1.joinTableRequest
+import hearts.v1.leaveTableRequest
+import hearts.v1.listPlayerTablesRequest
 import hearts.v1.passCardsRequest
 import hearts.v1.playCardRequest
 import hearts.v1.quickJoinRequest
@@ -411,6 +418,81 @@ class ConformanceTest {
         }
     }
 
+    @Test
+    fun `a signed-in player lists its tables and finds its seat again`() {
+        val secret = System.getenv("HEARTS_IDENTITY_SECRET").orEmpty()
+        assumeTrue(secret.isNotEmpty(), "HEARTS_IDENTITY_SECRET is unset: the server checks no identity tokens")
+        play { seed ->
+            // A player no other test or run has seen: its list holds this test's tables only.
+            val player = "kotlin-player-${UUID.randomUUID()}"
+            val identity = signIdentity(secret, player)
+            val listed = waitingTable(seed, unlisted = false)
+            val unlisted = waitingTable(seed, unlisted = true)
+            val first = signedJoin(listed, identity, seat = 2)
+            val second = signedJoin(unlisted, identity, seat = 1)
+            log("seed $seed: $player joined $listed at seat 2 and $unlisted (unlisted) at seat 1")
+
+            // Both tables, the unlisted one too, the one joined last first, each with the seat held.
+            val mine = myTables(identity)
+            val listing = Failures("ListPlayerTables after joining two tables")
+            val want = listOf(unlisted to second.seat, listed to first.seat)
+            if (places(mine) != want) listing.add("tables ${places(mine)}, want $want")
+            for (entry in mine) {
+                val holder = entry.table.seatsList.firstOrNull { it.seat == entry.seat }
+                if (holder?.occupant != SeatOccupant.SEAT_OCCUPANT_HUMAN || holder.playerId != player) {
+                    listing.add("${entry.table.name} seat ${entry.seat} holds ${holder?.occupant} with player_id \"${holder?.playerId}\"")
+                }
+            }
+            if (mine.firstOrNull()?.table?.unlisted != true) listing.add("the first entry is not the unlisted table")
+            listing.check()
+
+            // A new device: the identity token alone finds the seat again and gets a token for it.
+            val again = call("JoinTable $listed with the identity token only") {
+                client.joinTable(
+                    joinTableRequest {
+                        name = listed
+                        playerDisplayName = "kotlin conformance"
+                        identityToken = identity
+                        requestId = UUID.randomUUID().toString()
+                    },
+                )
+            }
+            if (again.seat != first.seat || again.seatToken.isEmpty()) {
+                fail("joining again gave seat ${again.seat} and a token of ${again.seatToken.length} bytes; want seat ${first.seat} and its token")
+            }
+            val seat = client.withToken(again.seatToken)
+            val view = call("GetTable $listed with the new seat token") { seat.getTable(getTableRequest { name = listed }) }.view
+            val held = view.table.seatsList.filter { it.playerId == player }.map { it.seat }
+            if (!view.hasViewerSeat() || view.viewerSeat != first.seat || held != listOf(first.seat)) {
+                fail(
+                    "the new token shows viewer seat ${view.viewerSeat} (set: ${view.hasViewerSeat()}) " +
+                        "and the player at seats $held; want seat ${first.seat} only",
+                )
+            }
+
+            // The seat given up (the game has not started): the table leaves the list.
+            call("LeaveTable $listed") {
+                seat.leaveTable(leaveTableRequest { name = listed; requestId = UUID.randomUUID().toString() })
+            }
+            val left = places(myTables(identity))
+            if (left != listOf(unlisted to second.seat)) fail("ListPlayerTables after leaving $listed: $left, want only $unlisted")
+
+            // Only an identity token names a player; a seat token names one seat of one table.
+            val refusals = Failures("ListPlayerTables without an identity token")
+            val callers = listOf("no token at all" to client, "a seat token instead" to client.withToken(second.seatToken))
+            for ((what, caller) in callers) {
+                val got = expectFailure { caller.listPlayerTables(listPlayerTablesRequest {}) }
+                if (got.code != Status.Code.UNAUTHENTICATED || got.info.domain != "hearts.v1" || got.info.reason != "IDENTITY_REQUIRED") {
+                    refusals.add(
+                        "with $what: ${got.code} ${got.info.domain}/${got.info.reason}, " +
+                            "want UNAUTHENTICATED hearts.v1/IDENTITY_REQUIRED",
+                    )
+                }
+            }
+            refusals.check()
+        }
+    }
+
     /** The example in README.md (kept equal to src/test/kotlin/example/Example.kt by ci.sh) runs. */
     @Test
     fun `the README example runs`() {
@@ -501,6 +583,56 @@ class ConformanceTest {
         }
         return Game(name, created.creatorToken, joined.seatToken, client.withToken(joined.seatToken), view)
     }
+
+    /**
+     * Creates a table without bots, listed or not, which waits for players: a seat there can be
+     * given up with LeaveTable. The table is deleted after the test.
+     */
+    private suspend fun waitingTable(seed: Long, unlisted: Boolean): String {
+        val created = call("CreateTable") {
+            client.createTable(
+                createTableRequest {
+                    table = table {
+                        displayName = "kotlin conformance $testName"
+                        deckSeed = seed
+                        this.unlisted = unlisted
+                    }
+                    requestId = UUID.randomUUID().toString()
+                },
+            )
+        }
+        val name = created.view.table.name
+        tablesToDelete += name to created.creatorToken
+        return name
+    }
+
+    /** Joins [seat] of the table [name] as the player of [identityToken]. */
+    private suspend fun signedJoin(name: String, identityToken: String, seat: Int): JoinTableResponse {
+        val joined = call("JoinTable $name seat $seat with an identity token") {
+            client.joinTable(
+                joinTableRequest {
+                    this.name = name
+                    this.seat = seat
+                    playerDisplayName = "kotlin conformance"
+                    this.identityToken = identityToken
+                    requestId = UUID.randomUUID().toString()
+                },
+            )
+        }
+        if (joined.seat != seat || joined.view.viewerSeat != seat) {
+            fail("JoinTable $name gave seat ${joined.seat}, viewer seat ${joined.view.viewerSeat}; want $seat")
+        }
+        return joined
+    }
+
+    /** The tables where the player of [identityToken] holds a seat (ListPlayerTables). */
+    private suspend fun myTables(identityToken: String): List<PlayerTable> =
+        call("ListPlayerTables") {
+            client.listPlayerTables(listPlayerTablesRequest { this.identityToken = identityToken })
+        }.tablesList
+
+    /** The tables' names and the seats held there, for comparisons and failure messages. */
+    private fun places(tables: List<PlayerTable>): List<Pair<String, Int>> = tables.map { it.table.name to it.seat }
 
     /**
      * Makes the seat's next move, chosen at random from what its own view offers, and returns the
@@ -850,6 +982,22 @@ private fun forgeToken(tableName: String, seat: Int): String {
         init(SecretKeySpec("not-the-server-secret-0123456789".toByteArray(), "HmacSHA256"))
     }
     return "v1.$body." + encoder.encodeToString(mac.doFinal(body.toByteArray()))
+}
+
+/**
+ * An HS256 JWT for [subject], valid for an hour, as an app's backend signs it after sign-in; the
+ * server checks it with the same [secret].
+ */
+private fun signIdentity(secret: String, subject: String): String {
+    // Written into the JSON as it is: the tests' subjects need no escaping.
+    require(subject.all { it.isLetterOrDigit() || it == '-' }) { "subject \"$subject\"" }
+    val encoder = Base64.getUrlEncoder().withoutPadding()
+    val expires = System.currentTimeMillis() / 1000 + 3600
+    val header = encoder.encodeToString("""{"alg":"HS256","typ":"JWT"}""".toByteArray())
+    val claims = encoder.encodeToString("""{"sub":"$subject","exp":$expires}""".toByteArray())
+    val mac = Mac.getInstance("HmacSHA256").apply { init(SecretKeySpec(secret.toByteArray(), "HmacSHA256")) }
+    val signing = "$header.$claims"
+    return signing + "." + encoder.encodeToString(mac.doFinal(signing.toByteArray()))
 }
 
 /** A real token's claims with its signature replaced. */
