@@ -5,7 +5,6 @@ alone, so a new device finds the player's games again.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 
@@ -33,9 +32,6 @@ async def _seat_user_1_twice(address: str) -> tuple[str, str, str]:
         unlisted = (await ann.create_table("Friends", unlisted=True)).name
         others = (await ann.create_table("Others")).name
         await ann.join_table(first, "Ann", seat=2)
-        # The list orders by the millisecond of the join, and an unlisted table's id (the tie's
-        # order) is random within its millisecond: join in a later one.
-        await asyncio.sleep(0.002)
         await ann.join_table(unlisted, "Ann", seat=0)
         await ann.join_table(others, "Bob", seat=1, identity_token=identity("user-2"))
         await ann.join_table(others, "Guest", seat=3, identity_token="")

@@ -456,9 +456,6 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     const hand = must(dealt.view, "JoinTable view").hand;
     assert.equal(dealt.seat, gameSeat);
     assert.equal(hand.length, TRICKS_PER_ROUND, "the fourth seat taken deals the round");
-    // The server orders the list by the time of each join, to the millisecond: let a few pass, so
-    // that the second join is the newer one however fast the server answers.
-    await new Promise((resolve) => setTimeout(resolve, 5));
     const waitingSeat = 1;
     const waiting = await client.createTable(
       { table: { displayName: `TypeScript player tables (${protocol}) ${seed}`, unlisted: true }, requestId: randomUUID() },
