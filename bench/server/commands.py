@@ -16,8 +16,12 @@ of the same games on the Redis store, on the memory store, and the benchmark bas
 ``EVALSHA`` through the same client: what the application layer adds to a Redis round trip,
 without gRPC.
 
+With ``--interleave N`` it also times the first moves of N games sent a table at a time against
+the same moves sent to the N tables in turn, as a loaded server gets them: what it costs that
+every command finds a different table's state in the caches.
+
 Run it with ``uv run python bench/server/commands.py [--games 30] [--views 3]
-[--redis-url URL]``.
+[--redis-url URL] [--interleave 1000]``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import sys
 import time
 import urllib.parse
 from pathlib import Path
+from typing import NamedTuple
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
@@ -122,32 +127,71 @@ async def view_sizes(games: int) -> None:
     await app.aclose()
 
 
+class _Game(NamedTuple):
+    """A table of four seated players and the moves its game will be played with."""
+
+    name: str
+    tokens: list[str]
+    plan: list[tuple[str, int, tuple[int, ...], int]]
+
+
+async def _seated_game(app: TableApp, seed: int, request_id: str) -> _Game:
+    created = await app.create_table(pb.Table(deck_seed=seed), request_id)
+    name = created.view.table.name  # type: ignore[attr-defined]
+    tokens = [
+        (await app.join_table(name, s, f"p{s}", etag="", request_id="")).seat_token  # type: ignore[attr-defined]
+        for s in range(4)
+    ]
+    return _Game(name, tokens, _plan_game(seed, random.Random(seed)))
+
+
+async def _move(app: TableApp, game: _Game, number: int) -> None:
+    """The game's move ``number``, as the load generator sends it."""
+    method, seat, cards, _ = game.plan[number]
+    if method == "PlayCard":
+        await app.play_card(
+            game.name, game.tokens[seat], _CARDS[cards[0]], etag="", request_id=f"r{number}"
+        )
+    else:
+        played = [_CARDS[c] for c in cards]
+        await app.pass_cards(game.name, game.tokens[seat], played, etag="", request_id=f"r{number}")
+
+
 async def _cpu_per_command(store: Store, games: int, tag: str) -> float:
     """CPU µs per move of ``games`` whole games on ``store``, one command at a time."""
     app = TableApp(store, TokenCodec(b"x" * 32, ttl_seconds=86_400))
     count, cpu = 0, 0.0
-    for game in range(games):
-        seed = 2000 + game
-        created = await app.create_table(pb.Table(deck_seed=seed), f"{tag}{game}")
-        name = created.view.table.name  # type: ignore[attr-defined]
-        tokens = [
-            (await app.join_table(name, s, f"p{s}", etag="", request_id="")).seat_token  # type: ignore[attr-defined]
-            for s in range(4)
-        ]
-        plan = _plan_game(seed, random.Random(seed))
+    for index in range(games):
+        game = await _seated_game(app, 2000 + index, f"{tag}{index}")
         started = time.process_time()
-        for number, (method, seat, cards, _) in enumerate(plan):
-            if method == "PlayCard":
-                await app.play_card(
-                    name, tokens[seat], _CARDS[cards[0]], etag="", request_id=f"r{number}"
-                )
-            else:
-                played = [_CARDS[c] for c in cards]
-                await app.pass_cards(name, tokens[seat], played, etag="", request_id=f"r{number}")
+        for number in range(len(game.plan)):
+            await _move(app, game, number)
         cpu += time.process_time() - started
-        count += len(plan)
+        count += len(game.plan)
     await app.aclose()
     return cpu / count * 1e6
+
+
+async def interleaved_costs(tables: int, moves: int = 40) -> None:
+    """CPU µs per move of the first ``moves`` moves of ``tables`` games (memory store), played
+    a table at a time, then one move per table in turn, as a loaded server gets them: the same
+    commands, with the caches of the process (and of the CPU) holding a different table's state
+    from one command to the next."""
+    print(f"the first {moves} moves of {tables} games, CPU µs per move:")
+    for interleave in (False, True, False, True):
+        app = TableApp(MemoryStore(), TokenCodec(b"x" * 32, ttl_seconds=86_400))
+        games = [await _seated_game(app, 3000 + index, f"i{index}") for index in range(tables)]
+        if interleave:
+            schedule = [(game, number) for number in range(moves) for game in games]
+        else:
+            schedule = [(game, number) for game in games for number in range(moves)]
+        started = time.process_time()
+        for game, number in schedule:
+            await _move(app, game, number)
+        cpu = time.process_time() - started
+        order = f"{tables} tables in turn" if interleave else "one table at a time"
+        print(f"  {order:24s} {cpu / len(schedule) * 1e6:6.1f}")
+        await app.aclose()
 
 
 async def _baseline_cpu_per_call(url: str, calls: int) -> float:
@@ -190,12 +234,21 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=30, help="whole games timed")
     parser.add_argument("--views", type=int, default=3, help="finished games sized, per level")
     parser.add_argument("--redis-url", default="", help="also compare with Redis (loopback)")
+    parser.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        help="also time moves sent to this many tables in turn against a table at a time",
+    )
     args = parser.parse_args()
     if args.redis_url:
         host = urllib.parse.urlsplit(args.redis_url).hostname or ""
         if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
             parser.error("--redis-url must be a loopback address")
-    asyncio.run(command_costs(args.games))
+    if args.games:
+        asyncio.run(command_costs(args.games))
+    if args.interleave:
+        asyncio.run(interleaved_costs(args.interleave))
     if args.redis_url:
         asyncio.run(redis_comparison(args.redis_url, max(1, args.games // 3)))
     asyncio.run(view_sizes(args.views))

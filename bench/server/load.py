@@ -34,6 +34,7 @@ import ipaddress
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -114,6 +115,13 @@ class Sampler:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / self._ticks
 
+    def loop_thread_cpu_seconds(self) -> float:
+        """User + system CPU seconds of the server's main thread, which runs its event loop
+        (and with it every handler); the rest of :meth:`cpu_seconds` is gRPC's own threads."""
+        path = Path(f"/proc/{self.pid}/task/{self.pid}/stat")
+        fields = path.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self._ticks
+
     def rss_bytes(self) -> int:
         """Resident set size of the server process."""
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
@@ -131,6 +139,7 @@ class Sampler:
         return {
             "t": time.perf_counter(),
             "cpu": self.cpu_seconds(),
+            "loop_cpu": self.loop_thread_cpu_seconds(),
             "rss": self.rss_bytes(),
             "redis_reads": info["total_reads_processed"],
             "redis_commands": info["total_commands_processed"],
@@ -158,6 +167,9 @@ def delta(before: dict[str, Any], after: dict[str, Any], commands: int) -> dict[
         "seconds": after["t"] - before["t"],
         "server_cpu_s": after["cpu"] - before["cpu"],
         "server_cpu_ms_per_command": (after["cpu"] - before["cpu"]) * 1000 / per,
+        # Of which the event loop's thread (handlers, asyncio, gRPC's Cython layer, redis-py);
+        # the rest is gRPC's own threads (its poller and I/O threads).
+        "server_loop_cpu_ms_per_command": (after["loop_cpu"] - before["loop_cpu"]) * 1000 / per,
         "redis_cpu_ms_per_command": (after["redis_cpu"] - before["redis_cpu"]) * 1000 / per,
         "redis_reads_per_command": reads / per,
         "redis_commands_per_command": top / per,
@@ -624,11 +636,47 @@ async def open_loop(pool: Pool, rate: float, seconds: float, max_commands: int) 
         await asyncio.wait(tasks, timeout=pool.timeout + 5)
 
 
+class PhaseProfile:
+    """py-spy sampling one server's Python stacks (all threads) during one phase: ``--profile-dir``.
+
+    It starts with the phase and stops a second before its end, so that setting up and the
+    other phases (the overload phase's refusals, say) stay out of it; the file is py-spy's
+    ``raw`` format (one line per stack and its sample count), split by ``run.py``.
+    """
+
+    def __init__(self, directory: str, name: str, pid: int, seconds: float) -> None:
+        self.path = Path(directory) / f"{name}.txt"
+        self.process = subprocess.Popen(
+            [
+                "py-spy", "record", "--pid", str(pid), "--duration", str(max(1, int(seconds) - 1)),
+                "--rate", "400", "--format", "raw", "--threads", "--nonblocking",
+                "--output", str(self.path),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def wait(self) -> None:
+        await asyncio.to_thread(self.process.wait, 30)
+
+
 async def sweep_level(
-    sampler: Sampler, pool: Pool, level: int, *, seconds: float, max_commands: int, label: str
+    sampler: Sampler,
+    pool: Pool,
+    level: int,
+    *,
+    seconds: float,
+    max_commands: int,
+    label: str,
+    profile_dir: str = "",
 ) -> dict[str, Any]:
     async def body() -> None:
+        profile = None
+        if profile_dir:
+            profile = PhaseProfile(profile_dir, f"{label}-{level}", sampler.pid, seconds)
         await closed_loop(pool, level, seconds, max_commands)
+        if profile is not None:
+            await profile.wait()
 
     result = await measured(sampler, pool, body)
     result["concurrency"] = level
@@ -697,6 +745,7 @@ async def workload_play(args: argparse.Namespace, sampler: Sampler) -> dict[str,
                         seconds=args.seconds,
                         max_commands=args.max_commands,
                         label="baseline",
+                        profile_dir=args.profile_dir,
                     )
                     result["rep"] = rep
                     base.append(result)
@@ -707,6 +756,7 @@ async def workload_play(args: argparse.Namespace, sampler: Sampler) -> dict[str,
                     seconds=args.seconds,
                     max_commands=args.max_commands,
                     label=args.workload,
+                    profile_dir=args.profile_dir if args.workload == "play" else "",
                 )
                 result["rep"] = rep
                 ours.append(result)
@@ -979,6 +1029,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         type=lambda text: [float(x) for x in text.split(",")],
         default=[250.0],
         help="writes/s to the watched tables, one phase per rate",
+    )
+    parser.add_argument(
+        "--profile-dir",
+        default="",
+        help="py-spy each server during each closed-loop level of (a) into this directory",
     )
     parser.add_argument("--gen-dir", default="", help="where run.py generated baseline_pb2")
     parser.add_argument("--baseline-target", default="", help="host:port of baseline.py")

@@ -353,6 +353,18 @@ def report(results: dict[str, Any]) -> str:
             paced=True,
         )
     levels = [r["concurrency"] for r in play["baseline_sweep"]]
+    threads = [
+        "| server CPU ms/command, saturated | all threads | event loop's thread | gRPC's threads |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, r in (("baseline `Write`", base), ("(a) four seats", play["saturated"])):
+        cost = r["cost"]
+        loop = cost.get("server_loop_cpu_ms_per_command")
+        rest = None if loop is None else cost["server_cpu_ms_per_command"] - loop
+        threads.append(
+            f"| {name} | {fmt(cost['server_cpu_ms_per_command'], 3)} | {fmt(loop, 3)} | "
+            f"{fmt(rest, 3)} |"
+        )
     lines = [
         "| workload | commands/s | × baseline (saturated) | PlayCard/s | "
         "PlayCard p50 / p95 / p99 ms (baseline: `Write`) | server CPU ms/command | "
@@ -360,6 +372,8 @@ def report(results: dict[str, Any]) -> str:
         "load generator CPU ms/command |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
+        "",
+        *threads,
         "",
         "Other calls, p50 / p95 / p99 ms: "
         + "; ".join(
@@ -559,6 +573,33 @@ def cleanup_on_signals(processes: Processes) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def profile_dir(path: str) -> str:
+    directory = Path(path).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    return str(directory)
+
+
+def profile_split(play: dict[str, Any], directory: str) -> dict[str, Any]:
+    """Where each server's CPU per command went at (a)'s saturating level, from the profiles
+    ``load.py --profile-dir`` recorded (see ``profiles.py``); printed, and kept in the JSON."""
+    sys.path.insert(0, str(HERE))
+    import profiles  # noqa: PLC0415 - the module beside this script
+
+    split: dict[str, Any] = {}
+    for name, result in (("baseline", play["baseline_saturated"]), ("play", play["saturated"])):
+        path = Path(directory) / f"{name}-{result['concurrency']}.txt"
+        if not path.exists():
+            continue
+        cpu_us = result["cost"]["server_cpu_ms_per_command"] * 1000
+        split[name] = {bucket: share * cpu_us for bucket, share in profiles.split(path).items()}
+        print(
+            f"{name} at {result['concurrency']} in flight, µs of server CPU per command: "
+            + ", ".join(f"{bucket} {us:.0f}" for bucket, us in split[name].items()),
+            file=sys.stderr,
+        )
+    return split
+
+
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter phases (about 2 minutes)")
@@ -569,9 +610,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         default="",
-        help="py-spy profile of the server during (a): "
-        ".svg flame graph, .txt collapsed stacks, else speedscope JSON; "
-        "run with `--with py-spy==0.4.3`",
+        help="a directory: py-spy profiles of both servers during each closed-loop level of "
+        "(a), and where their CPU per command goes; run with `--with py-spy==0.4.3`",
     )
     parser.add_argument(
         "--server-arg", action="append", default=[], help="extra hearts-server flag (repeat)"
@@ -712,29 +752,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             def want(name: str) -> bool:
                 return not only or name in only
 
-            profiler = None
-            if args.profile and want("play"):
-                kind = {".svg": "flamegraph", ".txt": "raw"}.get(
-                    Path(args.profile).suffix, "speedscope"
-                )
-                profiler = processes.start(
-                    "py-spy",
-                    [
-                        "py-spy",
-                        "record",
-                        "--pid",
-                        str(server.pid),
-                        "--format",
-                        kind,
-                        *(["--native"] if os.environ.get("HEARTS_BENCH_NATIVE") else []),
-                        "--output",
-                        args.profile,
-                        "--rate",
-                        "200",
-                        *([] if os.environ.get("HEARTS_BENCH_NATIVE") else ["--nonblocking"]),
-                    ],
-                    workdir / "py-spy.log",
-                )
             if want("play"):
                 results["play"] = run_load(
                     workdir,
@@ -761,15 +778,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                         str(config["open_seconds"]),
                         "--overload-seconds",
                         str(config["overload_seconds"]),
+                        *(["--profile-dir", profile_dir(args.profile)] if args.profile else []),
                     ],
                     900,
                     pin=args.pin,
                 )
-            if profiler is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(profiler.pid, signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    profiler.wait(30)
+            if args.profile and want("play"):
+                results["play"]["profile_split"] = profile_split(results["play"], args.profile)
             if want("bots"):
                 results["bots"] = run_load(
                     workdir,
