@@ -4,11 +4,17 @@ app finds its player's games again after losing its seat tokens.
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 import grpc
 import pytest
+import redis.asyncio as aioredis
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+from hearts_server.store import keys
+from hearts_server.store import redis as redis_store
 
 from .conftest import Hearts, ServerFactory, bearer, failure
 from .test_api_identity_tokens import SECRET, join, signed
@@ -62,6 +68,61 @@ async def test_a_new_device_finds_its_game_and_plays_on(hearts: Hearts) -> None:
     view = await hearts.view(name, renewed.seat_token)
     assert view.viewer_seat == 0
     assert len(view.hand) == 13
+
+
+async def test_taking_the_seats_tokens_again_keeps_the_order(hearts: Hearts) -> None:
+    # A new device lists the tables, then takes each seat's token again (JoinTable with the
+    # identity token): that takes no seat, so the list stays most recently joined first.
+    names = [(await hearts.create()).view.table.name for _ in range(3)]
+    for name in names:
+        await join(hearts, name, signed("user-1"))
+    before = await my_tables(hearts, signed("user-1"))
+    assert [name for name, _ in before] == names[::-1]
+    for name, _ in before:
+        await join(hearts, name, signed("user-1"))
+    assert await my_tables(hearts, signed("user-1")) == before
+
+
+@pytest.mark.redis
+async def test_a_rematch_table_made_again_under_its_name_stays_listed(
+    make_server: ServerFactory,
+    connect: Any,
+    redis_url: str,
+) -> None:
+    # A rematch table that expired is made again under its name when a player asks for it. A
+    # list read that found it gone must not drop the entry the player's seat there adds in the
+    # meantime (on another replica): forced here by asking for the rematch just before the read
+    # drops the gone tables.
+    server = await make_server(store="redis", identity_secret=SECRET)
+    hearts = connect(server)
+    created = await hearts.create(bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1)
+    finished = created.view.table.name
+    played = await join(hearts, finished, signed("user-1"), seat=0)
+    await hearts.play_out(finished, {0: played.seat_token})
+    rematch = (await hearts.rematch(finished, played.seat_token)).view.table.name
+    assert [name for name, _ in await my_tables(hearts, signed("user-1"))] == [rematch, finished]
+    client = aioredis.Redis.from_url(redis_url)
+    rematch_id = rematch.removeprefix("tables/")
+    await client.delete(keys.table(rematch_id), keys.events(rematch_id), keys.requests(rematch_id))
+    store = server.app.store
+    original = store._run_one  # type: ignore[attr-defined]
+    raced: list[api.RematchTableResponse] = []
+
+    async def run_one(command: Any) -> Any:
+        if command[:2] == ("EVALSHA", redis_store._PLAYER.sha) and not raced:
+            raced.append(await hearts.rematch(finished, played.seat_token))
+        return await original(command)
+
+    store._run_one = run_one  # type: ignore[attr-defined]
+    try:
+        assert await my_tables(hearts, signed("user-1")) == [(finished, 0)]  # read before
+    finally:
+        del store._run_one  # type: ignore[attr-defined]
+    assert [(entry.view.table.name, entry.seat) for entry in raced] == [(rematch, 0)]
+    assert await my_tables(hearts, signed("user-1")) == [(rematch, 0), (finished, 0)]
+    digest = hashlib.blake2b(b"user-1", digest_size=16).hexdigest()
+    assert await client.zcard(f"hearts:player:{digest}") == 2
+    await client.aclose()
 
 
 async def test_a_seat_given_up_leaves_the_list(hearts: Hearts) -> None:

@@ -1017,8 +1017,11 @@ class TableApp:
         if identity is None:
             identity = await self._identity(identity_token)
         player_id = "" if identity is None else identity.player_id
+        taken = False  # whether the decision takes a seat (not one the player holds already)
 
         def decide(record: TableRecord, version: int) -> _Decision:
+            nonlocal taken
+            taken = False
             if player_id and not (waiting_only and record.game is not None):
                 held = self._held_by(record, player_id)
                 if held is not None:
@@ -1037,6 +1040,7 @@ class TableApp:
                 raise ServiceError("GAME_OVER", "the game is over: its seats stay as they are")
             else:
                 chosen = seat  # empty, or a bot standing in for a player who left
+            taken = True
             return self._seat_player(
                 record, chosen, display_name, api.JoinTableResponse, player_id=player_id
             )
@@ -1060,11 +1064,14 @@ class TableApp:
             ),
         )
         if player_id:
-            await self._note_player_seat(player_id, table_id)
+            await self._note_player_seat(player_id, table_id, taken=taken)
         return response
 
-    async def _note_player_seat(self, player_id: str, table_id: str) -> None:
-        """Put the table in the player's list (ListPlayerTables) once a seat there is theirs.
+    async def _note_player_seat(self, player_id: str, table_id: str, *, taken: bool) -> None:
+        """Put the table in the player's list (ListPlayerTables) once a seat there is theirs:
+        first in the list for a seat ``taken`` now; a seat the player held already (a new
+        token for it, or a retry answered from memory) keeps its place, and is added only if
+        missing (a note lost before).
 
         The list is a hint that the table's record confirms when it is read, so a store that
         cannot be reached now costs the seat nothing: the join stands, and is logged."""
@@ -1074,6 +1081,7 @@ class TableApp:
                 table_id,
                 at_us=int(self._clock() * 1_000_000),
                 ttl_ms=self._player_list_ttl_ms,
+                if_absent=not taken,
             )
         except StoreUnavailableError:
             log.warning("could not add tables/%s to a player's list of tables", table_id)
@@ -1493,7 +1501,11 @@ class TableApp:
         """Seat the caller (``player`` at ``seat`` of the finished table) at ``seat`` of the
         rematch table, or renew the seat it took there."""
 
+        taken = False  # whether the decision takes the seat (not one the caller holds)
+
         def decide(record: TableRecord, version: int) -> _Decision:
+            nonlocal taken
+            taken = False
             held = record.seats[seat]
             if held.occupant is Occupant.HUMAN and held.rematched:
                 # Taken by RematchTable from this seat of the finished table, whose token the
@@ -1513,6 +1525,7 @@ class TableApp:
                     f"seat {seat} of the rematch tables/{new_id} is taken"
                     + ("" if record.game is not None else "; JoinTable takes another seat there"),
                 )
+            taken = True
             return self._seat_player(
                 record,
                 seat,
@@ -1533,7 +1546,7 @@ class TableApp:
             fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
         )
         if player.player_id:
-            await self._note_player_seat(player.player_id, new_id)
+            await self._note_player_seat(player.player_id, new_id, taken=taken)
         return response
 
     async def _renew(

@@ -328,21 +328,23 @@ class Store(Protocol):
         ...
 
     async def player_seat_taken(
-        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int, if_absent: bool = False
     ) -> None:
         """Note that the player with the verified ``player_id`` took a seat at the table at
         ``at_us`` (microseconds, so that one player's seats taken one after the other never
         tie): the player's list of tables (``ListPlayerTables``). It keeps the player's
         :data:`PLAYER_TABLES_KEPT` most recent tables, and is forgotten ``ttl_ms`` after it was
         last written or read. A hint: the table's record says whether the seat is still
-        theirs."""
+        theirs. ``if_absent``: only if the table is not in the list (a seat the player held
+        already keeps its place)."""
         ...
 
     async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
         """``(table_id, version, data)`` of the tables in the player's list whose records
         exist, the most recently taken seat first; the list lives ``ttl_ms`` from now. Entries
-        whose table is gone are dropped. (Those of tables the player left stay until the table
-        is gone: dropping them here could race with the player taking a seat there again.)"""
+        whose table is gone are dropped, unless a seat was taken there since they were read (a
+        table made again under its id). Those of tables the player left stay until the table is
+        gone: dropping them could race with the player taking a seat there again."""
         ...
 
     async def delete(

@@ -122,7 +122,8 @@ def lobby(name: str) -> str:
 def player_tables(player_id: str) -> str:
     """Sorted set, score = when the seat was taken (µs), member = table id: the tables where a
     signed-in player took a seat (see ``Store.player_seat_taken``), hashed like :func:`quota`;
-    it expires with the tables. Never in a script with a table's keys.
+    it expires 30 days (or the idle TTL, if longer) after its last write or read. Never in a
+    script with a table's keys.
 
     >>> player_tables("user-1")
     'hearts:player:d6fc1c4b4ddbb4e741457d1d873d0d46'

@@ -259,7 +259,7 @@ class MemoryStore:
             del self._lobby[name]
 
     async def player_seat_taken(
-        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int, if_absent: bool = False
     ) -> None:
         now = self._clock()
         if len(self._players) >= self._players_sweep_at:  # expired lists are dropped now and then
@@ -267,7 +267,8 @@ class MemoryStore:
             self._players_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._players))
         held = self._players.get(player_id)
         tables = {} if held is None or held[0] <= now else held[1]
-        tables[table_id] = at_us
+        if not (if_absent and table_id in tables):
+            tables[table_id] = at_us
         if len(tables) > PLAYER_TABLES_KEPT:  # the oldest go, as the Redis store's trim does
             kept = sorted(tables.items(), key=lambda item: (item[1], item[0]))[-PLAYER_TABLES_KEPT:]
             tables = dict(kept)

@@ -159,6 +159,7 @@ _OUTBOX_RETRY = _Script.read("outbox_retry")
 _EPHEMERAL = _Script.read("ephemeral")
 _QUOTA = _Script.read("quota")
 _LOBBY = _Script.read("lobby")
+_PLAYER = _Script.read("player")
 _SCRIPTS = (
     _LOAD,
     _CREATE,
@@ -169,6 +170,7 @@ _SCRIPTS = (
     _EPHEMERAL,
     _QUOTA,
     _LOBBY,
+    _PLAYER,
 )
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
@@ -750,33 +752,37 @@ class RedisStore:
         await self._run_one(("EVALSHA", _LOBBY.sha, 1, keys.lobby(name), "release", table_id))
 
     async def player_seat_taken(
-        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int
+        self, player_id: str, table_id: str, *, at_us: int, ttl_ms: int, if_absent: bool = False
     ) -> None:
         key = keys.player_tables(player_id)
+        add = ("ZADD", key, "NX", at_us, table_id) if if_absent else ("ZADD", key, at_us, table_id)
         await self._run(
-            ("ZADD", key, at_us, table_id),
+            add,
             ("ZREMRANGEBYRANK", key, 0, -PLAYER_TABLES_KEPT - 1),  # keeps the newest
             ("PEXPIRE", key, ttl_ms),
         )
 
     async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
         key = keys.player_tables(player_id)
-        members, _ = await self._run(
-            ("ZREVRANGE", key, 0, PLAYER_TABLES_KEPT - 1), ("PEXPIRE", key, ttl_ms)
+        # redis-py answers WITHSCORES as (member, score) pairs, the score a float (exact here:
+        # microseconds stay below 2**53 for centuries).
+        pairs, _ = await self._run(
+            ("ZREVRANGE", key, 0, PLAYER_TABLES_KEPT - 1, "WITHSCORES"), ("PEXPIRE", key, ttl_ms)
         )
-        ids = [bytes(m).decode() for m in members]
-        if not ids:
+        if not pairs:
             return []
+        ids = [bytes(member).decode() for member, _ in pairs]
         records = await self._run(*(("HMGET", keys.table(i), "v", "d") for i in ids))
         found: list[tuple[str, int, bytes]] = []
         gone: list[str] = []
-        for table_id, (version, data) in zip(ids, records, strict=True):
+        for table_id, (_, score), (version, data) in zip(ids, pairs, records, strict=True):
             if data is None:
-                gone.append(table_id)
+                gone += [table_id, f"{score:.0f}"]
             else:
                 found.append((table_id, int(version), data))
-        if gone:  # a table id is never used again: no race with a seat taken meanwhile
-            await self._run_one(("ZREM", key, *gone))
+        if gone:
+            # Only entries that still have the score read: see player.lua.
+            await self._run_one(("EVALSHA", _PLAYER.sha, 1, key, *gone))
         return found
 
     async def publish_ephemeral(
