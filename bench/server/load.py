@@ -669,16 +669,20 @@ async def sweep_level(
     max_commands: int,
     label: str,
     profile_dir: str = "",
+    rep: int = 0,
 ) -> dict[str, Any]:
+    profile: PhaseProfile | None = None
+
     async def body() -> None:
-        profile = None
+        nonlocal profile
         if profile_dir:
-            profile = PhaseProfile(profile_dir, f"{label}-{level}", sampler.pid, seconds)
+            name = f"{label}-{level}-{rep}"
+            profile = PhaseProfile(profile_dir, name, sampler.pid, seconds)
         await closed_loop(pool, level, seconds, max_commands)
-        if profile is not None:
-            await profile.wait()
 
     result = await measured(sampler, pool, body)
+    if profile is not None:
+        await profile.wait()  # after the phase: its figures never include waiting for py-spy
     result["concurrency"] = level
     print(
         f"  {label:8s} closed loop, {level:4d} in flight: {result['commands_per_s']:8.0f} /s",
@@ -746,6 +750,7 @@ async def workload_play(args: argparse.Namespace, sampler: Sampler) -> dict[str,
                         max_commands=args.max_commands,
                         label="baseline",
                         profile_dir=args.profile_dir,
+                        rep=rep,
                     )
                     result["rep"] = rep
                     base.append(result)
@@ -757,6 +762,7 @@ async def workload_play(args: argparse.Namespace, sampler: Sampler) -> dict[str,
                     max_commands=args.max_commands,
                     label=args.workload,
                     profile_dir=args.profile_dir if args.workload == "play" else "",
+                    rep=rep,
                 )
                 result["rep"] = rep
                 ours.append(result)

@@ -587,7 +587,8 @@ def profile_split(play: dict[str, Any], directory: str) -> dict[str, Any]:
 
     split: dict[str, Any] = {}
     for name, result in (("baseline", play["baseline_saturated"]), ("play", play["saturated"])):
-        path = Path(directory) / f"{name}-{result['concurrency']}.txt"
+        # The repetition the sweep kept for this level (the better of two in a full run).
+        path = Path(directory) / f"{name}-{result['concurrency']}-{result.get('rep', 0)}.txt"
         if not path.exists():
             continue
         cpu_us = result["cost"]["server_cpu_ms_per_command"] * 1000
