@@ -1017,11 +1017,8 @@ class TableApp:
         if identity is None:
             identity = await self._identity(identity_token)
         player_id = "" if identity is None else identity.player_id
-        taken = False  # whether the decision takes a seat (not one the player holds already)
 
         def decide(record: TableRecord, version: int) -> _Decision:
-            nonlocal taken
-            taken = False
             if player_id and not (waiting_only and record.game is not None):
                 held = self._held_by(record, player_id)
                 if held is not None:
@@ -1040,17 +1037,17 @@ class TableApp:
                 raise ServiceError("GAME_OVER", "the game is over: its seats stay as they are")
             else:
                 chosen = seat  # empty, or a bot standing in for a player who left
-            taken = True
             return self._seat_player(
                 record, chosen, display_name, api.JoinTableResponse, player_id=player_id
             )
 
-        response = await self._mutate_seating(
+        return await self._mutate_seating(
             table_id,
             request_id=request_id,
             etag=etag,
             decide=decide,
             response_type=api.JoinTableResponse,
+            player_id=player_id,
             # A join without an identity hashes as it did before identities existed (retries
             # across an upgrade still match); one with, under a method name of its own with the
             # player's id first, so that no other caller's request hashes the same (the fields
@@ -1063,15 +1060,11 @@ class TableApp:
                 )
             ),
         )
-        if player_id:
-            await self._note_player_seat(player_id, table_id, taken=taken)
-        return response
 
     async def _note_player_seat(self, player_id: str, table_id: str, *, taken: bool) -> None:
         """Put the table in the player's list (ListPlayerTables) once a seat there is theirs:
-        first in the list for a seat ``taken`` now; a seat the player held already (a new
-        token for it, or a retry answered from memory) keeps its place, and is added only if
-        missing (a note lost before).
+        first in the list for a seat ``taken`` now; a seat the player held already keeps its
+        place, and is added only if missing (a note lost before).
 
         The list is a hint that the table's record confirms when it is read, so a store that
         cannot be reached now costs the seat nothing: the join stands, and is logged."""
@@ -1095,20 +1088,34 @@ class TableApp:
         decide: Callable[[TableRecord, int], _Decision],
         response_type: type[M],
         fingerprint: bytes,
+        player_id: str = "",
     ) -> M:
         """:meth:`_mutate` for a call that seats its caller, who holds no seat of the table yet:
-        its request is remembered under its own id (a join's caller key)."""
-        return _message(
+        its request is remembered under its own id (a join's caller key). A caller with a
+        verified ``player_id`` has the table put in their list (:meth:`_note_player_seat`)."""
+        last: list[_Decision] = []  # the decision the answer comes from, if one was made
+
+        def deciding(record: TableRecord, version: int) -> _Decision:
+            last[:] = [decide(record, version)]
+            return last[0]
+
+        response = _message(
             await self._mutate(
                 table_id,
                 caller_key=f"{JOIN_CALLER_PREFIX}{request_id}" if request_id else "join",
                 request_id=request_id,
                 etag=etag,
-                decide=decide,
+                decide=deciding if player_id else decide,
                 response_type=response_type,
                 fingerprint=fingerprint,
             )
         )
+        if player_id:
+            # A seat taken now (a decision that writes) goes first in the list; a seat the
+            # player held already keeps its place, as does a retry answered from the table's
+            # memory before any decision was made.
+            await self._note_player_seat(player_id, table_id, taken=bool(last) and last[0].write)
+        return response
 
     def _seat_player(
         self,
@@ -1501,11 +1508,7 @@ class TableApp:
         """Seat the caller (``player`` at ``seat`` of the finished table) at ``seat`` of the
         rematch table, or renew the seat it took there."""
 
-        taken = False  # whether the decision takes the seat (not one the caller holds)
-
         def decide(record: TableRecord, version: int) -> _Decision:
-            nonlocal taken
-            taken = False
             held = record.seats[seat]
             if held.occupant is Occupant.HUMAN and held.rematched:
                 # Taken by RematchTable from this seat of the finished table, whose token the
@@ -1525,7 +1528,6 @@ class TableApp:
                     f"seat {seat} of the rematch tables/{new_id} is taken"
                     + ("" if record.game is not None else "; JoinTable takes another seat there"),
                 )
-            taken = True
             return self._seat_player(
                 record,
                 seat,
@@ -1535,19 +1537,17 @@ class TableApp:
                 player_id=player.player_id,
             )
 
-        response = await self._mutate_seating(
+        return await self._mutate_seating(
             new_id,
             request_id=request_id,
             etag="",
             decide=decide,
             response_type=api.RematchTableResponse,
+            player_id=player.player_id,
             # The seat too: another player who sends the same id must not be answered with this
             # one's seat token (REQUEST_ID_REUSED instead).
             fingerprint=_fingerprint(request_id, b"RematchTable", name, seat),
         )
-        if player.player_id:
-            await self._note_player_seat(player.player_id, new_id, taken=taken)
-        return response
 
     async def _renew(
         self, table_id: str, seat: int | None, token: str, *, joining: bool
