@@ -17,7 +17,7 @@ import pytest
 import redis
 import redis.asyncio.connection
 
-from hearts_server.store import keys
+from hearts_server.store import keys, lane
 from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
@@ -1131,17 +1131,24 @@ async def test_events_must_follow_the_log(make_redis: Callable[..., RedisStore])
 
 @pytest.fixture
 def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts writes to Redis sockets: each pipeline is one write, so one round trip."""
+    """Counts writes to Redis sockets, on the store's lane and on redis-py's connections: each
+    pipeline is one write, so one round trip."""
     counter = [0]
     original = redis.asyncio.connection.AbstractConnection.send_packed_command
+    original_send = lane._Connection.send
 
     async def counting(self: Any, *args: Any, **kwargs: Any) -> None:
         counter[0] += 1
         await original(self, *args, **kwargs)
 
+    def counting_send(self: Any, *args: Any, **kwargs: Any) -> Any:
+        counter[0] += 1
+        return original_send(self, *args, **kwargs)
+
     monkeypatch.setattr(
         redis.asyncio.connection.AbstractConnection, "send_packed_command", counting
     )
+    monkeypatch.setattr(lane._Connection, "send", counting_send)
     return counter
 
 

@@ -62,6 +62,7 @@ from hearts_server.store.base import (
     StoreUnsupportedError,
 )
 from hearts_server.store.hub import Hub, HubSubscription
+from hearts_server.store.lane import RedisLane
 
 __all__ = ["RedisStore", "decode_batch", "encode_batch"]
 
@@ -249,11 +250,13 @@ class RedisStore:
         hub: Hub | None,
         timeout: float,
         sweep_interval_seconds: float,
+        lane: RedisLane | None = None,
     ) -> None:
         """Use :meth:`from_url`; this takes the already built client and listener pool."""
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
         self._redis = client
+        self._lane = lane
         self._listener_pool = listener_pool
         self._idle_ttl_ms = _ms(idle_ttl_seconds)
         self._finished_ttl_ms = _ms(finished_ttl_seconds)
@@ -290,7 +293,8 @@ class RedisStore:
         socket_timeout: float = 5.0,
         sweep_interval_seconds: float = 60.0,
     ) -> RedisStore:
-        """A store on ``url`` with ``pool_size`` connections plus one pub/sub connection.
+        """A store on ``url``: one multiplexed connection for commands (a :class:`RedisLane`) for
+        ``redis://``, else a pool of ``pool_size``; plus one pub/sub connection.
 
         Nothing connects until the first command. ``socket_timeout`` bounds every wait on Redis
         (connect, reply, a free pool connection), so a dead Redis fails fast.
@@ -315,8 +319,24 @@ class RedisStore:
         listener_pool = ConnectionPool.from_url(
             url, max_connections=1, client_name="hearts-listener", protocol=2, **common
         )
+        client = Redis.from_pool(pool)
+        lane = None
+        if url.startswith("redis://"):
+            # Every command of the hot path goes through one multiplexed connection (see
+            # lane.py); the pool is left for TLS, unix sockets and a create's request claim.
+            settings = pool.connection_kwargs
+            lane = RedisLane(
+                host=settings.get("host", "localhost"),
+                port=int(settings.get("port", 6379)),
+                db=int(settings.get("db", 0)),
+                username=settings.get("username"),
+                password=settings.get("password"),
+                client_name="hearts",
+                timeout=socket_timeout,
+                callbacks=client.response_callbacks,
+            )
         return cls(
-            Redis.from_pool(pool),
+            client,
             listener_pool,
             idle_ttl_seconds=idle_ttl_seconds,
             finished_ttl_seconds=finished_ttl_seconds,
@@ -324,6 +344,7 @@ class RedisStore:
             hub=hub,
             timeout=socket_timeout,
             sweep_interval_seconds=sweep_interval_seconds,
+            lane=lane,
         )
 
     # --- Round trips ---
@@ -333,17 +354,22 @@ class RedisStore:
 
         A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
         pipeline once more; redis-py's Script objects would instead add a SCRIPT EXISTS round trip
-        to every pipeline. Replies are parsed as redis-py parses each command. A single command
-        skips the pipeline machinery, which costs more than the command on the hot path.
+        to every pipeline. Replies are parsed as redis-py parses each command. On the lane they
+        are written together; on redis-py's pool, a single command skips the pipeline
+        machinery, which costs more than the command on the hot path.
         """
-        if len(commands) == 1:
+        if self._lane is None and len(commands) == 1:
             return [await self._run_one(commands[0])]
         for attempt in range(2):
-            pipe = self._redis.pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            with _UNAVAILABLE:
-                results: list[Any] = await pipe.execute(raise_on_error=False)
+            if self._lane is not None:
+                with _UNAVAILABLE:
+                    results = await self._lane.run(commands)
+            else:
+                pipe = self._redis.pipeline(transaction=False)
+                for command in commands:
+                    pipe.execute_command(*command)
+                with _UNAVAILABLE:
+                    results = await pipe.execute(raise_on_error=False)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 await self._load_scripts()
                 continue
@@ -355,6 +381,8 @@ class RedisStore:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_one(self, command: _Command) -> Any:
+        if self._lane is not None:
+            return (await self._run(command))[0]
         # redis-py leaves execute_command unannotated.
         try:
             with _UNAVAILABLE:
@@ -664,6 +692,8 @@ class RedisStore:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._live.clear()
         self.hub.close_all()
+        if self._lane is not None:
+            await self._lane.aclose()
         await self._redis.aclose()
         await self._listener_pool.disconnect()
 

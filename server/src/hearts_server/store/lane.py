@@ -1,0 +1,244 @@
+"""One multiplexed Redis connection for the store's round trips.
+
+redis-py's asyncio client takes a connection from its pool for every command and gives it
+back after the reply, under a condition variable and a timeout each, and writes through a task
+that ``asyncio.wait_for`` makes: about 30 µs of CPU a command on this machine, as much as the
+rest of a move's own work on the server. Redis answers the commands of one connection in the
+order they came, so a single connection carries every command of the process here, each
+written as it is asked for and answered by the next reply that arrives: a command costs a
+future and a write. Concurrent commands wait in Redis's queue rather than the pool's, and a
+cancelled caller leaves its reply to be read and dropped instead of a connection to be closed.
+
+The lane speaks RESP3 and parses with hiredis as redis-py's own connections do (the same
+``HELLO``, the same reader options), and replies go through the client's response callbacks,
+so every command answers what redis-py's ``execute_command`` would. Errors are redis-py's:
+error replies become its exception classes, a lost or refused connection its
+``ConnectionError``, and a reply that takes longer than the timeout its ``TimeoutError``; a
+timeout ends the connection (later replies could no longer be matched to their commands) and
+every command waiting on it. The next command connects again.
+
+Only plain TCP (``redis://``) goes through a lane; TLS and unix sockets keep redis-py's pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+import hiredis
+from redis._parsers import BaseParser
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import InvalidResponse
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+__all__ = ["RedisLane"]
+
+_Command = tuple[bytes | str | int, ...]
+
+_NOT_ENOUGH_DATA = object()  # hiredis's "no whole reply yet" (False is a RESP3 reply)
+
+
+def _pack(command: _Command) -> bytes:
+    first = command[0]
+    if isinstance(first, str) and " " in first:  # "SCRIPT LOAD": Redis wants two words
+        command = (*first.split(), *command[1:])
+    packed: bytes = hiredis.pack_command(cast(Any, command))
+    return packed
+
+
+class _Connection(asyncio.Protocol):
+    """The socket's protocol: each reply resolves the oldest command still waiting."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._reader = hiredis.Reader(
+            protocolError=InvalidResponse,
+            replyError=BaseParser.parse_error,
+            notEnoughData=_NOT_ENOUGH_DATA,
+        )
+        # Per command sent and not yet answered: its future and the loop time it was sent.
+        self.waiting: collections.deque[tuple[asyncio.Future[Any], float]] = collections.deque()
+        self.transport: asyncio.Transport | None = None
+        self.lost = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def send(self, data: bytes, count: int) -> list[asyncio.Future[Any]]:
+        """Write ``count`` packed commands; a future per command for its reply."""
+        assert self.transport is not None
+        now = self._loop.time()
+        futures = [self._loop.create_future() for _ in range(count)]
+        self.waiting.extend((future, now) for future in futures)
+        self.transport.write(data)
+        return futures
+
+    def data_received(self, data: bytes) -> None:
+        reader = self._reader
+        reader.feed(data)
+        waiting = self.waiting
+        try:
+            while (reply := reader.gets()) is not _NOT_ENOUGH_DATA:
+                future = waiting.popleft()[0]
+                if not future.done():  # its caller may have been cancelled
+                    future.set_result(reply)
+        except (InvalidResponse, IndexError) as exc:  # garbage, or a reply nobody asked for
+            self.end(RedisConnectionError(f"Protocol error from Redis: {exc!r}"))
+
+    def eof_received(self) -> None:
+        self.lost = True  # no command may follow; the transport closes and calls connection_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        detail = f": {exc}" if exc is not None else ""
+        self._fail(RedisConnectionError(f"Connection closed by Redis{detail}."))
+
+    def end(self, error: Exception) -> None:
+        """Close at once (unsent data dropped) and fail every command waiting with ``error``."""
+        self._fail(error)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _fail(self, error: Exception) -> None:
+        self.lost = True
+        waiting, self.waiting = self.waiting, collections.deque()
+        for future, _ in waiting:
+            if not future.done():
+                future.set_exception(error)
+                # A caller cancelled meanwhile never retrieves it: no "never retrieved" log.
+                future.exception()
+
+    def overdue(self, deadline: float) -> bool:
+        """Whether the oldest command waiting was sent before ``deadline``."""
+        return bool(self.waiting) and self.waiting[0][1] < deadline
+
+
+class RedisLane:
+    """Every command of a process on one connection to ``host``:``port``, reconnected on demand.
+
+    ``callbacks`` are the client's response callbacks by command name
+    (``Redis.response_callbacks``). ``timeout`` bounds connecting and every reply.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        db: int = 0,
+        username: str | None = None,
+        password: str | None = None,
+        client_name: str | None = None,
+        timeout: float,
+        callbacks: Mapping[str | bytes, Callable[..., Any]],
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._db = db
+        self._username = username
+        self._password = password
+        self._client_name = client_name
+        self._timeout = timeout
+        self._callbacks = callbacks
+        self._connection: _Connection | None = None
+        self._connecting: asyncio.Future[_Connection] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def run(self, commands: Sequence[_Command]) -> list[Any]:
+        """Send ``commands`` in one write and return their replies, in order.
+
+        An error reply is returned as its redis-py exception, not raised; a lost connection or
+        a timeout raises redis-py's ``ConnectionError`` or ``TimeoutError``.
+        """
+        connection = self._connection
+        if connection is None or connection.lost:
+            connection = await self._connect()
+        if len(commands) == 1:
+            futures = connection.send(_pack(commands[0]), 1)
+        else:
+            futures = connection.send(b"".join(map(_pack, commands)), len(commands))
+        replies = [await future for future in futures]
+        callbacks = self._callbacks
+        for index, command in enumerate(commands):
+            name = command[0]
+            callback = callbacks.get(name) if isinstance(name, str) else None
+            if callback is not None and not isinstance(replies[index], Exception):
+                reply = callback(replies[index])
+                replies[index] = await reply if inspect.isawaitable(reply) else reply
+        return replies
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        if self._connection is not None:
+            self._connection.end(RedisConnectionError("The store was closed."))
+            self._connection = None
+
+    async def _connect(self) -> _Connection:
+        if self._closed:
+            raise RedisConnectionError("The store was closed.")
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._open())
+            self._connecting.add_done_callback(self._opened)
+        # Shielded: one caller's cancellation must not end the connection the others wait for.
+        return await asyncio.shield(self._connecting)
+
+    def _opened(self, connecting: asyncio.Future[_Connection]) -> None:
+        self._connecting = None
+        if not connecting.cancelled() and connecting.exception() is None:
+            if self._closed:  # closed while connecting
+                connecting.result().end(RedisConnectionError("The store was closed."))
+                return
+            self._connection = connecting.result()
+            if self._watchdog is None and not self._closed:
+                self._watchdog = asyncio.ensure_future(self._watch())
+
+    async def _open(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        try:
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(lambda: _Connection(loop), self._host, self._port),
+                self._timeout,
+            )
+        except (TimeoutError, OSError) as exc:
+            raise RedisConnectionError(
+                f"Error connecting to {self._host}:{self._port}. {exc!r}."
+            ) from exc
+        hello: list[bytes | str | int] = ["HELLO", 3]
+        if self._password is not None:
+            hello += ["AUTH", self._username or "default", self._password]
+        if self._client_name:
+            hello += ["SETNAME", self._client_name]
+        handshake: list[_Command] = [tuple(hello)]
+        if self._db:
+            handshake.append(("SELECT", self._db))
+        futures = connection.send(b"".join(map(_pack, handshake)), len(handshake))
+        try:
+            async with asyncio.timeout(self._timeout):
+                replies = [await future for future in futures]
+        except TimeoutError:
+            connection.end(RedisTimeoutError("Timeout reading from Redis."))
+            raise RedisTimeoutError("Timeout connecting to Redis.") from None
+        for reply in replies:
+            if isinstance(reply, Exception):
+                connection.end(RedisConnectionError("The handshake failed."))
+                if isinstance(reply, RedisConnectionError):  # AuthenticationError and the like
+                    raise reply
+                raise RedisConnectionError(f"Redis refused the handshake: {reply}") from reply
+        return connection
+
+    async def _watch(self) -> None:
+        """End a connection whose oldest command has waited longer than the timeout."""
+        loop = asyncio.get_running_loop()
+        period = min(max(self._timeout / 4, 0.01), 1.0)
+        while True:
+            await asyncio.sleep(period)
+            connection = self._connection
+            if connection is not None and connection.overdue(loop.time() - self._timeout):
+                connection.end(RedisTimeoutError("Timeout reading from Redis."))
