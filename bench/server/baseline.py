@@ -4,10 +4,12 @@ The script does the core of a table commit and nothing else: compare the key's v
 new value and version, append the value to the key's stream. Requests and responses are the
 sizes of a ``PlayCard``'s (about 60 and 480 bytes), the value stored about a record's (1 KiB),
 and the load generator sends the same ``authorization`` header as to the Hearts server. The
-server uses the same gRPC options, the same Redis client (redis-py asyncio with hiredis, a
-blocking pool of 16 connections, EVALSHA without redis-py's Script objects) as
-``hearts-server``, so the difference between the two is what the Hearts server does on top:
-tokens, records, the engine, views, events, metrics.
+server uses the same gRPC options and the same Redis client as ``hearts-server``: by default
+the store's multiplexed connection (``hearts_server.store.lane``), or with ``--client
+redis-py`` redis-py's asyncio client on a blocking pool of 16 connections, which the Hearts
+server used until 2026-11-30 (both with hiredis, EVALSHA without redis-py's Script objects). So
+the difference between the two is what the Hearts server does on top: tokens, records, the
+engine, views, events, metrics.
 
 Run by ``run.py``: ``python baseline.py --port P --redis-url URL --gen-dir DIR`` where ``DIR``
 holds ``baseline_pb2*.py`` generated from ``baseline.proto``.
@@ -26,6 +28,8 @@ import grpc
 from grpc_reflection.v1alpha import reflection
 from redis.asyncio import BlockingConnectionPool, Redis
 
+from hearts_server.store.lane import RedisLane
+
 SCRIPT = b"""
 local current = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if current ~= tonumber(ARGV[1]) then
@@ -41,7 +45,28 @@ _STORED = bytes(1024)
 _ANSWERED = 480
 
 
-async def serve(port: int, redis_url: str) -> None:
+def lane_client(redis_url: str, callbacks: Any) -> tuple[Any, RedisLane]:
+    """An ``execute_command`` on the Hearts server's multiplexed connection (its store's lane),
+    and the lane (to close)."""
+    settings = BlockingConnectionPool.from_url(redis_url).connection_kwargs
+    lane = RedisLane(
+        host=settings.get("host", "localhost"),
+        port=int(settings.get("port", 6379)),
+        db=int(settings.get("db", 0)),
+        timeout=5.0,
+        callbacks=callbacks,
+    )
+
+    async def execute_command(*command: Any) -> Any:
+        [reply] = await lane.run((command,))
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    return execute_command, lane
+
+
+async def serve(port: int, redis_url: str, client_kind: str) -> None:
     import baseline_pb2  # noqa: PLC0415 - generated at run time into --gen-dir
     import baseline_pb2_grpc  # noqa: PLC0415
 
@@ -50,12 +75,15 @@ async def serve(port: int, redis_url: str) -> None:
     )
     client = Redis.from_pool(pool)
     await client.script_load(SCRIPT)
+    execute_command = client.execute_command
+    if client_kind == "lane":
+        execute_command, _ = lane_client(redis_url, client.response_callbacks)
 
     class Servicer(baseline_pb2_grpc.BaselineServicer):  # type: ignore[misc]
         async def Write(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC name
             key = request.key
             value = request.payload + _STORED[len(request.payload) :]
-            version = await client.execute_command(
+            version = await execute_command(
                 "EVALSHA",
                 SHA,
                 2,
@@ -94,9 +122,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--gen-dir", required=True)
+    parser.add_argument(
+        "--client",
+        choices=("lane", "redis-py"),
+        default="lane",
+        help="the Redis client: the Hearts server's multiplexed connection, or redis-py's pool",
+    )
     args = parser.parse_args()
     sys.path.insert(0, args.gen_dir)
-    asyncio.run(serve(args.port, args.redis_url))
+    asyncio.run(serve(args.port, args.redis_url, args.client))
 
 
 if __name__ == "__main__":

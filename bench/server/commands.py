@@ -195,21 +195,24 @@ async def interleaved_costs(tables: int, moves: int = 40) -> None:
 
 
 async def _baseline_cpu_per_call(url: str, calls: int) -> float:
-    """CPU µs per call of the baseline's EVALSHA (see baseline.py), one call at a time."""
+    """CPU µs per call of the baseline's EVALSHA (see baseline.py), one call at a time, on the
+    store's own client (its multiplexed connection)."""
     pool = BlockingConnectionPool.from_url(url, max_connections=16, timeout=5.0, socket_timeout=5.0)
     client = Redis.from_pool(pool)
     await client.script_load(baseline.SCRIPT)
+    await client.aclose()
+    execute_command, lane = baseline.lane_client(url, {})
     versions: dict[str, int] = {}
     value = bytes(60) + baseline._STORED[60:]
     started = time.process_time()
     for index in range(calls):
         key = f"bench-commands-{index % 1000}"
         table, log = f"b:{{{key}}}:t", f"b:{{{key}}}:e"
-        versions[key] = await client.execute_command(
+        versions[key] = await execute_command(
             "EVALSHA", baseline.SHA, 2, table, log, versions.get(key, 0), value
         )
     cpu = time.process_time() - started
-    await client.aclose()
+    await lane.aclose()
     return cpu / calls * 1e6
 
 

@@ -617,6 +617,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--server-arg", action="append", default=[], help="extra hearts-server flag (repeat)"
     )
+    parser.add_argument(
+        "--baseline-client",
+        choices=("lane", "redis-py"),
+        default="lane",
+        help="the baseline's Redis client: the Hearts server's own multiplexed connection "
+        "(default), or redis-py's pooled client",
+    )
     parser.add_argument("--only", default="", help="comma-separated workloads (debugging)")
     parser.add_argument("--from-json", default="", help="report a saved --json run, run nothing")
     parser.add_argument("--tables", type=int, default=0, help="tables for (a) (default 1000)")
@@ -741,6 +748,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     redis_url,
                     "--gen-dir",
                     str(workdir / "gen"),
+                    "--client",
+                    args.baseline_client,
                 ],
                 base_log,
             )
