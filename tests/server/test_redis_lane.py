@@ -226,3 +226,42 @@ async def test_the_store_uses_the_lane_for_tcp_and_maps_its_errors(clean_redis: 
     tls = RedisStore.from_url("rediss://127.0.0.1:1/0")
     assert tls._lane is None  # TLS keeps redis-py's connections
     await tls.close()
+
+
+async def test_closing_while_a_caller_connects_fails_that_caller_at_once(
+    make_lane: Callable[..., RedisLane], clean_redis: str
+) -> None:
+    lane = make_lane(timeout=0.5)
+    call = asyncio.ensure_future(one(lane, "PING"))
+    await asyncio.sleep(0)  # the caller is connecting
+    await lane.aclose()
+    with pytest.raises(RedisConnectionError):
+        await asyncio.wait_for(call, 3)  # not after the timeout, and never a hang
+
+    store = RedisStore.from_url(clean_redis, socket_timeout=0.5)
+    load = asyncio.ensure_future(store.load("t1"))
+    await asyncio.sleep(0)
+    await store.close()
+    with pytest.raises(StoreUnavailableError):
+        await asyncio.wait_for(load, 3)
+
+
+async def test_a_connection_lost_right_after_the_handshake_fails_fast() -> None:
+    async def hello_then_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(100)
+        writer.write(b"%1\r\n+proto\r\n:3\r\n")  # HELLO's reply, then "Redis" goes away
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(hello_then_close, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    lane = RedisLane(host="127.0.0.1", port=port, timeout=2.0, callbacks={})
+    started = time.monotonic()
+    try:
+        with pytest.raises(RedisConnectionError):
+            await lane.run([("PING",)])
+        assert time.monotonic() - started < 1.0  # not the 2 s timeout
+    finally:
+        await lane.aclose()
+        server.close()
+        await server.wait_closed()

@@ -187,7 +187,12 @@ class RedisLane:
             self._connecting = asyncio.ensure_future(self._open())
             self._connecting.add_done_callback(self._opened)
         # Shielded: one caller's cancellation must not end the connection the others wait for.
-        return await asyncio.shield(self._connecting)
+        connection = await asyncio.shield(self._connecting)
+        if connection.lost:  # closed by aclose() or by Redis before this caller woke up
+            if self._closed:
+                raise RedisConnectionError("The store was closed.")
+            raise RedisConnectionError("Connection closed by Redis.")
+        return connection
 
     def _opened(self, connecting: asyncio.Future[_Connection]) -> None:
         self._connecting = None
