@@ -48,14 +48,8 @@ _ANSWERED = 480
 def lane_client(redis_url: str, callbacks: Any) -> tuple[Any, RedisLane]:
     """An ``execute_command`` on the Hearts server's multiplexed connection (its store's lane),
     and the lane (to close)."""
-    settings = BlockingConnectionPool.from_url(redis_url).connection_kwargs
-    lane = RedisLane(
-        host=settings.get("host", "localhost"),
-        port=int(settings.get("port", 6379)),
-        db=int(settings.get("db", 0)),
-        timeout=5.0,
-        callbacks=callbacks,
-    )
+    pool = BlockingConnectionPool.from_url(redis_url)
+    lane = RedisLane.of_pool(pool, timeout=5.0, callbacks=callbacks)
 
     async def execute_command(*command: Any) -> Any:
         [reply] = await lane.run((command,))

@@ -9,12 +9,20 @@ connect again.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
+import shutil
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from redis.exceptions import (
     AuthenticationError,
     NoScriptError,
@@ -27,9 +35,11 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
+from hearts_server.store import keys
 from hearts_server.store.base import StoreUnavailableError
 from hearts_server.store.lane import RedisLane
 from hearts_server.store.redis import RedisStore
+from tests.conftest import LocalRedis, free_port
 
 SCRIPT = b"return {1, false, 'two', {3, ARGV[1]}}"
 
@@ -209,11 +219,10 @@ async def test_a_closed_lane_refuses_commands(make_lane: Callable[..., RedisLane
         await one(lane, "PING")
 
 
-async def test_the_store_uses_the_lane_for_tcp_and_maps_its_errors(clean_redis: str) -> None:
+async def test_the_store_maps_the_lanes_errors(clean_redis: str) -> None:
     store = RedisStore.from_url(clean_redis, socket_timeout=0.2)
     admin = redis.asyncio.Redis.from_url(clean_redis)
     try:
-        assert store._lane is not None
         await store.ping()
         await admin.client_pause(1000, all=True)
         with pytest.raises(StoreUnavailableError, match="TimeoutError"):
@@ -223,9 +232,119 @@ async def test_the_store_uses_the_lane_for_tcp_and_maps_its_errors(clean_redis: 
     finally:
         await store.close()
         await admin.aclose()
-    tls = RedisStore.from_url("rediss://127.0.0.1:1/0")
-    assert tls._lane is None  # TLS keeps redis-py's connections
-    await tls.close()
+
+
+def _certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a certificate it signed for 127.0.0.1 with its key: (ca, cert, key) files."""
+    now = datetime.datetime.now(datetime.UTC)
+
+    def issue(
+        subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name
+    ) -> x509.CertificateBuilder:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(issuer)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+        )
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hearts test CA")])
+    ca = (
+        issue("hearts test CA", ca_key, ca_name)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        issue("127.0.0.1", key, ca_name)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = directory / "ca.pem", directory / "redis.pem", directory / "redis.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return paths
+
+
+@pytest.fixture
+def tls_redis(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """A private redis-server that also listens with TLS: (its TLS port, the CA's file)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("needs a redis-server binary on PATH")
+    ca, cert, key = _certificates(tmp_path)
+    tls_port = free_port()
+    server = LocalRedis(
+        binary,
+        tmp_path,
+        [
+            "--tls-port",
+            str(tls_port),
+            "--tls-cert-file",
+            str(cert),
+            "--tls-key-file",
+            str(key),
+            "--tls-ca-cert-file",
+            str(ca),
+            "--tls-auth-clients",
+            "no",
+        ],
+    )
+    server.start()
+    try:
+        yield tls_port, ca
+    finally:
+        server.stop()
+
+
+async def test_the_lane_speaks_tls_as_the_url_asks(tls_redis: tuple[int, Path]) -> None:
+    port, ca = tls_redis
+    store = RedisStore.from_url(f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={ca}")
+    try:
+        assert await store.create("t1", b"v1", [], open_seats=True)
+        assert (await store.load("t1")).data == b"v1"
+    finally:
+        await store.close()
+    # Without the CA the server's certificate is not trusted: refused, as redis-py refuses it.
+    untrusted = RedisStore.from_url(f"rediss://127.0.0.1:{port}/0", socket_timeout=1.0)
+    try:
+        with pytest.raises(StoreUnavailableError, match="CERTIFICATE_VERIFY_FAILED"):
+            await untrusted.load("t1")
+    finally:
+        await untrusted.close()
+
+
+async def test_the_lane_connects_to_a_unix_socket(tmp_path: Path) -> None:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("needs a redis-server binary on PATH")
+    socket_path = tmp_path / "redis.sock"
+    server = LocalRedis(binary, tmp_path, ["--unixsocket", str(socket_path)])
+    server.start()
+    store = RedisStore.from_url(f"unix://{socket_path}?db=2")
+    admin = redis.asyncio.Redis(port=server.port, db=2)
+    try:
+        assert await store.create("t1", b"v1", [], open_seats=True)
+        assert (await store.load("t1")).data == b"v1"
+        assert await admin.exists(keys.table("t1")) == 1  # in database 2, as the URL says
+    finally:
+        await store.close()
+        await admin.aclose()
+        server.stop()
 
 
 async def test_closing_while_a_caller_connects_fails_that_caller_at_once(

@@ -17,7 +17,10 @@ error replies become its exception classes, a lost or refused connection its
 timeout ends the connection (later replies could no longer be matched to their commands) and
 every command waiting on it. The next command connects again.
 
-Only plain TCP (``redis://``) goes through a lane; TLS and unix sockets keep redis-py's pool.
+A lane is made from the redis-py connection pool the URL describes (:meth:`RedisLane.of_pool`),
+so it connects where and as that pool would: TCP (``redis://``), TLS (``rediss://``, with the
+``ssl.SSLContext`` redis-py builds from the URL's ``ssl_*`` options) or a unix socket
+(``unix://``), with its user, password and database.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import hiredis
 from redis._parsers import BaseParser
+from redis.asyncio import ConnectionPool
+from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import InvalidResponse
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -126,8 +132,10 @@ class RedisLane:
     def __init__(
         self,
         *,
-        host: str,
-        port: int,
+        host: str = "localhost",
+        port: int = 6379,
+        path: str | None = None,
+        tls: ssl.SSLContext | None = None,
         db: int = 0,
         username: str | None = None,
         password: str | None = None,
@@ -135,8 +143,11 @@ class RedisLane:
         timeout: float,
         callbacks: Mapping[str | bytes, Callable[..., Any]],
     ) -> None:
+        """A lane to ``host``:``port`` (over ``tls`` if given), or to the unix socket ``path``."""
         self._host = host
         self._port = port
+        self._path = path
+        self._tls = tls
         self._db = db
         self._username = username
         self._password = password
@@ -147,6 +158,35 @@ class RedisLane:
         self._connecting: asyncio.Future[_Connection] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._closed = False
+
+    @classmethod
+    def of_pool(
+        cls,
+        pool: ConnectionPool,
+        *,
+        timeout: float,
+        callbacks: Mapping[str | bytes, Callable[..., Any]],
+        client_name: str | None = None,
+    ) -> RedisLane:
+        """A lane to where ``pool``'s connections go (built by ``from_url``), as they would."""
+        settings = pool.connection_kwargs
+        kind = pool.connection_class
+        tls = None
+        if issubclass(kind, SSLConnection):
+            # redis-py turns the URL's ssl_* options into a context: the same checks here.
+            tls = kind(**settings).ssl_context.get()
+        return cls(
+            host=settings.get("host", "localhost"),
+            port=int(settings.get("port", 6379)),
+            path=settings.get("path") if issubclass(kind, UnixDomainSocketConnection) else None,
+            tls=tls,
+            db=int(settings.get("db", 0)),
+            username=settings.get("username"),
+            password=settings.get("password"),
+            client_name=client_name,
+            timeout=timeout,
+            callbacks=callbacks,
+        )
 
     async def run(self, commands: Sequence[_Command]) -> list[Any]:
         """Send ``commands`` in one write and return their replies, in order.
@@ -206,15 +246,17 @@ class RedisLane:
 
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
+        where = self._path or f"{self._host}:{self._port}"
         try:
-            _, connection = await asyncio.wait_for(
-                loop.create_connection(lambda: _Connection(loop), self._host, self._port),
-                self._timeout,
-            )
-        except (TimeoutError, OSError) as exc:
-            raise RedisConnectionError(
-                f"Error connecting to {self._host}:{self._port}. {exc!r}."
-            ) from exc
+            if self._path is not None:
+                opening = loop.create_unix_connection(lambda: _Connection(loop), self._path)
+            else:
+                opening = loop.create_connection(
+                    lambda: _Connection(loop), self._host, self._port, ssl=self._tls
+                )
+            _, connection = await asyncio.wait_for(opening, self._timeout)
+        except (TimeoutError, OSError) as exc:  # ssl.SSLError is an OSError
+            raise RedisConnectionError(f"Error connecting to {where}. {exc!r}.") from exc
         hello: list[bytes | str | int] = ["HELLO", 3]
         if self._password is not None:
             hello += ["AUTH", self._username or "default", self._password]

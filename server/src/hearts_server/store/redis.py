@@ -250,9 +250,9 @@ class RedisStore:
         hub: Hub | None,
         timeout: float,
         sweep_interval_seconds: float,
-        lane: RedisLane | None = None,
+        lane: RedisLane,
     ) -> None:
-        """Use :meth:`from_url`; this takes the already built client and listener pool."""
+        """Use :meth:`from_url`; this takes the already built client, lane and listener pool."""
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
         self._redis = client
@@ -293,8 +293,8 @@ class RedisStore:
         socket_timeout: float = 5.0,
         sweep_interval_seconds: float = 60.0,
     ) -> RedisStore:
-        """A store on ``url``: one multiplexed connection for commands (a :class:`RedisLane`) for
-        ``redis://``, else a pool of ``pool_size``; plus one pub/sub connection.
+        """A store on ``url``: one multiplexed connection for commands (a :class:`RedisLane`),
+        a pool of up to ``pool_size`` for a create's request claim, and one pub/sub connection.
 
         Nothing connects until the first command. ``socket_timeout`` bounds every wait on Redis
         (connect, reply, a free pool connection), so a dead Redis fails fast.
@@ -320,21 +320,11 @@ class RedisStore:
             url, max_connections=1, client_name="hearts-listener", protocol=2, **common
         )
         client = Redis.from_pool(pool)
-        lane = None
-        if url.startswith("redis://"):
-            # Every command of the hot path goes through one multiplexed connection (see
-            # lane.py); the pool is left for TLS, unix sockets and a create's request claim.
-            settings = pool.connection_kwargs
-            lane = RedisLane(
-                host=settings.get("host", "localhost"),
-                port=int(settings.get("port", 6379)),
-                db=int(settings.get("db", 0)),
-                username=settings.get("username"),
-                password=settings.get("password"),
-                client_name="hearts",
-                timeout=socket_timeout,
-                callbacks=client.response_callbacks,
-            )
+        # Every command but a create's request claim goes through one multiplexed connection
+        # (see lane.py), made from the pool's settings: TCP, TLS or a unix socket.
+        lane = RedisLane.of_pool(
+            pool, timeout=socket_timeout, callbacks=client.response_callbacks, client_name="hearts"
+        )
         return cls(
             client,
             listener_pool,
@@ -350,26 +340,15 @@ class RedisStore:
     # --- Round trips ---
 
     async def _run(self, *commands: _Command) -> list[Any]:
-        """Send ``commands`` as one pipeline (one round trip) and return their replies.
+        """Send ``commands`` together (one round trip) and return their replies.
 
         A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
-        pipeline once more; redis-py's Script objects would instead add a SCRIPT EXISTS round trip
-        to every pipeline. Replies are parsed as redis-py parses each command. On the lane they
-        are written together; on redis-py's pool, a single command skips the pipeline
-        machinery, which costs more than the command on the hot path.
+        commands once more; redis-py's Script objects would instead add a SCRIPT EXISTS round
+        trip to every call. Replies are parsed as redis-py parses each command.
         """
-        if self._lane is None and len(commands) == 1:
-            return [await self._run_one(commands[0])]
         for attempt in range(2):
-            if self._lane is not None:
-                with _UNAVAILABLE:
-                    results = await self._lane.run(commands)
-            else:
-                pipe = self._redis.pipeline(transaction=False)
-                for command in commands:
-                    pipe.execute_command(*command)
-                with _UNAVAILABLE:
-                    results = await pipe.execute(raise_on_error=False)
+            with _UNAVAILABLE:
+                results = await self._lane.run(commands)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 await self._load_scripts()
                 continue
@@ -381,16 +360,7 @@ class RedisStore:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _run_one(self, command: _Command) -> Any:
-        if self._lane is not None:
-            return (await self._run(command))[0]
-        # redis-py leaves execute_command unannotated.
-        try:
-            with _UNAVAILABLE:
-                return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
-        except NoScriptError:
-            await self._load_scripts()
-        with _UNAVAILABLE:
-            return await self._redis.execute_command(*command)  # type: ignore[no-untyped-call]
+        return (await self._run(command))[0]
 
     async def _load_scripts(self) -> None:
         await self._run(*(("SCRIPT LOAD", script.source) for script in _SCRIPTS))
@@ -692,8 +662,7 @@ class RedisStore:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._live.clear()
         self.hub.close_all()
-        if self._lane is not None:
-            await self._lane.aclose()
+        await self._lane.aclose()
         await self._redis.aclose()
         await self._listener_pool.disconnect()
 
