@@ -2,8 +2,8 @@
 
 redis-py's asyncio client takes a connection from its pool for every command and gives it
 back after the reply, under a condition variable and a timeout each, and writes through a task
-that ``asyncio.wait_for`` makes: about 30 µs of CPU a command on this machine, as much as the
-rest of a move's own work on the server. Redis answers the commands of one connection in the
+that ``asyncio.wait_for`` makes: about 60 µs of CPU a move in-process on this machine, and
+60–100 µs under load (see docs/benchmarks.md). Redis answers the commands of one connection in the
 order they came, so a single connection carries every command of the process here, each
 written as it is asked for and answered by the next reply that arrives: a command costs a
 future and a write. Concurrent commands wait in Redis's queue rather than the pool's, and a
