@@ -192,8 +192,9 @@ class RedisLane:
             callbacks=callbacks,
         )
 
-    async def run(self, commands: Sequence[_Command]) -> list[Any]:
-        """Send ``commands`` in one write and return their replies, in order.
+    async def run(self, commands: Sequence[_Command], *, raw: bool = False) -> list[Any]:
+        """Send ``commands`` in one write and return their replies, in order; parsed by the
+        response callbacks unless ``raw`` (a callback that needs redis-py's options).
 
         An error reply is returned as its redis-py exception, not raised; a lost connection or
         a timeout raises redis-py's ``ConnectionError`` or ``TimeoutError``.
@@ -207,6 +208,8 @@ class RedisLane:
         else:
             futures = connection.send(b"".join(map(_pack, commands)), len(commands))
             replies = [await future for future in futures]
+        if raw:
+            return replies
         callbacks = self._callbacks
         for index, command in enumerate(commands):
             name = command[0]

@@ -36,9 +36,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import hiredis
-from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
-from redis.asyncio.connection import AbstractConnection, Connection
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -113,28 +112,6 @@ def decode_batch(data: bytes) -> tuple[StoredEvent, ...]:
     except struct.error as exc:
         raise ValueError("truncated batch") from exc
     return tuple(events)
-
-
-class _HiredisPackingConnection(Connection):
-    """redis-py's asyncio TCP connection, packing commands with hiredis's C packer.
-
-    redis-py's synchronous client packs with ``hiredis.pack_command`` when hiredis is installed;
-    its asyncio client packs in Python, about 10 µs for a commit's arguments against 2 µs. The
-    bytes are the same. A command name with a space (``SCRIPT LOAD``) goes through redis-py's own
-    packer, which splits it into words.
-    """
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        first = args[0]
-        if isinstance(first, str):
-            words = " " in first
-        elif isinstance(first, bytes):
-            words = b" " in first
-        else:
-            words = True  # let redis-py refuse what it refuses
-        if words:
-            return super().pack_command(*args)
-        return [hiredis.pack_command(args)]
 
 
 # --- Scripts ---
@@ -241,7 +218,6 @@ class RedisStore:
 
     def __init__(
         self,
-        client: Redis,
         listener_pool: ConnectionPool,
         *,
         idle_ttl_seconds: float,
@@ -252,10 +228,9 @@ class RedisStore:
         sweep_interval_seconds: float,
         lane: RedisLane,
     ) -> None:
-        """Use :meth:`from_url`; this takes the already built client, lane and listener pool."""
+        """Use :meth:`from_url`; this takes the already built lane and listener pool."""
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
-        self._redis = client
         self._lane = lane
         self._listener_pool = listener_pool
         self._idle_ttl_ms = _ms(idle_ttl_seconds)
@@ -289,15 +264,14 @@ class RedisStore:
         finished_ttl_seconds: float = 600,
         max_events: int = 5000,
         hub: Hub | None = None,
-        pool_size: int = 16,
         socket_timeout: float = 5.0,
         sweep_interval_seconds: float = 60.0,
     ) -> RedisStore:
-        """A store on ``url``: one multiplexed connection for commands (a :class:`RedisLane`),
-        a pool of up to ``pool_size`` for a create's request claim, and one pub/sub connection.
+        """A store on ``url``: one multiplexed connection for commands (a :class:`RedisLane`)
+        and one pub/sub connection.
 
         Nothing connects until the first command. ``socket_timeout`` bounds every wait on Redis
-        (connect, reply, a free pool connection), so a dead Redis fails fast.
+        (connect, reply), so a dead Redis fails fast.
         """
         common: dict[str, Any] = {
             "socket_timeout": socket_timeout,
@@ -305,28 +279,26 @@ class RedisStore:
             # Retrying here could run a write twice; the caller decides (CAS makes that safe).
             "retry": Retry(NoBackoff(), 0),
             # With maintenance notifications on ("auto"), redis-py skips its check for pooled
-            # connections the server closed, so the first command after a Redis restart would
-            # fail on each of them. They are a managed-Redis feature this store does not use.
+            # connections the server closed, so a reconnect after a Redis restart would fail
+            # once. They are a managed-Redis feature this store does not use.
             "maint_notifications_config": MaintNotificationsConfig(enabled=False),
         }
-        if url.startswith("redis://"):  # TLS and unix sockets keep redis-py's classes
-            common["connection_class"] = _HiredisPackingConnection
-        pool = BlockingConnectionPool.from_url(
-            url, max_connections=pool_size, timeout=socket_timeout, client_name="hearts", **common
-        )
         # RESP2 on the listener: there, messages are plain replies that read_response returns in
         # order (RESP3 would route them to push handlers instead).
         listener_pool = ConnectionPool.from_url(
             url, max_connections=1, client_name="hearts-listener", protocol=2, **common
         )
-        client = Redis.from_pool(pool)
-        # Every command but a create's request claim goes through one multiplexed connection
-        # (see lane.py), made from the pool's settings: TCP, TLS or a unix socket.
+        # Commands go through one multiplexed connection (see lane.py). redis-py parses the URL
+        # (TCP, TLS or a unix socket, user, password, database) and lends its response
+        # callbacks; its pool opens no connection.
+        settings = ConnectionPool.from_url(url, **common)
         lane = RedisLane.of_pool(
-            pool, timeout=socket_timeout, callbacks=client.response_callbacks, client_name="hearts"
+            settings,
+            timeout=socket_timeout,
+            callbacks=Redis.from_pool(settings).response_callbacks,
+            client_name="hearts",
         )
         return cls(
-            client,
             listener_pool,
             idle_ttl_seconds=idle_ttl_seconds,
             finished_ttl_seconds=finished_ttl_seconds,
@@ -339,16 +311,17 @@ class RedisStore:
 
     # --- Round trips ---
 
-    async def _run(self, *commands: _Command) -> list[Any]:
+    async def _run(self, *commands: _Command, raw: bool = False) -> list[Any]:
         """Send ``commands`` together (one round trip) and return their replies.
 
         A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
         commands once more; redis-py's Script objects would instead add a SCRIPT EXISTS round
-        trip to every call. Replies are parsed as redis-py parses each command.
+        trip to every call. Replies are parsed as redis-py's ``execute_command`` parses each
+        command, unless ``raw``.
         """
         for attempt in range(2):
             with _UNAVAILABLE:
-                results = await self._lane.run(commands)
+                results = await self._lane.run(commands, raw=raw)
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 await self._load_scripts()
                 continue
@@ -436,15 +409,14 @@ class RedisStore:
             # Claim the request id before creating (a second round trip, only for creates that
             # carry one): two concurrent retries must not both make a table. The claim lives in
             # another slot than the table, so it cannot be part of the create script.
-            earlier: Any
-            with _UNAVAILABLE:
-                if response is None:
-                    earlier = await self._redis.get(claim)
-                else:
-                    claimed = _pack(table_id.encode(), response)
-                    earlier = await self._redis.set(
-                        claim, claimed, nx=True, get=True, px=self._idle_ttl_ms
-                    )
+            if response is None:
+                earlier = await self._run_one(("GET", claim))
+            else:
+                claimed = _pack(table_id.encode(), response)
+                # Raw: redis-py's SET callback answers a bool unless told of GET.
+                [earlier] = await self._run(
+                    ("SET", claim, claimed, "NX", "GET", "PX", self._idle_ttl_ms), raw=True
+                )
             if earlier is not None:
                 earlier_id, earlier_response = _unpack(earlier)
                 return CreateResult(False, earlier_id.decode(), earlier_response)
@@ -663,7 +635,6 @@ class RedisStore:
         self._live.clear()
         self.hub.close_all()
         await self._lane.aclose()
-        await self._redis.aclose()
         await self._listener_pool.disconnect()
 
     def end_all_watchers(self) -> None:
