@@ -108,6 +108,23 @@ func TestRequestMetadataKeepsTheCallsAndDropsTheBrowsersHeaders(t *testing.T) {
 	}
 }
 
+// HTTP lets headers carry what gRPC's metadata cannot: gRPC-Go would refuse the whole backend
+// call (INTERNAL), so such a header is left out, and the call goes on.
+func TestRequestMetadataLeavesOutWhatGRPCCannotCarry(t *testing.T) {
+	in := metadata.MD{
+		"x-note":      {"café"},
+		"x-tab":       {"a\tb"},
+		"x!tag":       {"kept by HTTP, not by gRPC"},
+		"x-blob-bin":  {"\xff\x00binary"},
+		"x-plain":     {"plain ASCII ~"},
+		"x-two-notes": {"ok", "not ok: é"},
+	}
+	out := forwardedRequestMetadata(metadata.NewIncomingContext(context.Background(), in))
+	if want := []string{"x-blob-bin", "x-plain"}; !slices.Equal(keys(out), want) {
+		t.Errorf("forwarded %v, want %v", keys(out), want)
+	}
+}
+
 func TestResponseMetadataDropsWhatTheGatewayWritesItself(t *testing.T) {
 	out := forwardedResponseMetadata(metadata.MD{
 		"content-type": {"application/grpc"}, "grpc-status": {"0"}, "x-served-by": {"replica-1"},

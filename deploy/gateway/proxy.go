@@ -67,13 +67,14 @@ var hopHeaders = map[string]bool{
 }
 
 // forwardedRequestMetadata is what of an incoming call's metadata the backend gets, with the
-// caller's address added to x-forwarded-for.
+// caller's address added to x-forwarded-for. A header that gRPC cannot carry is left out (see
+// sendable); handle refuses an authorization header of that kind before this is asked.
 func forwardedRequestMetadata(ctx context.Context) metadata.MD {
 	in, _ := metadata.FromIncomingContext(ctx)
 	out := metadata.MD{}
 	for key, values := range in {
 		if hopHeaders[key] || strings.HasPrefix(key, "grpc-") || strings.HasPrefix(key, "connect-") ||
-			strings.HasPrefix(key, "sec-") || strings.HasPrefix(key, ":") {
+			strings.HasPrefix(key, "sec-") || strings.HasPrefix(key, ":") || !sendable(key, values) {
 			continue
 		}
 		out[key] = values
@@ -98,6 +99,52 @@ func forwardedResponseMetadata(md metadata.MD) metadata.MD {
 		out[key] = values
 	}
 	return out
+}
+
+// sendable reports whether gRPC can send the header key: values on the backend call. HTTP lets
+// a header name hold characters that gRPC's metadata keys may not ([0-9a-z-_.] only), and a
+// value hold bytes past ASCII; gRPC-Go refuses such a header when the call starts, which would
+// fail the whole call as INTERNAL. Values of a -bin key are binary and always fit.
+func sendable(key string, values []string) bool {
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	if strings.HasSuffix(key, "-bin") {
+		return true
+	}
+	for _, value := range values {
+		if !printableASCII(value) {
+			return false
+		}
+	}
+	return true
+}
+
+// printableASCII reports whether value is printable ASCII (0x20 to 0x7E), what gRPC's metadata
+// values may hold.
+func printableASCII(value string) bool {
+	for i := 0; i < len(value); i++ {
+		if value[i] < 0x20 || value[i] > 0x7E {
+			return false
+		}
+	}
+	return true
+}
+
+// malformedAuthorization refuses a call whose authorization header gRPC cannot carry (bytes
+// past ASCII, say): the server's answer to a malformed seat token. Dropping the header instead
+// would send the call on without a token, and GetTable would answer with a spectator's view.
+func malformedAuthorization(ctx context.Context) error {
+	in, _ := metadata.FromIncomingContext(ctx)
+	for _, value := range in.Get("authorization") {
+		if !printableASCII(value) {
+			return withErrorInfo(codes.Unauthenticated, "TOKEN_INVALID", "the token is malformed")
+		}
+	}
+	return nil
 }
 
 func hostOf(address string) string {
@@ -219,6 +266,10 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 		return err
 	}
 
+	if err := malformedAuthorization(in.Context()); err != nil {
+		p.logger.Info("refused a malformed authorization header", "method", method, "peer", peerOf(in.Context()))
+		return err
+	}
 	ctx, cancel := context.WithCancelCause(metadata.NewOutgoingContext(in.Context(), forwardedRequestMetadata(in.Context())))
 	defer cancel(nil)
 	if p.serverStreaming[method] {

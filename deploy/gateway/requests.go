@@ -331,8 +331,8 @@ func checkParameterValue(field protoreflect.FieldDescriptor, value string) error
 	return err
 }
 
-// withRESTChecks answers a REST request whose query the route cannot take, or that has a body
-// where its route takes none, with INVALID_ARGUMENT / INVALID_REQUEST (HTTP 400, the
+// withRESTChecks answers a REST request whose query the route cannot take, whose path is not
+// UTF-8, or that has a body where its route takes none, with INVALID_ARGUMENT / INVALID_REQUEST (HTTP 400, the
 // google.rpc.Status as JSON, as the transcoder writes errors), before the transcoder sees it.
 func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -341,6 +341,11 @@ func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler)
 				continue
 			}
 			err := route.checkQuery(r.URL.Query())
+			if err == nil && !utf8.ValidString(r.URL.Path) {
+				// A path variable is a string field (a table's name), which must be UTF-8; the
+				// literal parts of a route are ASCII.
+				err = errors.New("the path is not UTF-8")
+			}
 			if err == nil && route.body == "" && r.ContentLength != 0 { // -1: chunked
 				err = errors.New("this call takes no body: its fields go in the query")
 			}

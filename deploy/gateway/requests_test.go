@@ -221,6 +221,9 @@ func TestLiveMalformedRequestsAreInvalidRequest(t *testing.T) {
 		{http.MethodPost, "/v1/tables?table.displayName=Q", `{"displayName": "P"}`, restJSON},
 		{http.MethodPost, "/v1/tables/x:join", "not json", restJSON},
 		{http.MethodPost, "/v1/tables", `{"seats": "none"}`, restJSON},
+		// A path that is not UTF-8: the table's name is a string field (was UNKNOWN, HTTP 500).
+		{http.MethodGet, "/v1/tables/ab%FFcd", "", nil},
+		{http.MethodPost, "/v1/tables/ab%FFcd:join", `{"playerDisplayName": "P"}`, restJSON},
 	} {
 		what := fmt.Sprintf("%s %s %s", c.method, c.path, c.body)
 		t.Run(what, func(t *testing.T) {
@@ -366,5 +369,36 @@ func TestBoundedGzipDecompressorStopsAtTheLimit(t *testing.T) {
 	n, err := io.Copy(io.Discard, decompressor)
 	if connect.CodeOf(err) != connect.CodeResourceExhausted || n > maxMessageBytes+64<<10 {
 		t.Errorf("%d bytes of 64 x %d read: %v", n, maxMessageBytes, err)
+	}
+}
+
+// A header gRPC cannot carry (bytes past ASCII) no longer fails the call as INTERNAL (HTTP 500):
+// such an authorization header is a malformed token, and any other such header is left out.
+func TestLiveHeadersGRPCCannotCarry(t *testing.T) {
+	base := gatewayURL(t)
+	code, data := call(t, http.MethodPost, base+"/v1/tables", "", &heartsv1.Table{DisplayName: "odd headers"})
+	created := &heartsv1.CreateTableResponse{}
+	decode(t, "POST /v1/tables", code, data, created)
+	name := created.GetView().GetTable().GetName()
+	badToken := http.Header{"Authorization": {"Bearer v1.abc.\xc3\xa9"}}
+
+	code, body := rawCall(t, http.MethodGet, base+"/v1/"+name, "", badToken)
+	restError(t, "REST GetTable, token not ASCII", code, []byte(body), http.StatusUnauthorized, "TOKEN_INVALID")
+
+	header := http.Header{"Authorization": badToken["Authorization"]}
+	for name, values := range connectJSON {
+		header[name] = values
+	}
+	code, body = rawCall(t, http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName,
+		fmt.Sprintf(`{"name": %q}`, name), header)
+	if got, reason := connectError(t, body); code != http.StatusUnauthorized || got != "unauthenticated" || reason != "TOKEN_INVALID" {
+		t.Errorf("Connect GetTable, token not ASCII: HTTP %d, %s / %s: %s", code, got, reason, body)
+	}
+
+	code, body = rawCall(t, http.MethodGet, base+"/v1/"+name, "", http.Header{"X-Note": {"caf\xc3\xa9"}})
+	got := &heartsv1.GetTableResponse{}
+	decode(t, "REST GetTable with X-Note: café", code, []byte(body), got)
+	if got.GetView().GetTable().GetName() != name {
+		t.Errorf("GetTable answered %s", body)
 	}
 }
