@@ -265,6 +265,27 @@ async def test_a_display_name_outside_1_to_40_characters_is_refused(hearts, play
     assert joined.view.table.seats[0].player_display_name == "x" * 40
 
 
+@pytest.mark.parametrize(
+    "player",
+    ["Ann\n", "\tAnn", "Ann\x1f", "\x1c\x1dAnn\r", "A\x85nn", "An\x07n"],
+    ids=["trailing newline", "leading tab", "trailing unit separator", "both ends", "NEL", "bell"],
+)
+async def test_a_display_name_with_control_characters_is_refused_even_at_its_ends(
+    hearts, player: str
+) -> None:
+    # Trimming came first once, and took tabs, line breaks and U+001C..U+001F off the ends.
+    created = await hearts.create()
+    name = created.view.table.name
+    etag = await hearts.etag(name)
+    refusal = await failure(hearts.join(name, 0, player=player))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    quick = await failure(hearts.stub.QuickJoin(api.QuickJoinRequest(player_display_name=player)))
+    assert (quick.code, quick.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert await hearts.etag(name) == etag
+    joined = await hearts.join(name, 0, player="  Ann  ")  # spaces are trimmed, as before
+    assert joined.view.table.seats[0].player_display_name == "Ann"
+
+
 async def test_names_over_their_limits_on_create_are_refused(hearts) -> None:
     long_bot = pb.Seat(
         seat=1, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM,

@@ -1002,13 +1002,12 @@ class TableApp:
         only while the game has not started; then the table is full to that player).
         """
         table_id = parse_table_name(name)
-        display_name = display_name.strip()
         identity: Identity | None = None
         if token and identity_token:
             # A renewal keeps the seat's id; a token sent with it is checked all the same.
             identity = await self._identity(identity_token)
         if token:
-            renewed = await self._renew(table_id, seat, token, joining=bool(display_name))
+            renewed = await self._renew(table_id, seat, token, joining=bool(display_name.strip()))
             if renewed is not None:
                 return renewed
         display_name = _player_name(display_name)
@@ -2630,12 +2629,15 @@ def _duration_ms(
 
 def _player_name(display_name: str) -> str:
     """A player's display name as given, trimmed; INVALID_ARGUMENT unless 1 to 40 characters
-    without control characters."""
+    without control characters.
+
+    Control characters are looked for before trimming: ``str.strip`` also takes tabs, line
+    breaks and the separators U+001C to U+001F off the ends, which the API refuses anywhere."""
+    if _has_control_characters(display_name):
+        raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
     display_name = display_name.strip()
     if not display_name or len(display_name) > _MAX_NAME:
         raise ServiceError("INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters")
-    if _has_control_characters(display_name):
-        raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
     return display_name
 
 
