@@ -504,3 +504,43 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     await leaving.stop()
     table = (await staying.view(name)).table
     assert owing(table) == [0], "the bots' moves were left to another replica"
+
+
+@pytest.mark.parametrize(
+    "refused",
+    ["zadd", "hset"],
+    ids=["the listing refused, the table made", "the table refused, the listing written"],
+)
+async def test_a_create_redis_refuses_in_part_leaves_nothing_a_retry_would_trust(
+    make_server, connect, redis_server, refused: str
+) -> None:
+    # A create is the table (a script) and its listing (commands on the indexes, another slot)
+    # in one round trip, after the request id's claim. At maxmemory Redis may take one and
+    # refuse the other. The claim used to answer the retry with whatever the first attempt
+    # named: a table missing from ListTables for good, or a table that was never made. Here
+    # an ACL refuses one command of the create, every time, until the retry.
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    await admin.acl_setuser(
+        "hearts", enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
+        commands=["+@all", f"-{refused}"],
+    )  # fmt: skip
+    try:
+        url = redis_server.url.replace("redis://", "redis://hearts:pw@", 1)
+        hearts = connect(await make_server(store="redis", redis_url=url))
+        request = api.CreateTableRequest(table=pb.Table(display_name="listed"), request_id="c-1")
+        refusal = await failure(hearts.stub.CreateTable(request))
+        assert refusal.code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE)
+        tables = [k async for k in admin.scan_iter(match="hearts:{*}:t")]
+        assert tables == []  # nothing made, or made and taken back
+        async for leftover in admin.scan_iter(match="hearts:{*}:e"):
+            assert await admin.pttl(leftover) > 0  # a failed script's events expire
+        await admin.acl_setuser("hearts", enabled=True, commands=[f"+{refused}"])
+        created = await hearts.stub.CreateTable(request)
+        name = created.view.table.name
+        assert (await hearts.stub.GetTable(api.GetTableRequest(name=name))).view.table.name == name
+        listed = await hearts.stub.ListTables(api.ListTablesRequest())
+        assert name in [table.name for table in listed.tables]
+        assert await hearts.stub.CreateTable(request) == created  # the claim answers now
+    finally:
+        await admin.acl_deluser("hearts")
+        await admin.aclose()

@@ -311,13 +311,14 @@ class RedisStore:
 
     # --- Round trips ---
 
-    async def _run(self, *commands: _Command, raw: bool = False) -> list[Any]:
+    async def _run(self, *commands: _Command, raw: bool = False, errors: bool = False) -> list[Any]:
         """Send ``commands`` together (one round trip) and return their replies.
 
         A NOSCRIPT reply (Redis restarted or SCRIPT FLUSH) loads the scripts and sends the
         commands once more; redis-py's Script objects would instead add a SCRIPT EXISTS round
         trip to every call. Replies are parsed as redis-py's ``execute_command`` parses each
-        command, unless ``raw``.
+        command, unless ``raw``. An error reply raises (as :class:`StoreUnavailableError`),
+        unless ``errors``: then it is returned in its command's place, as an exception.
         """
         for attempt in range(2):
             with _UNAVAILABLE:
@@ -325,6 +326,8 @@ class RedisStore:
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in results):
                 await self._load_scripts()
                 continue
+            if errors:
+                return results
             for result in results:
                 if isinstance(result, Exception):
                     with _UNAVAILABLE:
@@ -435,21 +438,60 @@ class RedisStore:
             stamp,
             *_event_args(events),
         )
-        # The index entries go in the same round trip; harmless if the id was taken (listing
-        # re-checks each record). An unlisted table goes to an index only counted and swept.
-        index: list[_Command] = []
-        if listed:
-            index.append(("ZADD", keys.INDEX_ALL, 0, table_id))
-            if open_seats:
-                index.append(("ZADD", keys.INDEX_OPEN, 0, table_id))
-        else:
-            index.append(("ZADD", keys.INDEX_UNLISTED, 0, table_id))
-        created = (await self._run(script, *index))[0] == 1
+        # The index entries go in the same round trip, before the script; harmless if the id
+        # was taken (listing re-checks each record). An unlisted table goes to an index only
+        # counted and swept.
+        indexes = [keys.INDEX_ALL, keys.INDEX_OPEN] if open_seats else [keys.INDEX_ALL]
+        listing: list[_Command] = [
+            ("ZADD", index, 0, table_id) for index in (indexes if listed else [keys.INDEX_UNLISTED])
+        ]
+        replies = await self._run(*listing, script, errors=True)
+        made = replies[-1]
+        refused = next((reply for reply in replies if isinstance(reply, Exception)), None)
+        if refused is not None:
+            await self._undo_create(
+                table_id, made, listing, claim if response is not None else None
+            )
+            with _UNAVAILABLE:
+                raise refused
+        created = made == 1
         if created:
             self._saw(table_id, 1, stamp)
         if not created and claim is not None and response is not None:
             await self._run(("DEL", claim))  # the id was taken: this request created nothing
         return CreateResult(created, table_id)
+
+    async def _undo_create(
+        self, table_id: str, made: object, listing: Sequence[_Command], claim: str | None
+    ) -> None:
+        """Take back a create that Redis refused in part (at maxmemory, say; the listing is in
+        other slots than the table, so it cannot be one script with it).
+
+        ``made`` is the create script's reply. A table made but left out of the listing would
+        stay out of ListTables for good, and the request id's ``claim`` (when this call set it)
+        would answer every retry with it; a claim of a table never made would answer retries
+        with a table that does not exist. So the claim goes, and so does the table while it
+        is untouched (version 1): the retry makes it anew. A table someone moved on meanwhile
+        (a QuickJoin's, whose id its lobby slot names) lives, so its listing is sent again. A
+        script that failed may have left its events, which must not outlive the table that
+        never was. Best effort: these commands are allowed at maxmemory, and listing entries
+        of a table that does not exist are harmless (each listing checks the record; the
+        sweep removes them).
+        """
+        undo: list[_Command] = [] if claim is None else [("DEL", claim)]
+        if made == 1:
+            channel = keys.notify_channel(table_id)
+            undo.append(("EVALSHA", _DELETE.sha, 3, *_table_keys(table_id), 1, channel, b""))
+        elif made != 0:
+            undo.append(("PEXPIRE", keys.events(table_id), self._idle_ttl_ms))
+        if not undo:
+            return
+        try:
+            replies = await self._run(*undo, errors=True)
+            if made == 1 and replies[-1] == 0:
+                await self._run(*listing, errors=True)
+        except StoreUnavailableError:
+            _log.warning("could not take back the create of %s, refused in part", table_id)
 
     async def commit(
         self,
