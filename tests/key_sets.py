@@ -50,10 +50,12 @@ class KeySet:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/.well-known/jwks.json"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def publish(self, kid: str, private_key: Any, alg: str) -> None:
-        """Publish ``private_key``'s public key as ``kid``, for tokens signed with ``alg``."""
+    def publish(self, kid: str, private_key: Any, alg: str, *, state_alg: bool = True) -> None:
+        """Publish ``private_key``'s public key as ``kid``, for tokens signed with ``alg``;
+        without its ``alg`` member unless ``state_alg`` (RFC 7517 makes it optional)."""
         jwk = json.loads(jwt.get_algorithm_by_name(alg).to_jwk(private_key.public_key()))
-        self.keys.append({**jwk, "kid": kid, "alg": alg, "use": "sig"})
+        stated = {"alg": alg} if state_alg else {}
+        self.keys.append({**jwk, "kid": kid, **stated, "use": "sig"})
 
     def close(self) -> None:
         self.server.shutdown()

@@ -367,6 +367,37 @@ async def test_a_token_that_does_not_fit_its_key_is_invalid_not_an_internal_erro
         assert refusal.reason == "IDENTITY_INVALID", refusal
 
 
+async def test_an_rsa_key_published_without_its_alg_verifies_every_rsa_algorithm(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    key_set: KeySet,
+) -> None:
+    # RFC 7517 makes a key's alg optional; PyJWT then takes an RSA key for RS256 only, and the
+    # tokens of a provider that signs with PS256 or RS512 were all IDENTITY_INVALID.
+    rsa_key, stated_key, ec_key = _rsa_key(), _rsa_key(), ec.generate_private_key(ec.SECP256R1())
+    key_set.publish("rsa-open", rsa_key, "RS256", state_alg=False)
+    key_set.publish("rsa-stated", stated_key, "RS256")
+    key_set.publish("ec-open", ec_key, "ES256", state_alg=False)
+    hearts = await _provider_server(make_server, connect, key_set)
+    for alg in ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"):
+        table = (await hearts.create()).view.table.name
+        joined = await join(hearts, table, provider_token(rsa_key, "rsa-open", alg, sub=alg))
+        assert joined.view.table.seats[joined.seat].player_id == alg
+    table = (await hearts.create()).view.table.name
+    assert (await join(hearts, table, provider_token(ec_key, "ec-open", "ES256"))).seat_token
+    public_pem = rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    for token in [
+        provider_token(stated_key, "rsa-stated", "PS256"),  # a stated alg is kept to
+        provider_token(ec_key, "rsa-open", "ES256"),  # an RSA key's kid, signed as ES256
+        provider_token(_rsa_key(), "rsa-open", "PS256"),  # a key the set does not hold
+        _hs256_with_public_key(public_pem),  # never an HMAC secret
+    ]:
+        refusal = await failure(join(hearts, table, token))
+        assert refusal.reason == "IDENTITY_INVALID", refusal
+
+
 def _unsigned(header: dict[str, Any]) -> str:
     """A token with this header, any claims and a signature of nothing."""
 

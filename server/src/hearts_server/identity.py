@@ -10,7 +10,8 @@ Design notes.
   app's backend signs itself), and an issuer's JSON Web Key Set fetched over HTTPS (RS*, PS*,
   ES* and EdDSA, for identity providers). The token's ``alg`` picks one of them, and only
   that: a public key is never taken for an HMAC secret, ``none`` is never accepted, and a key of
-  the set verifies only tokens of its own algorithm. Keys shorter than their algorithm wants
+  the set verifies only tokens of its own algorithm (an RSA key published without an ``alg``:
+  of any RSA algorithm, RS* and PS*). Keys shorter than their algorithm wants
   (an HS512 secret under 64 bytes, an RSA key under 2048 bits) are refused, not warned about.
 * Claims: ``exp`` and ``sub`` are required; ``iss`` and ``aud`` are checked when configured
   (with a key set they must be: a provider's key set signs the tokens of all its customers), and
@@ -51,9 +52,8 @@ MAX_PLAYER_ID = 128
 
 _LEEWAY_SECONDS = 60
 _HMAC = frozenset({"HS256", "HS384", "HS512"})
-_PUBLIC_KEY = frozenset(
-    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
-)
+_RSA = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"})
+_PUBLIC_KEY = _RSA | {"ES256", "ES384", "ES512", "EdDSA"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,7 +107,7 @@ class IdentityVerifier:
             key = self._secret
         elif algorithm in _PUBLIC_KEY and self._key_set is not None:
             kid = header.get("kid")
-            key = await self._key_set.key(kid if type(kid) is str else None)
+            key = await self._key_set.key(kid if type(kid) is str else None, algorithm)
         else:
             raise _invalid(f"tokens signed with {algorithm!r} are not accepted here")
         try:
@@ -162,6 +162,10 @@ class _KeySet:
         )
         self._clock = clock
         self._keys: dict[str | None, jwt.PyJWK] = {}
+        # RSA keys the set publishes without an alg, by key id: their JWKs, and the key made
+        # for each RSA algorithm a token asked for (see _for).
+        self._open_rsa: dict[str | None, dict[str, Any]] = {}
+        self._made: dict[tuple[str | None, str], jwt.PyJWK] = {}
         self._fetched_at: float | None = None
         self._failed_at: float | None = None
         self._fetch: asyncio.Task[None] | None = None
@@ -169,8 +173,31 @@ class _KeySet:
         # threads that others (asyncio.to_thread, bots) share.
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jwks")
 
-    async def key(self, kid: str | None) -> jwt.PyJWK:
-        """The key for ``kid``; raises IDENTITY_INVALID or IDENTITY_UNAVAILABLE."""
+    async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
+        """The key for ``kid``, for a token signed with ``algorithm`` (see :meth:`_for`);
+        raises IDENTITY_INVALID or IDENTITY_UNAVAILABLE."""
+        return self._for(await self._key(kid), algorithm)
+
+    def _for(self, key: jwt.PyJWK, algorithm: str) -> jwt.PyJWK:
+        """``key``, or the same RSA key made for ``algorithm`` when the set gives it no alg.
+
+        RFC 7517 makes a key's ``alg`` optional, and PyJWT then takes an RSA key for RS256
+        only, so a provider that publishes none and signs with PS256 or RS512 would have all
+        its tokens refused. Such a key verifies tokens of any RSA algorithm, and only those:
+        an EC or Ed25519 key's curve names its one algorithm, and a key that states its alg
+        keeps to it.
+        """
+        if algorithm == key.algorithm_name or algorithm not in _RSA:
+            return key
+        jwk = self._open_rsa.get(key.key_id)
+        if jwk is None:
+            return key  # PyJWT refuses the token: the key is for another algorithm
+        made = self._made.get((key.key_id, algorithm))
+        if made is None:
+            made = self._made[key.key_id, algorithm] = jwt.PyJWK(jwk, algorithm)
+        return made
+
+    async def _key(self, kid: str | None) -> jwt.PyJWK:
         now = self._clock()
         fresh = self._fetched_at is not None and now - self._fetched_at < self.LIFESPAN_SECONDS
         recently = self._fetched_at is not None and now - self._fetched_at < self.REFETCH_SECONDS
@@ -214,6 +241,12 @@ class _KeySet:
             log.warning("cannot fetch the identity key set: %s", error)
         else:
             self._keys = {key.key_id: key for key in keys}
+            self._open_rsa = {
+                jwk.get("kid"): jwk
+                for jwk in data.get("keys", ())
+                if isinstance(jwk, dict) and jwk.get("kty") == "RSA" and "alg" not in jwk
+            }
+            self._made = {}
             self._fetched_at = self._clock()
             self._failed_at = None
         finally:
