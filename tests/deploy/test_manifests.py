@@ -122,7 +122,9 @@ def test_redis_refuses_writes_at_a_memory_limit_below_its_containers() -> None:
     assert maxmemory.endswith("mb")
     limit = container["resources"]["limits"]["memory"]
     assert limit.endswith("Gi")
-    assert int(maxmemory[:-2]) * 2**20 < int(limit[:-2]) * 2**30
+    # At most half: an AOF rewrite forks Redis, and copy-on-write can double its memory.
+    assert "--appendonly" in args
+    assert int(maxmemory[:-2]) * 2**20 <= int(limit[:-2]) * 2**30 // 2
 
 
 @pytest.mark.parametrize("name", ["hearts-server", "hearts-redis", "hearts-gateway"])
