@@ -174,6 +174,13 @@ def test_monte_carlo_with_a_time_budget_still_plays_legal_cards() -> None:
             assert set(action.cards) <= set(seat_view.hand)
 
 
+@pytest.mark.parametrize("budget", [0, -1.0, math.inf, math.nan])
+def test_monte_carlo_refuses_a_time_budget_that_is_not_positive_and_finite(budget: float) -> None:
+    # An infinite one used to be taken, and the first decision never returned.
+    with pytest.raises(ValueError, match="time_budget_ms"):
+        make_bot("monte_carlo", seed=1, time_budget_ms=budget)
+
+
 def test_make_bot_accepts_levels_by_name_and_refuses_unknown_ones() -> None:
     assert isinstance(make_bot("random", seed=0), RandomBot)
     assert isinstance(make_bot("Heuristic", seed=0), HeuristicBot)

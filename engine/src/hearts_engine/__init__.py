@@ -1,8 +1,9 @@
 """hearts_engine: the rules of Hearts as pure functions over immutable values.
 
 The engine plays the rules of Hearts as ``docs/rules.md`` records them (German rules by default,
-every variant flag optional). It never does I/O, never reads a clock and never draws random numbers: the shuffled
-deck is an input. Bots live in :mod:`hearts_engine.bots` and decide from a seat's view only.
+every variant flag optional). It never does I/O, never reads a clock and never draws random
+numbers: the shuffled deck is an input. Bots live in :mod:`hearts_engine.bots` and decide from a
+seat's view only.
 
 >>> from hearts_engine import *
 >>> state = apply(new_game(), Deal(seeded_deck(42)))

@@ -184,8 +184,9 @@ class MonteCarloBot(Bot):
         super().__init__(seed=seed)
         if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1:
             raise ValueError(f"playouts must be a positive int, not {playouts!r}")
-        if time_budget_ms is not None and not time_budget_ms > 0:
-            raise ValueError(f"time_budget_ms must be positive, not {time_budget_ms!r}")
+        if time_budget_ms is not None and not 0 < time_budget_ms < math.inf:
+            # An infinite budget would never end a decision (NaN fails the test too).
+            raise ValueError(f"time_budget_ms must be positive and finite, not {time_budget_ms!r}")
         self.playouts = playouts
         self.time_budget_ms = time_budget_ms
         self.objective = Objective(str(objective).upper())
