@@ -3,7 +3,8 @@
 For one decision the bot draws deals of the hidden cards that agree with everything its seat
 knows (:mod:`hearts_engine.bots.sampling`), rebuilds a full state from each with
 :func:`~hearts_engine.views.determinize`, and for each candidate card plays the rest of the round
-out with the heuristic for all four seats, scored by the engine. Every candidate is tried on the
+out with the heuristic's card rules for all four seats (no moon blocking inside a playout),
+scored by the engine. Every candidate is tried on the
 same deals, so their difference is measured with little noise. Half the budget goes to every
 candidate, the rest to those not clearly worse than the best so far. It plays the card with the
 lowest mean points for itself.
@@ -54,7 +55,8 @@ class Objective(enum.StrEnum):
 
 
 def playout(state: State, played: int) -> tuple[int, ...]:
-    """Play ``state`` to the end of the round with the heuristic for every seat.
+    """Play ``state`` to the end of the round with the heuristic's card rules for every seat
+    (without its moon blocking).
 
     ``played`` is the mask of the cards played so far this round (the heuristic reads it); the
     result is the round's points per seat after moon and bonus rules.
