@@ -6,6 +6,7 @@ import asyncio
 import random
 import threading
 import time
+from typing import Any
 
 import grpc
 import pytest
@@ -13,6 +14,8 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
+from hearts_engine.bots import BotLevel, make_bot
+from hearts_server import service
 from hearts_server.rpc import METRICS, Backlog
 
 from .conftest import bearer, event_kind, failure, names, owing, read_until, rejected
@@ -388,3 +391,73 @@ async def test_an_old_connection_is_asked_to_move_on_and_its_stream_goes_on(
     heard = await read_until(watcher, lambda m: event_kind(m) == "seat_passed")
     assert heard[-1].event.seat_passed.seat == 0
     watcher.cancel()
+
+
+def _late_once(monkeypatch: pytest.MonkeyPatch, store: Any, method: str) -> None:
+    """Make the store's next ``method`` call do its work, then answer late (after 5 s), as a
+    Redis reply stuck behind a slow network would: the caller's deadline passes in between."""
+    original = getattr(store, method)
+    late = [True]
+
+    async def applied_then_late(*args: Any, **kwargs: Any) -> Any:
+        result = await original(*args, **kwargs)
+        if late.pop() if late else False:
+            await asyncio.sleep(5)
+        return result
+
+    monkeypatch.setattr(store, method, applied_then_late)
+
+
+async def test_a_table_of_bots_whose_creator_gave_up_still_plays(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its bots started after the create's answer; a caller cancelled before the answer (its
+    # deadline) left the table made but standing, with nobody holding its name to kick it.
+    server = await make_server()
+    hearts = connect(server)
+    _late_once(monkeypatch, server.store, "create")
+    table = pb.Table(display_name="bots only")
+    for seat in range(4):
+        table.seats.append(
+            pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM)
+        )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await hearts.stub.CreateTable(api.CreateTableRequest(table=table), timeout=0.3)
+    assert refused.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    (listed,) = (await hearts.stub.ListTables(api.ListTablesRequest())).tables
+    for _ in range(40):  # 2 s at most: well inside the 5 s after which a read would kick it
+        if int((await hearts.view(listed.name)).table.etag) > 1:
+            break
+        await asyncio.sleep(0.05)
+    assert int((await hearts.view(listed.name)).table.etag) > 1
+
+
+async def test_a_slow_bot_after_a_move_whose_caller_gave_up_still_plays(
+    make_server, connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def decide(level: str, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.RANDOM, seed=seed).decide(seat_view)
+
+    monkeypatch.setattr(service, "_decide_in_worker", decide)
+    server = await make_server()
+    hearts = connect(server)
+    bots = dict.fromkeys((1, 2, 3), pb.BOT_LEVEL_MONTE_CARLO)
+    # No passing: seat 0 holds the 2C, leads, and the Monte Carlo bot at seat 1 owes next.
+    seated = await hearts.seated(humans=(0,), bots=bots, deck_seed=12, pass_cards=False)
+    name, token = seated.name, seated.tokens[0]
+    view = await hearts.view(name, token)
+    assert (view.table.turn_seat, len(view.current_trick.cards)) == (0, 0)
+    _late_once(monkeypatch, server.store, "commit")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await hearts.stub.PlayCard(
+            api.PlayCardRequest(name=name, card=view.legal_cards[0]),
+            metadata=bearer(token),
+            timeout=0.3,
+        )
+    assert refused.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    played = int(view.table.etag) + 1
+    for _ in range(40):  # 2 s: the slow bot's driver, not the 5 s overdue kick of a read
+        if int((await hearts.view(name)).table.etag) > played:
+            break
+        await asyncio.sleep(0.05)
+    assert int((await hearts.view(name)).table.etag) > played

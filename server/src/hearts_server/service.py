@@ -821,6 +821,12 @@ class TableApp:
                 )
             except StoreUnavailableError as error:
                 raise self._store_unavailable(error) from None
+            except asyncio.CancelledError:
+                # The caller went away (its deadline) with the commit sent: it may have applied,
+                # and then a bot or a turn timer would wait for a kick that nobody gives (a
+                # table of bots has no one to read it). The driver reads what was stored.
+                self._maybe_drive(new_record)
+                raise
             if result.outcome == CommitOutcome.APPLIED:
                 if outbox is not None and self.webhooks is not None:
                     self.webhooks.wake()
@@ -938,6 +944,9 @@ class TableApp:
             )
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
+        except asyncio.CancelledError:
+            self._maybe_drive(record)  # made, perhaps: its bots must start (see _mutate)
+            raise
         if result.replay is not None:
             return _replayed(api.CreateTableResponse, result.replay, fingerprint)
         if not result.created:  # pragma: no cover - 40 random bits collided
