@@ -993,11 +993,29 @@ class RedisStore:
             return
         self.hub.publish(table_id, batch)
 
+    async def sweep_pass(self, *, batch: int = 200, slices: int = 100) -> int:
+        """One pass of the sweeper: :meth:`sweep_index` slice after slice for as long as at
+        least half of a slice was gone (up to ``slices`` of them); how many were unlisted.
+
+        One slice a pass would unlist at most ``batch`` ids a minute, fewer than a busy fleet
+        leaves behind (a few tables a second finished or abandoned): the index would grow
+        without end, and the active-tables gauge with it. Ids are made in time order and
+        tables expire oldest first, so the gone ones gather where the walk starts, and a slice
+        that is mostly alive ends the pass.
+        """
+        swept = 0
+        for _ in range(slices):
+            gone = await self.sweep_index(batch=batch)
+            swept += gone
+            if 2 * gone < batch:
+                break
+        return swept
+
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(self._sweep_interval)
             try:
-                await self.sweep_index()
+                await self.sweep_pass()
             except (StoreUnavailableError, RedisError) as exc:
                 _log.warning("listing index sweep failed: %r", exc)
 
