@@ -824,8 +824,8 @@ class TableApp:
             except asyncio.CancelledError:
                 # The caller went away (its deadline) with the commit sent: it may have applied,
                 # and then a bot or a turn timer would wait for a kick that nobody gives (a
-                # table of bots has no one to read it). The driver reads what was stored.
-                self._maybe_drive(new_record)
+                # table of bots has no one to read it).
+                self._drive_after_cancel(new_record)
                 raise
             if result.outcome == CommitOutcome.APPLIED:
                 if outbox is not None and self.webhooks is not None:
@@ -945,7 +945,7 @@ class TableApp:
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
         except asyncio.CancelledError:
-            self._maybe_drive(record)  # made, perhaps: its bots must start (see _mutate)
+            self._drive_after_cancel(record)  # made, perhaps: its bots must start
             raise
         if result.replay is not None:
             return _replayed(api.CreateTableResponse, result.replay, fingerprint)
@@ -1877,6 +1877,17 @@ class TableApp:
         if self._slow_bot_due(record) is None:
             return
         self._start_driver(record.table_id)
+
+    def _drive_after_cancel(self, record: TableRecord) -> None:
+        """After a write whose caller was cancelled once it was sent: start the driver if
+        ``record``, what the write would store, needs one (a bot owes a move, or a timer runs).
+
+        Whether the write applied is unknown, so not :meth:`_maybe_drive`, which would arm the
+        timer from ``record``: the driver reads what the store holds, plays what is owed there
+        and arms the timer from it (or finds the table missing, for a create that never
+        applied)."""
+        if _timed(record) or self._slow_bot_due(record) is not None:
+            self._start_driver(record.table_id)
 
     def _start_driver(self, table_id: str, *, by_timer: bool = False) -> None:
         task = self._drivers.get(table_id)

@@ -470,26 +470,29 @@ class RedisStore:
         ``made`` is the create script's reply. A table made but left out of the listing would
         stay out of ListTables for good, and the request id's ``claim`` (when this call set it)
         would answer every retry with it; a claim of a table never made would answer retries
-        with a table that does not exist. So the claim goes, and so does the table while it
-        is untouched (version 1): the retry makes it anew. A table someone moved on meanwhile
-        (a QuickJoin's, whose id its lobby slot names) lives, so its listing is sent again. A
-        script that failed may have left its events, which must not outlive the table that
-        never was. Best effort: these commands are allowed at maxmemory, and listing entries
-        of a table that does not exist are harmless (each listing checks the record; the
-        sweep removes them).
+        with a table that does not exist. So the table goes while it is untouched (version 1),
+        and then the claim: the retry makes the table anew. A table someone moved on meanwhile
+        (a retry the claim answered, then joined; a QuickJoin's, whose id its lobby slot names)
+        lives, keeps its claim, and gets its listing again. A script that failed may have left
+        its events, which must not outlive the table that never was. Best effort: these
+        commands are allowed at maxmemory, and listing entries of a table that does not exist
+        are harmless (each listing checks the record; the sweep removes them).
         """
-        undo: list[_Command] = [] if claim is None else [("DEL", claim)]
-        if made == 1:
-            channel = keys.notify_channel(table_id)
-            undo.append(("EVALSHA", _DELETE.sha, 3, *_table_keys(table_id), 1, channel, b""))
-        elif made != 0:
-            undo.append(("PEXPIRE", keys.events(table_id), self._idle_ttl_ms))
-        if not undo:
-            return
         try:
-            replies = await self._run(*undo, errors=True)
-            if made == 1 and replies[-1] == 0:
-                await self._run(*listing, errors=True)
+            if made == 1:
+                channel = keys.notify_channel(table_id)
+                [deleted] = await self._run(
+                    ("EVALSHA", _DELETE.sha, 3, *_table_keys(table_id), 1, channel, b""),
+                    errors=True,
+                )
+                if deleted != 1:
+                    await self._run(*listing, errors=True)
+                    return
+            undo: list[_Command] = [] if claim is None else [("DEL", claim)]
+            if isinstance(made, Exception):  # the script failed part way
+                undo.append(("PEXPIRE", keys.events(table_id), self._idle_ttl_ms))
+            if undo:
+                await self._run(*undo, errors=True)
         except StoreUnavailableError:
             _log.warning("could not take back the create of %s, refused in part", table_id)
 
