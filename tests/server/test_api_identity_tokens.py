@@ -302,7 +302,14 @@ async def _provider_server(make_server: ServerFactory, connect, key_set: KeySet)
 
 
 @pytest.mark.parametrize(
-    "body", [b"<html>not json</html>", b'{"keys": []}', b"[1, 2]", b'{"keys": [{"kty": "??"}]}']
+    "body",
+    [
+        b"<html>not json</html>",
+        b'{"keys": []}',
+        b"[1, 2]",
+        b'{"keys": [{"kty": "??"}]}',
+        b'{"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": ["a list"]}]}',  # was INTERNAL
+    ],
 )
 async def test_a_key_set_that_cannot_be_read_is_identity_unavailable(
     make_server: ServerFactory,

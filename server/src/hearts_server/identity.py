@@ -235,18 +235,17 @@ class _KeySet:
         try:
             loop = asyncio.get_running_loop()
             data = await loop.run_in_executor(self._thread, self._client.fetch_data)
-            keys = jwt.PyJWKSet.from_dict(data).keys
-        except Exception as error:  # whatever the provider sent (or not), the fetch failed
-            self._failed_at = self._clock()
-            log.warning("cannot fetch the identity key set: %s", error)
-        else:
-            self._keys = {key.key_id: key for key in keys}
-            self._open_rsa = {
+            keys = {key.key_id: key for key in jwt.PyJWKSet.from_dict(data).keys}
+            open_rsa = {
                 jwk.get("kid"): jwk
                 for jwk in data.get("keys", ())
                 if isinstance(jwk, dict) and jwk.get("kty") == "RSA" and "alg" not in jwk
             }
-            self._made = {}
+        except Exception as error:  # whatever the provider sent (or not), the fetch failed
+            self._failed_at = self._clock()
+            log.warning("cannot fetch the identity key set: %s", error)
+        else:
+            self._keys, self._open_rsa, self._made = keys, open_rsa, {}
             self._fetched_at = self._clock()
             self._failed_at = None
         finally:
