@@ -14,7 +14,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 
-from .conftest import Hearts, Seated, ServerFactory, event_kind, failure, read_until
+from .conftest import Hearts, Seated, ServerFactory, event_kind, failure, read_until, rejected
 
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
 
@@ -277,3 +277,47 @@ async def test_a_rematch_table_that_expired_is_made_again_with_its_seats_free(
     # The seat tokens of the table's first life do not work at the new one.
     refusal = await failure(hearts.view(first.view.table.name, first.seat_token))
     assert refusal.reason == "TOKEN_REVOKED"
+
+
+async def test_streams_of_an_expired_rematch_table_end_before_the_next_one_under_its_name(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    # The table made again numbered its events from 1 like the first one, so a stream kept open
+    # on the first took the second's events above its last number as its own: a seat's stream
+    # showed the cards dealt to the seat's next occupant. Now the second numbers above the first:
+    # the old streams meet a gap they cannot fill, and end; a resume gets a snapshot first.
+    server = await make_server(
+        store=store_kind, table_ttl_seconds=1, finished_table_ttl_seconds=600
+    )
+    hearts = connect(server)
+    old = await finished(hearts)
+    first = await hearts.rematch(old.name, old.tokens[3])
+    name = first.view.table.name
+    streams = {"seat": hearts.watch(name, first.seat_token), "spectator": hearts.watch(name)}
+    received: dict[str, list[api.WatchTableResponse]] = {kind: [] for kind in streams}
+    ended: dict[str, str] = {}
+
+    async def read(kind: str) -> None:
+        try:
+            async for message in streams[kind]:
+                received[kind].append(message)
+        except grpc.aio.AioRpcError as error:
+            ended[kind] = rejected(error).reason
+
+    readers = [asyncio.create_task(read(kind)) for kind in streams]
+    await asyncio.sleep(1.3)  # idle: the rematch table expires, the finished one stays
+    again = await hearts.rematch(old.name, old.tokens[0])
+    assert again.view.table.name == name
+    newcomer = await hearts.join(name, 3, player="newcomer")  # the game starts: cards dealt
+    await asyncio.wait_for(asyncio.gather(*readers), 5)
+    assert ended == {"seat": "STREAM_LAGGED", "spectator": "STREAM_LAGGED"}
+    for messages in received.values():
+        assert [event_kind(m) for m in messages] == ["snapshot"]  # nothing of the new table
+    resumed = hearts.watch(name, newcomer.seat_token, after_sequence=received["seat"][0].sequence)
+    [snapshot] = await read_until(resumed, lambda message: True)
+    resumed.cancel()
+    assert event_kind(snapshot) == "snapshot"
+    assert snapshot.snapshot.table.create_time == again.view.table.create_time
+    assert snapshot.sequence > received["seat"][0].sequence

@@ -1496,7 +1496,16 @@ class TableApp:
     async def _make_table(self, record: TableRecord) -> None:
         """Create the table of ``record`` (seats free or bots, no events), unless its id is
         taken: a table the server makes under a name agreed on beforehand (a rematch's, a quick
-        game's), which every caller that finds it missing makes the same way."""
+        game's), which every caller that finds it missing makes the same way.
+
+        Such a name can outlive its table (the table expires while the finished game or the
+        lobby slot still names it) and be made again. So its events are numbered from a base
+        taken from its creation time, above every number an earlier table of that name reached:
+        a stream of the earlier one then meets a gap it cannot fill and ends (STREAM_LAGGED),
+        and its resume gets a snapshot, instead of the next table's events read as its own (a
+        seat's stream would have shown the new occupant's cards). A table under a new name,
+        as CreateTable makes, numbers from 1."""
+        record = dataclasses.replace(record, sequence=record.create_ms * _SEQUENCES_PER_MS)
         try:
             result = await self.store.create(
                 record.table_id,
@@ -2574,6 +2583,11 @@ def _fingerprint(request_id: str, method: bytes, *fields: object) -> bytes:
             parts.append(field if isinstance(field, bytes) else str(field).encode())
     return hashlib.blake2b(b"\x1f".join(parts), digest_size=_FINGERPRINT_SIZE).digest()
 
+
+_SEQUENCES_PER_MS = 1000
+"""The sequence base of a table made under an agreed name is its creation time in ms times this:
+a later table of the same name starts above an earlier one that had fewer events than this many
+per ms between their creations (at least a second's worth of idle expiry: a million)."""
 
 _FINGERPRINT_SIZE = 16
 _REMEMBERED = b"\x00"
