@@ -2327,6 +2327,8 @@ class TableApp:
             swept = self._watch_slow_bots(record)
             last = record.sequence
             resumed = False
+            if after_sequence == 0:  # from the table's first event, wherever its numbers start
+                after_sequence = _sequence_base(record)
             if after_sequence is not None and 0 <= after_sequence <= last:
                 missed = await self._read_since(table_id, after_sequence, last)
                 if missed is not None:
@@ -2588,6 +2590,15 @@ _SEQUENCES_PER_MS = 1000
 """The sequence base of a table made under an agreed name is its creation time in ms times this:
 a later table of the same name starts above an earlier one that had fewer events than this many
 per ms between their creations (at least a second's worth of idle expiry: a million)."""
+
+
+def _sequence_base(record: TableRecord) -> int:
+    """The number before the table's first event: its base if it was made under an agreed name
+    (see ``TableApp._make_table``), else 0. No table numbers its events anywhere near the base
+    of its creation time (about 10**15) but one that started there."""
+    base = record.create_ms * _SEQUENCES_PER_MS
+    return base if record.sequence >= base else 0
+
 
 _FINGERPRINT_SIZE = 16
 _REMEMBERED = b"\x00"
