@@ -185,6 +185,20 @@ async def test_a_call_cut_by_close_raises_client_closed() -> None:
         await listener.wait_closed()
 
 
+async def test_a_call_waiting_to_retry_when_the_client_closes_raises_client_closed() -> None:
+    # Nothing listens on port 1: each attempt fails at once with UNAVAILABLE, and the call
+    # waits a second before the next. A close() in that wait used to let the next attempt run
+    # on the closed channel: a raw grpc UsageError, not a HeartsError.
+    client = HeartsClient("127.0.0.1:1", backoff=1.0, max_retries=5, timeout=5)
+    call = asyncio.create_task(client.get_table("tables/abc"))
+    await asyncio.sleep(0.3)
+    await client.close()
+    with pytest.raises(HeartsError) as caught:
+        await asyncio.wait_for(call, 10)
+    assert caught.value.reason == "CLIENT_CLOSED"
+    assert client._channel is None  # no new channel opened on the closed client
+
+
 class CountCalls(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     """Counts the attempts of every call."""
 

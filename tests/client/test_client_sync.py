@@ -57,3 +57,16 @@ def test_sync_client_asks_for_a_rematch_after_the_game(threaded_server: str) -> 
         assert client.client.seat_token(rematch.name) == rematch.seat_token
         assert len(client.get_table(rematch.name).hand) == 13
         assert client.get_table(created.name).table.rematch_table == rematch.name
+
+
+def test_a_watch_left_open_past_the_clients_close_closes_quietly(
+    threaded_server: str, recwarn: pytest.WarningsRecorder
+) -> None:
+    # Closing such an iterator (or dropping it) used to run the stream's close on the client's
+    # closed event loop: RuntimeError, and a coroutine never awaited.
+    with SyncHeartsClient(threaded_server, backoff=0.02) as client:
+        created = client.create_table("left open")
+        stream = client.watch(created.name)
+        assert next(stream).HasField("snapshot")
+    stream.close()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -231,3 +231,29 @@ async def test_a_reaction_whose_answer_is_lost_is_not_sent_again(
             await ann.send_reaction(created.name, "wave")
         assert failed.value.reason == "STORE_UNAVAILABLE"
         assert len(sent) == 1
+
+
+async def test_closing_the_client_while_a_watch_waits_to_reconnect_ends_it() -> None:
+    # The watch lost its server and waits a second before reconnecting; a close() in that wait
+    # used to be missed: the watch opened a new channel on the closed client and went on.
+    server = await start_server()
+    assert server is not None
+    client = HeartsClient(server.address, backoff=1.0, max_retries=5)
+    created = await client.create_table("reconnecting")
+    received: list[api.WatchTableResponse] = []
+
+    async def watch() -> None:
+        async for response in client.watch(created.name):
+            received.append(response)
+
+    task = asyncio.create_task(watch())
+    for _ in range(100):
+        if received:
+            break
+        await asyncio.sleep(0.05)
+    await server.stop(0)  # the stream ends with UNAVAILABLE / SHUTTING_DOWN: a reconnect waits
+    await asyncio.sleep(0.3)
+    await client.close()
+    await asyncio.wait_for(task, 10)  # the iteration ends, without an error
+    assert [item.HasField("snapshot") for item in received] == [True]
+    assert client._channel is None  # nothing reopened on the closed client

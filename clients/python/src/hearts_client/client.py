@@ -48,8 +48,9 @@ RulesLike: TypeAlias = pb.Rules | Mapping[str, object]
 """Rules as a ``hearts.v1.Rules`` message or a dict of its fields (``{"target_score": 50}``)."""
 
 BotLevelLike: TypeAlias = str | int
-ReactionLike: TypeAlias = str | int
 """A bot level: ``"random"``, ``"heuristic"``, ``"monte_carlo"``, or a ``hearts.v1.BotLevel``."""
+ReactionLike: TypeAlias = str | int
+"""A reaction: its name (``"thumbs-up"``) or a ``hearts.v1.Reaction``."""
 
 # Calls are retried on an UnavailableError: UNAVAILABLE and DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED
 # when it is the server shedding load (reason OVERLOADED: the call was not run, and the request_id
@@ -428,6 +429,8 @@ class HeartsClient:
                     raise error from rpc_error
             attempt += 1
             await asyncio.sleep(self._delay(attempt))
+            if self._channel is not channel:
+                raise _client_closed()  # closed while waiting to retry: no call on a new channel
 
     def _closed_under(self, channel: object) -> bool:
         """Whether a call on ``channel`` was cancelled by :meth:`close`, not by its own task.
@@ -892,6 +895,8 @@ class HeartsClient:
                 call.cancel()
             failures += 1
             await asyncio.sleep(self._delay(failures))
+            if self._channel is not channel:
+                return  # closed while waiting to reconnect: the iteration ends, as documented
 
 
 def _set_duration(field: duration_pb2.Duration, value: float | datetime.timedelta) -> None:

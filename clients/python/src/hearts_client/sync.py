@@ -289,5 +289,6 @@ class SyncHeartsClient:
                     return
         finally:
             close = getattr(stream, "aclose", None)
-            if close is not None:
+            # After close() the private loop is gone, and closing it closed the stream already.
+            if close is not None and not self._closed:
                 self._run(close())
