@@ -286,6 +286,27 @@ async def test_a_display_name_with_control_characters_is_refused_even_at_its_end
     assert joined.view.table.seats[0].player_display_name == "Ann"
 
 
+async def test_a_seat_given_twice_or_a_deck_of_cards_to_pass_is_refused_at_once(hearts) -> None:
+    # Each entry was read one by one on the event loop, the last one for a seat winning: a
+    # request of 1 MiB (some 100,000 seats, or 170,000 cards to pass) held it for 0.1-0.2 s.
+    bot = pb.Seat(seat=1, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM)
+    refusal = await failure(
+        hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table(seats=[bot] * 100_000)))
+    )
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert "seat 1 is given twice" in refusal.message
+    assert not (await hearts.stub.ListTables(api.ListTablesRequest())).tables
+    seated = await hearts.seated()
+    etag = await hearts.etag(seated.name)
+    many = [card("2C")] * 170_000
+    refusal = await failure(hearts.pass_cards(seated.name, seated.tokens[0], many))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert await hearts.etag(seated.name) == etag
+    four = [card(c) for c in ("2C", "3C", "4C", "5C")]  # a plausible miscount: the rule's reason
+    refusal = await failure(hearts.pass_cards(seated.name, seated.tokens[0], four))
+    assert refusal.reason == "WRONG_PASS_COUNT"
+
+
 async def test_names_over_their_limits_on_create_are_refused(hearts) -> None:
     long_bot = pb.Seat(
         seat=1, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM,

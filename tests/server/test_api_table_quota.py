@@ -167,3 +167,26 @@ GATEWAYS = [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("fd00::/8")
 def test_the_callers_address(peer: str, forwarded: list[str], caller: str) -> None:
     context: Any = _Context(peer, [("x-forwarded-for", value) for value in forwarded])
     assert client_address(context, GATEWAYS) == caller
+
+
+async def test_a_rematch_counts_as_a_table_made(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    # A one-round game against bots, rematched over and over, made a table each time without
+    # counting: about 50 a second from one counted create.
+    hearts = connect(await make_server(store=store_kind, max_tables_per_hour=2))
+    bots = dict.fromkeys((1, 2, 3), pb.BOT_LEVEL_HEURISTIC)
+    seated = await hearts.seated((0,), bots=bots, target_score=1)  # the first use
+    await hearts.play_out(seated.name, seated.tokens)
+    rematch = await hearts.rematch(seated.name, seated.tokens[0])  # the second
+    await hearts.play_out(rematch.view.table.name, {0: rematch.seat_token})
+    refusal = await failure(hearts.rematch(rematch.view.table.name, rematch.seat_token))
+    assert (refusal.code, refusal.reason) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "TOO_MANY_TABLES",
+    )
+    # A second call for a rematch some call named already makes no table, and is not counted.
+    again = await hearts.rematch(seated.name, seated.tokens[0])
+    assert again.view.table.name == rematch.view.table.name

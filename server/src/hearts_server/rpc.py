@@ -456,7 +456,10 @@ class TableServicer(api_grpc.TableServiceServicer):
         self, request: api.RematchTableRequest, context: grpc.aio.ServicerContext
     ) -> api.RematchTableResponse:
         return await self.app.rematch_table(
-            request.name, bearer_token(context), request_id=request.request_id
+            request.name,
+            bearer_token(context),
+            request_id=request.request_id,
+            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
         )
 
     # A move's response may come serialized (add_servicer sends it as it is): wider than the

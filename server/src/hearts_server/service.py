@@ -883,9 +883,13 @@ class TableApp:
                 "turn_notifications are webhooks, and this server sends none (--webhook-url)",
             )
         seats = [SeatRecord() for _ in range(4)]
+        given: set[int] = set()
         for seat in table.seats:
             if not 0 <= seat.seat <= 3:
                 raise ServiceError("INVALID_REQUEST", f"no seat {seat.seat}; seats are 0 to 3")
+            if seat.seat in given:  # also bounds the work: at most four entries are read
+                raise ServiceError("INVALID_REQUEST", f"seat {seat.seat} is given twice")
+            given.add(seat.seat)
             if seat.occupant == pb.SEAT_OCCUPANT_BOT:
                 level = convert.bot_level_from_pb(seat.bot_level)
                 if len(seat.player_display_name) > _MAX_NAME:
@@ -1392,7 +1396,7 @@ class TableApp:
     # ------------------------------------------------------------------ rematches
 
     async def rematch_table(
-        self, name: str, token: str | None, *, request_id: str
+        self, name: str, token: str | None, *, request_id: str, client: str = ""
     ) -> api.RematchTableResponse:
         """Seat the caller, a player of a finished game, at the same seat of the next game.
 
@@ -1408,6 +1412,12 @@ class TableApp:
         caller = self.caller(token, old_id)
         if caller.claims is None:
             raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
+        held = self.records.get(old_id)
+        if self.counts_creates and (held is None or not held.record.rematch_id):
+            # A call that may name the next game's table counts it against the caller's quota
+            # (--max-tables-per-hour), as CreateTable and QuickJoin count theirs: else a chain
+            # of one-round games against bots, each rematched, would make tables unchecked.
+            await self._count_table_created(None, client, "")
         record = await self._claim_rematch(old_id, caller)
         new_id, seat = record.rematch_id, caller.claims.seat
         if self.records.get(new_id) is None:
@@ -1717,6 +1727,9 @@ class TableApp:
         """Submit the caller's three cards to pass; the response, serialized when it is new."""
         table_id = parse_table_name(name)
         caller = self.caller(token, table_id)
+        if len(cards) > len(DECK):
+            # Not worth reading card by card (a request of 1 MiB holds some 170,000).
+            raise ServiceError("INVALID_REQUEST", f"a pass names 3 cards, not {len(cards)}")
         chosen = tuple(convert.card_from_pb(card) for card in cards)
         return await self._mutate(
             table_id,
