@@ -36,8 +36,11 @@ async def test_one_human_and_three_bots_play_a_short_game_to_the_end(hearts) -> 
         target_score=30,
         deck_seed=7,
     )
+    # Seeded, for everyone to see from the start: the seed's chooser knows every hand.
+    assert (await hearts.view(seated.name)).table.seeded
     table = await hearts.play_out(seated.name, seated.tokens, rng=random.Random(7))
     assert_finished(table, 30)
+    assert table.seeded
     final = await hearts.view(seated.name, seated.tokens[0])
     assert final.game_history, "game_history is revealed at game over"
     assert sum(len(r.tricks) for r in final.game_history) == 13 * len(final.game_history)
@@ -50,6 +53,7 @@ async def test_one_human_and_three_bots_play_a_full_default_game(hearts) -> None
         [2], bots={0: pb.BOT_LEVEL_RANDOM, 1: pb.BOT_LEVEL_HEURISTIC, 3: pb.BOT_LEVEL_RANDOM}
     )
     table = await hearts.play_out(seated.name, seated.tokens, rng=random.Random(11))
+    assert not table.seeded  # the server's own shuffles
     assert table.rules.target_score == 100
     assert_finished(table, 100)
     history = (await hearts.view(seated.name)).game_history

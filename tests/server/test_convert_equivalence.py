@@ -117,6 +117,7 @@ def reference_table(
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
+    table.seeded = record.deck_seed is not None
     if record.rematch_id:
         table.rematch_table = f"tables/{record.rematch_id}"
     if record.rematch_of:

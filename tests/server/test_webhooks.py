@@ -67,6 +67,7 @@ async def test_a_finished_game_is_posted_signed(
     assert document["type"] == "game.over"
     assert document["table"] == name
     assert document["rules"]["target_score"] == 1
+    assert document["seeded"] is table.seeded
     assert document["rounds"] == table.round_number
     assert [seat["total_score"] for seat in document["seats"]] == list(table.total_scores)
     assert (document["winners"], document["losers"]) == (

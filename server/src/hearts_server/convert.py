@@ -374,6 +374,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
         record.rematch_of,
         record.turn_notifications,
         record.fill_after_ms,
+        record.deck_seed is not None,
         id(seats),
         id(rules),
         has_passed,
@@ -404,6 +405,7 @@ def _table_head(record: TableRecord, has_passed: tuple[bool, ...]) -> tuple[byte
     if record.turn_timeout_ms:
         table.turn_timeout.FromMilliseconds(record.turn_timeout_ms)
     table.unlisted = record.unlisted
+    table.seeded = record.deck_seed is not None  # the seed itself only after the game
     table.turn_notifications = record.turn_notifications
     if record.fill_after_ms:
         table.fill_with_bots_after.FromMilliseconds(record.fill_after_ms)

@@ -2453,6 +2453,8 @@ def game_over_document(record: TableRecord, now_ms: int) -> dict[str, Any]:
         "display_name": record.display_name,
         "rematch_of": convert.table_name(record.rematch_of) if record.rematch_of else None,
         "rules": record.rules.to_dict(),
+        # Dealt from a seed its creator chose, who could recompute every hand: not to rank on.
+        "seeded": record.deck_seed is not None,
         "rounds": len(game.rounds),
         "seats": [
             {

@@ -968,8 +968,8 @@ type Table struct {
 	// (the same seed deals the same decks everywhere). On CreateTable it is
 	// optional: without it the server shuffles every deck with the operating
 	// system's secure randomness and no seed exists. In responses it is set
-	// only once the game is over, so that nobody can recompute the hands while
-	// playing.
+	// only once the game is over. Whoever chose the seed can recompute every
+	// hand while playing, so `seeded` says that a table has one.
 	DeckSeed *int64 `protobuf:"varint,15,opt,name=deck_seed,json=deckSeed,proto3,oneof" json:"deck_seed,omitempty"`
 	// How long a player has for each move: the three cards to pass, or a card
 	// on their turn. When it runs out, the server makes that move for them as a
@@ -1012,8 +1012,15 @@ type Table struct {
 	// the table waits for players. Otherwise at least 1 second and at most the
 	// server's limit for turn_timeout.
 	FillWithBotsAfter *durationpb.Duration `protobuf:"bytes,22,opt,name=fill_with_bots_after,json=fillWithBotsAfter,proto3" json:"fill_with_bots_after,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Whether the game is dealt from a deck_seed its creator chose, shown to
+	// everyone from the start (the seed itself only once the game is over).
+	// The creator of a seeded table can recompute every player's hand: it is
+	// for tests, replays and games among players who agree to it. An app that
+	// ranks players should not count a seeded game; the game.over webhook says
+	// so too.
+	Seeded        bool `protobuf:"varint,23,opt,name=seeded,proto3" json:"seeded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -1198,6 +1205,13 @@ func (x *Table) GetFillWithBotsAfter() *durationpb.Duration {
 		return x.FillWithBotsAfter
 	}
 	return nil
+}
+
+func (x *Table) GetSeeded() bool {
+	if x != nil {
+		return x.Seeded
+	}
+	return false
 }
 
 // PlayedCard is a card together with the seat that played it.
@@ -1860,7 +1874,7 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"GameResult\x12\x18\n" +
 	"\awinners\x18\x01 \x03(\x05R\awinners\x12\x16\n" +
-	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xbd\b\n" +
+	"\x06losers\x18\x02 \x03(\x05R\x06losers\"\xdb\b\n" +
 	"\x05Table\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\bR\x04name\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12,\n" +
@@ -1887,7 +1901,8 @@ const file_hearts_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"rematch_of\x18\x14 \x01(\tB\x04\xe2A\x01\x03R\trematchOf\x123\n" +
 	"\x12turn_notifications\x18\x15 \x01(\bB\x04\xe2A\x01\x05R\x11turnNotifications\x12P\n" +
-	"\x14fill_with_bots_after\x18\x16 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\x11fillWithBotsAfterB\f\n" +
+	"\x14fill_with_bots_after\x18\x16 \x01(\v2\x19.google.protobuf.DurationB\x04\xe2A\x01\x05R\x11fillWithBotsAfter\x12\x1c\n" +
+	"\x06seeded\x18\x17 \x01(\bB\x04\xe2A\x01\x03R\x06seededB\f\n" +
 	"\n" +
 	"_turn_seatB\f\n" +
 	"\n" +

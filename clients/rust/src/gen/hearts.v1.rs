@@ -197,8 +197,8 @@ pub struct Table {
     /// (the same seed deals the same decks everywhere). On CreateTable it is
     /// optional: without it the server shuffles every deck with the operating
     /// system's secure randomness and no seed exists. In responses it is set
-    /// only once the game is over, so that nobody can recompute the hands while
-    /// playing.
+    /// only once the game is over. Whoever chose the seed can recompute every
+    /// hand while playing, so `seeded` says that a table has one.
     #[prost(int64, optional, tag = "15")]
     pub deck_seed: ::core::option::Option<i64>,
     /// How long a player has for each move: the three cards to pass, or a card
@@ -249,6 +249,14 @@ pub struct Table {
     /// server's limit for turn_timeout.
     #[prost(message, optional, tag = "22")]
     pub fill_with_bots_after: ::core::option::Option<::prost_types::Duration>,
+    /// Whether the game is dealt from a deck_seed its creator chose, shown to
+    /// everyone from the start (the seed itself only once the game is over).
+    /// The creator of a seeded table can recompute every player's hand: it is
+    /// for tests, replays and games among players who agree to it. An app that
+    /// ranks players should not count a seeded game; the game.over webhook says
+    /// so too.
+    #[prost(bool, tag = "23")]
+    pub seeded: bool,
 }
 impl ::prost::Name for Table {
     const NAME: &'static str = "Table";

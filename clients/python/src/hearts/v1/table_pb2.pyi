@@ -589,6 +589,7 @@ class Table(_message.Message):
     REMATCH_OF_FIELD_NUMBER: _builtins.int
     TURN_NOTIFICATIONS_FIELD_NUMBER: _builtins.int
     FILL_WITH_BOTS_AFTER_FIELD_NUMBER: _builtins.int
+    SEEDED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     display_name: _builtins.str
@@ -621,8 +622,8 @@ class Table(_message.Message):
     (the same seed deals the same decks everywhere). On CreateTable it is
     optional: without it the server shuffles every deck with the operating
     system's secure randomness and no seed exists. In responses it is set
-    only once the game is over, so that nobody can recompute the hands while
-    playing.
+    only once the game is over. Whoever chose the seed can recompute every
+    hand while playing, so `seeded` says that a table has one.
     """
     unlisted: _builtins.bool
     """When true, ListTables never shows the table: only those given its name
@@ -645,6 +646,14 @@ class Table(_message.Message):
     not watching the table, for games played over hours or days. The server
     must run with webhooks (--webhook-url); otherwise CreateTable fails with
     FAILED_PRECONDITION / WEBHOOKS_DISABLED. A rematch keeps the setting.
+    """
+    seeded: _builtins.bool
+    """Whether the game is dealt from a deck_seed its creator chose, shown to
+    everyone from the start (the seed itself only once the game is over).
+    The creator of a seeded table can recompute every player's hand: it is
+    for tests, replays and games among players who agree to it. An app that
+    ranks players should not count a seeded game; the game.over webhook says
+    so too.
     """
     @_builtins.property
     def rules(self) -> Global___Rules:
@@ -730,10 +739,11 @@ class Table(_message.Message):
         rematch_of: _builtins.str = ...,
         turn_notifications: _builtins.bool = ...,
         fill_with_bots_after: _duration_pb2.Duration | None = ...,
+        seeded: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "deck_seed", b"deck_seed", "fill_with_bots_after", b"fill_with_bots_after", "result", b"result", "rules", b"rules", "turn_deadline", b"turn_deadline", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "fill_with_bots_after", b"fill_with_bots_after", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_notifications", b"turn_notifications", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed", "_turn_seat", b"_turn_seat", "create_time", b"create_time", "dealer", b"dealer", "deck_seed", b"deck_seed", "display_name", b"display_name", "etag", b"etag", "fill_with_bots_after", b"fill_with_bots_after", "name", b"name", "pass_direction", b"pass_direction", "phase", b"phase", "rematch_of", b"rematch_of", "rematch_table", b"rematch_table", "result", b"result", "round_number", b"round_number", "rules", b"rules", "seats", b"seats", "seeded", b"seeded", "total_scores", b"total_scores", "turn_deadline", b"turn_deadline", "turn_notifications", b"turn_notifications", "turn_seat", b"turn_seat", "turn_timeout", b"turn_timeout", "unlisted", b"unlisted", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deck_seed: _TypeAlias = _typing.Literal["deck_seed"]  # noqa: Y015
     _WhichOneofArgType__deck_seed: _TypeAlias = _typing.Literal["_deck_seed", b"_deck_seed"]  # noqa: Y015

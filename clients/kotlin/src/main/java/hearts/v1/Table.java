@@ -599,8 +599,8 @@ private static final long serialVersionUID = 0L;
    * (the same seed deals the same decks everywhere). On CreateTable it is
    * optional: without it the server shuffles every deck with the operating
    * system's secure randomness and no seed exists. In responses it is set
-   * only once the game is over, so that nobody can recompute the hands while
-   * playing.
+   * only once the game is over. Whoever chose the seed can recompute every
+   * hand while playing, so `seeded` says that a table has one.
    * </pre>
    *
    * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -616,8 +616,8 @@ private static final long serialVersionUID = 0L;
    * (the same seed deals the same decks everywhere). On CreateTable it is
    * optional: without it the server shuffles every deck with the operating
    * system's secure randomness and no seed exists. In responses it is set
-   * only once the game is over, so that nobody can recompute the hands while
-   * playing.
+   * only once the game is over. Whoever chose the seed can recompute every
+   * hand while playing, so `seeded` says that a table has one.
    * </pre>
    *
    * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -930,6 +930,26 @@ private static final long serialVersionUID = 0L;
     return fillWithBotsAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : fillWithBotsAfter_;
   }
 
+  public static final int SEEDED_FIELD_NUMBER = 23;
+  private boolean seeded_ = false;
+  /**
+   * <pre>
+   * Whether the game is dealt from a deck_seed its creator chose, shown to
+   * everyone from the start (the seed itself only once the game is over).
+   * The creator of a seeded table can recompute every player's hand: it is
+   * for tests, replays and games among players who agree to it. An app that
+   * ranks players should not count a seeded game; the game.over webhook says
+   * so too.
+   * </pre>
+   *
+   * <code>bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The seeded.
+   */
+  @java.lang.Override
+  public boolean getSeeded() {
+    return seeded_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1014,6 +1034,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000100) != 0)) {
       output.writeMessage(22, getFillWithBotsAfter());
+    }
+    if (seeded_ != false) {
+      output.writeBool(23, seeded_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1117,6 +1140,10 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(22, getFillWithBotsAfter());
     }
+    if (seeded_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(23, seeded_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1210,6 +1237,8 @@ private static final long serialVersionUID = 0L;
       if (!getFillWithBotsAfter()
           .equals(other.getFillWithBotsAfter())) return false;
     }
+    if (getSeeded()
+        != other.getSeeded()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1290,6 +1319,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + FILL_WITH_BOTS_AFTER_FIELD_NUMBER;
       hash = (53 * hash) + getFillWithBotsAfter().hashCode();
     }
+    hash = (37 * hash) + SEEDED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getSeeded());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1498,6 +1530,7 @@ private static final long serialVersionUID = 0L;
         fillWithBotsAfterBuilder_.dispose();
         fillWithBotsAfterBuilder_ = null;
       }
+      seeded_ = false;
       return this;
     }
 
@@ -1632,6 +1665,9 @@ private static final long serialVersionUID = 0L;
             : fillWithBotsAfterBuilder_.build();
         to_bitField0_ |= 0x00000100;
       }
+      if (((from_bitField0_ & 0x00400000) != 0)) {
+        result.seeded_ = seeded_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1753,6 +1789,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasFillWithBotsAfter()) {
         mergeFillWithBotsAfter(other.getFillWithBotsAfter());
+      }
+      if (other.getSeeded() != false) {
+        setSeeded(other.getSeeded());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1923,6 +1962,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00200000;
               break;
             } // case 178
+            case 184: {
+              seeded_ = input.readBool();
+              bitField0_ |= 0x00400000;
+              break;
+            } // case 184
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3624,8 +3668,8 @@ private static final long serialVersionUID = 0L;
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * </pre>
      *
      * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3641,8 +3685,8 @@ private static final long serialVersionUID = 0L;
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * </pre>
      *
      * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3658,8 +3702,8 @@ private static final long serialVersionUID = 0L;
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * </pre>
      *
      * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -3679,8 +3723,8 @@ private static final long serialVersionUID = 0L;
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * </pre>
      *
      * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -4623,6 +4667,65 @@ private static final long serialVersionUID = 0L;
         fillWithBotsAfter_ = null;
       }
       return fillWithBotsAfterBuilder_;
+    }
+
+    private boolean seeded_ ;
+    /**
+     * <pre>
+     * Whether the game is dealt from a deck_seed its creator chose, shown to
+     * everyone from the start (the seed itself only once the game is over).
+     * The creator of a seeded table can recompute every player's hand: it is
+     * for tests, replays and games among players who agree to it. An app that
+     * ranks players should not count a seeded game; the game.over webhook says
+     * so too.
+     * </pre>
+     *
+     * <code>bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The seeded.
+     */
+    @java.lang.Override
+    public boolean getSeeded() {
+      return seeded_;
+    }
+    /**
+     * <pre>
+     * Whether the game is dealt from a deck_seed its creator chose, shown to
+     * everyone from the start (the seed itself only once the game is over).
+     * The creator of a seeded table can recompute every player's hand: it is
+     * for tests, replays and games among players who agree to it. An app that
+     * ranks players should not count a seeded game; the game.over webhook says
+     * so too.
+     * </pre>
+     *
+     * <code>bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The seeded to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSeeded(boolean value) {
+
+      seeded_ = value;
+      bitField0_ |= 0x00400000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the game is dealt from a deck_seed its creator chose, shown to
+     * everyone from the start (the seed itself only once the game is over).
+     * The creator of a seeded table can recompute every player's hand: it is
+     * for tests, replays and games among players who agree to it. An app that
+     * ranks players should not count a seeded game; the game.over webhook says
+     * so too.
+     * </pre>
+     *
+     * <code>bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSeeded() {
+      bitField0_ = (bitField0_ & ~0x00400000);
+      seeded_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.Table)

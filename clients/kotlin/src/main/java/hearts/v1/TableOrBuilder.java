@@ -354,8 +354,8 @@ public interface TableOrBuilder extends
    * (the same seed deals the same decks everywhere). On CreateTable it is
    * optional: without it the server shuffles every deck with the operating
    * system's secure randomness and no seed exists. In responses it is set
-   * only once the game is over, so that nobody can recompute the hands while
-   * playing.
+   * only once the game is over. Whoever chose the seed can recompute every
+   * hand while playing, so `seeded` says that a table has one.
    * </pre>
    *
    * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -368,8 +368,8 @@ public interface TableOrBuilder extends
    * (the same seed deals the same decks everywhere). On CreateTable it is
    * optional: without it the server shuffles every deck with the operating
    * system's secure randomness and no seed exists. In responses it is set
-   * only once the game is over, so that nobody can recompute the hands while
-   * playing.
+   * only once the game is over. Whoever chose the seed can recompute every
+   * hand while playing, so `seeded` says that a table has one.
    * </pre>
    *
    * <code>optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];</code>
@@ -581,4 +581,19 @@ public interface TableOrBuilder extends
    * <code>.google.protobuf.Duration fill_with_bots_after = 22 [(.google.api.field_behavior) = IMMUTABLE];</code>
    */
   com.google.protobuf.DurationOrBuilder getFillWithBotsAfterOrBuilder();
+
+  /**
+   * <pre>
+   * Whether the game is dealt from a deck_seed its creator chose, shown to
+   * everyone from the start (the seed itself only once the game is over).
+   * The creator of a seeded table can recompute every player's hand: it is
+   * for tests, replays and games among players who agree to it. An app that
+   * ranks players should not count a seeded game; the game.over webhook says
+   * so too.
+   * </pre>
+   *
+   * <code>bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The seeded.
+   */
+  boolean getSeeded();
 }

@@ -121,7 +121,7 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
       "vel\022\030\n\nhas_passed\030\005 \001(\010B\004\342A\001\003\022\026\n\010stand_i" +
       "n\030\006 \001(\010B\004\342A\001\003\022\027\n\tplayer_id\030\007 \001(\tB\004\342A\001\003\"-" +
       "\n\nGameResult\022\017\n\007winners\030\001 \003(\005\022\016\n\006losers\030" +
-      "\002 \003(\005\"\306\006\n\005Table\022\022\n\004name\030\001 \001(\tB\004\342A\001\010\022\024\n\014d" +
+      "\002 \003(\005\"\334\006\n\005Table\022\022\n\004name\030\001 \001(\tB\004\342A\001\010\022\024\n\014d" +
       "isplay_name\030\002 \001(\t\022%\n\005rules\030\003 \001(\0132\020.heart" +
       "s.v1.RulesB\004\342A\001\005\022\036\n\005seats\030\004 \003(\0132\017.hearts" +
       ".v1.Seat\022%\n\005phase\030\005 \001(\0162\020.hearts.v1.Phas" +
@@ -141,67 +141,68 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
       "ble\030\023 \001(\tB\004\342A\001\003\022\030\n\nrematch_of\030\024 \001(\tB\004\342A\001" +
       "\003\022 \n\022turn_notifications\030\025 \001(\010B\004\342A\001\005\022=\n\024f" +
       "ill_with_bots_after\030\026 \001(\0132\031.google.proto" +
-      "buf.DurationB\004\342A\001\005B\014\n\n_turn_seatB\014\n\n_dec" +
-      "k_seed\"9\n\nPlayedCard\022\014\n\004seat\030\001 \001(\005\022\035\n\004ca" +
-      "rd\030\002 \001(\0132\017.hearts.v1.Card\"}\n\005Trick\022\016\n\006nu" +
-      "mber\030\001 \001(\005\022\016\n\006leader\030\002 \001(\005\022$\n\005cards\030\003 \003(" +
-      "\0132\025.hearts.v1.PlayedCard\022\023\n\006winner\030\004 \001(\005" +
-      "H\000\210\001\001\022\016\n\006points\030\005 \001(\005B\t\n\007_winner\"9\n\tSeat" +
-      "Cards\022\014\n\004seat\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hea" +
-      "rts.v1.Card\"N\n\010CardPass\022\021\n\tfrom_seat\030\001 \001" +
-      "(\005\022\017\n\007to_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hea" +
-      "rts.v1.Card\"t\n\nRoundScore\022\024\n\014round_numbe" +
-      "r\030\001 \001(\005\022\016\n\006points\030\002 \003(\005\022\024\n\014total_scores\030" +
-      "\003 \003(\005\022\031\n\014moon_shooter\030\004 \001(\005H\000\210\001\001B\017\n\r_moo" +
-      "n_shooter\"\370\001\n\014RoundHistory\022\024\n\014round_numb" +
-      "er\030\001 \001(\005\022\016\n\006dealer\030\002 \001(\005\0220\n\016pass_directi" +
-      "on\030\003 \001(\0162\030.hearts.v1.PassDirection\022#\n\005de" +
-      "als\030\004 \003(\0132\024.hearts.v1.SeatCards\022#\n\006passe" +
-      "s\030\005 \003(\0132\023.hearts.v1.CardPass\022 \n\006tricks\030\006" +
-      " \003(\0132\020.hearts.v1.Trick\022$\n\005score\030\007 \001(\0132\025." +
-      "hearts.v1.RoundScore\"\207\004\n\tTableView\022\037\n\005ta" +
-      "ble\030\001 \001(\0132\020.hearts.v1.Table\022\030\n\013viewer_se" +
-      "at\030\002 \001(\005H\000\210\001\001\022\035\n\004hand\030\003 \003(\0132\017.hearts.v1." +
-      "Card\022%\n\014passed_cards\030\004 \003(\0132\017.hearts.v1.C" +
-      "ard\022\'\n\016received_cards\030\005 \003(\0132\017.hearts.v1." +
-      "Card\022\'\n\rcurrent_trick\030\006 \001(\0132\020.hearts.v1." +
-      "Trick\022*\n\020completed_tricks\030\007 \003(\0132\020.hearts" +
-      ".v1.Trick\022\025\n\rhearts_broken\030\010 \001(\010\022\024\n\014roun" +
-      "d_points\030\t \003(\005\022\022\n\ntricks_won\030\n \003(\005\022,\n\rsc" +
-      "ore_history\030\013 \003(\0132\025.hearts.v1.RoundScore" +
-      "\022$\n\013legal_cards\030\014 \003(\0132\017.hearts.v1.Card\022\025" +
-      "\n\rcards_to_pass\030\r \001(\005\022-\n\014game_history\030\016 " +
-      "\003(\0132\027.hearts.v1.RoundHistory\022\020\n\010sequence" +
-      "\030\017 \001(\003B\016\n\014_viewer_seat*a\n\004Suit\022\024\n\020SUIT_U" +
-      "NSPECIFIED\020\000\022\016\n\nSUIT_CLUBS\020\001\022\021\n\rSUIT_DIA" +
-      "MONDS\020\002\022\017\n\013SUIT_HEARTS\020\003\022\017\n\013SUIT_SPADES\020" +
-      "\004*\337\001\n\004Rank\022\024\n\020RANK_UNSPECIFIED\020\000\022\014\n\010RANK" +
-      "_TWO\020\002\022\016\n\nRANK_THREE\020\003\022\r\n\tRANK_FOUR\020\004\022\r\n" +
-      "\tRANK_FIVE\020\005\022\014\n\010RANK_SIX\020\006\022\016\n\nRANK_SEVEN" +
-      "\020\007\022\016\n\nRANK_EIGHT\020\010\022\r\n\tRANK_NINE\020\t\022\014\n\010RAN" +
-      "K_TEN\020\n\022\r\n\tRANK_JACK\020\013\022\016\n\nRANK_QUEEN\020\014\022\r" +
-      "\n\tRANK_KING\020\r\022\014\n\010RANK_ACE\020\016*x\n\005Phase\022\025\n\021" +
-      "PHASE_UNSPECIFIED\020\000\022\035\n\031PHASE_WAITING_FOR" +
-      "_PLAYERS\020\001\022\021\n\rPHASE_PASSING\020\002\022\021\n\rPHASE_P" +
-      "LAYING\020\003\022\023\n\017PHASE_GAME_OVER\020\004*\226\001\n\rPassDi" +
-      "rection\022\036\n\032PASS_DIRECTION_UNSPECIFIED\020\000\022" +
-      "\027\n\023PASS_DIRECTION_LEFT\020\001\022\031\n\025PASS_DIRECTI" +
-      "ON_ACROSS\020\002\022\030\n\024PASS_DIRECTION_RIGHT\020\003\022\027\n" +
-      "\023PASS_DIRECTION_HOLD\020\004*o\n\010BotLevel\022\031\n\025BO" +
-      "T_LEVEL_UNSPECIFIED\020\000\022\024\n\020BOT_LEVEL_RANDO" +
-      "M\020\001\022\027\n\023BOT_LEVEL_HEURISTIC\020\002\022\031\n\025BOT_LEVE" +
-      "L_MONTE_CARLO\020\003*\305\001\n\010Reaction\022\030\n\024REACTION" +
-      "_UNSPECIFIED\020\000\022\026\n\022REACTION_THUMBS_UP\020\001\022\021" +
-      "\n\rREACTION_CLAP\020\002\022\022\n\016REACTION_LAUGH\020\003\022\020\n" +
-      "\014REACTION_WOW\020\004\022\020\n\014REACTION_SAD\020\005\022\022\n\016REA" +
-      "CTION_ANGRY\020\006\022\025\n\021REACTION_THINKING\020\007\022\021\n\r" +
-      "REACTION_WAVE\020\010*s\n\013MoonScoring\022\034\n\030MOON_S" +
-      "CORING_UNSPECIFIED\020\000\022\036\n\032MOON_SCORING_ADD" +
-      "_TO_OTHERS\020\001\022&\n\"MOON_SCORING_SUBTRACT_FR" +
-      "OM_SHOOTER\020\002*v\n\014SeatOccupant\022\035\n\031SEAT_OCC" +
-      "UPANT_UNSPECIFIED\020\000\022\027\n\023SEAT_OCCUPANT_EMP" +
-      "TY\020\001\022\027\n\023SEAT_OCCUPANT_HUMAN\020\002\022\025\n\021SEAT_OC" +
-      "CUPANT_BOT\020\003B\016B\nTableProtoP\001b\006proto3"
+      "buf.DurationB\004\342A\001\005\022\024\n\006seeded\030\027 \001(\010B\004\342A\001\003" +
+      "B\014\n\n_turn_seatB\014\n\n_deck_seed\"9\n\nPlayedCa" +
+      "rd\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts." +
+      "v1.Card\"}\n\005Trick\022\016\n\006number\030\001 \001(\005\022\016\n\006lead" +
+      "er\030\002 \001(\005\022$\n\005cards\030\003 \003(\0132\025.hearts.v1.Play" +
+      "edCard\022\023\n\006winner\030\004 \001(\005H\000\210\001\001\022\016\n\006points\030\005 " +
+      "\001(\005B\t\n\007_winner\"9\n\tSeatCards\022\014\n\004seat\030\001 \001(" +
+      "\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1.Card\"N\n\010Car" +
+      "dPass\022\021\n\tfrom_seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001(" +
+      "\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card\"t\n\nRou" +
+      "ndScore\022\024\n\014round_number\030\001 \001(\005\022\016\n\006points\030" +
+      "\002 \003(\005\022\024\n\014total_scores\030\003 \003(\005\022\031\n\014moon_shoo" +
+      "ter\030\004 \001(\005H\000\210\001\001B\017\n\r_moon_shooter\"\370\001\n\014Roun" +
+      "dHistory\022\024\n\014round_number\030\001 \001(\005\022\016\n\006dealer" +
+      "\030\002 \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hearts." +
+      "v1.PassDirection\022#\n\005deals\030\004 \003(\0132\024.hearts" +
+      ".v1.SeatCards\022#\n\006passes\030\005 \003(\0132\023.hearts.v" +
+      "1.CardPass\022 \n\006tricks\030\006 \003(\0132\020.hearts.v1.T" +
+      "rick\022$\n\005score\030\007 \001(\0132\025.hearts.v1.RoundSco" +
+      "re\"\207\004\n\tTableView\022\037\n\005table\030\001 \001(\0132\020.hearts" +
+      ".v1.Table\022\030\n\013viewer_seat\030\002 \001(\005H\000\210\001\001\022\035\n\004h" +
+      "and\030\003 \003(\0132\017.hearts.v1.Card\022%\n\014passed_car" +
+      "ds\030\004 \003(\0132\017.hearts.v1.Card\022\'\n\016received_ca" +
+      "rds\030\005 \003(\0132\017.hearts.v1.Card\022\'\n\rcurrent_tr" +
+      "ick\030\006 \001(\0132\020.hearts.v1.Trick\022*\n\020completed" +
+      "_tricks\030\007 \003(\0132\020.hearts.v1.Trick\022\025\n\rheart" +
+      "s_broken\030\010 \001(\010\022\024\n\014round_points\030\t \003(\005\022\022\n\n" +
+      "tricks_won\030\n \003(\005\022,\n\rscore_history\030\013 \003(\0132" +
+      "\025.hearts.v1.RoundScore\022$\n\013legal_cards\030\014 " +
+      "\003(\0132\017.hearts.v1.Card\022\025\n\rcards_to_pass\030\r " +
+      "\001(\005\022-\n\014game_history\030\016 \003(\0132\027.hearts.v1.Ro" +
+      "undHistory\022\020\n\010sequence\030\017 \001(\003B\016\n\014_viewer_" +
+      "seat*a\n\004Suit\022\024\n\020SUIT_UNSPECIFIED\020\000\022\016\n\nSU" +
+      "IT_CLUBS\020\001\022\021\n\rSUIT_DIAMONDS\020\002\022\017\n\013SUIT_HE" +
+      "ARTS\020\003\022\017\n\013SUIT_SPADES\020\004*\337\001\n\004Rank\022\024\n\020RANK" +
+      "_UNSPECIFIED\020\000\022\014\n\010RANK_TWO\020\002\022\016\n\nRANK_THR" +
+      "EE\020\003\022\r\n\tRANK_FOUR\020\004\022\r\n\tRANK_FIVE\020\005\022\014\n\010RA" +
+      "NK_SIX\020\006\022\016\n\nRANK_SEVEN\020\007\022\016\n\nRANK_EIGHT\020\010" +
+      "\022\r\n\tRANK_NINE\020\t\022\014\n\010RANK_TEN\020\n\022\r\n\tRANK_JA" +
+      "CK\020\013\022\016\n\nRANK_QUEEN\020\014\022\r\n\tRANK_KING\020\r\022\014\n\010R" +
+      "ANK_ACE\020\016*x\n\005Phase\022\025\n\021PHASE_UNSPECIFIED\020" +
+      "\000\022\035\n\031PHASE_WAITING_FOR_PLAYERS\020\001\022\021\n\rPHAS" +
+      "E_PASSING\020\002\022\021\n\rPHASE_PLAYING\020\003\022\023\n\017PHASE_" +
+      "GAME_OVER\020\004*\226\001\n\rPassDirection\022\036\n\032PASS_DI" +
+      "RECTION_UNSPECIFIED\020\000\022\027\n\023PASS_DIRECTION_" +
+      "LEFT\020\001\022\031\n\025PASS_DIRECTION_ACROSS\020\002\022\030\n\024PAS" +
+      "S_DIRECTION_RIGHT\020\003\022\027\n\023PASS_DIRECTION_HO" +
+      "LD\020\004*o\n\010BotLevel\022\031\n\025BOT_LEVEL_UNSPECIFIE" +
+      "D\020\000\022\024\n\020BOT_LEVEL_RANDOM\020\001\022\027\n\023BOT_LEVEL_H" +
+      "EURISTIC\020\002\022\031\n\025BOT_LEVEL_MONTE_CARLO\020\003*\305\001" +
+      "\n\010Reaction\022\030\n\024REACTION_UNSPECIFIED\020\000\022\026\n\022" +
+      "REACTION_THUMBS_UP\020\001\022\021\n\rREACTION_CLAP\020\002\022" +
+      "\022\n\016REACTION_LAUGH\020\003\022\020\n\014REACTION_WOW\020\004\022\020\n" +
+      "\014REACTION_SAD\020\005\022\022\n\016REACTION_ANGRY\020\006\022\025\n\021R" +
+      "EACTION_THINKING\020\007\022\021\n\rREACTION_WAVE\020\010*s\n" +
+      "\013MoonScoring\022\034\n\030MOON_SCORING_UNSPECIFIED" +
+      "\020\000\022\036\n\032MOON_SCORING_ADD_TO_OTHERS\020\001\022&\n\"MO" +
+      "ON_SCORING_SUBTRACT_FROM_SHOOTER\020\002*v\n\014Se" +
+      "atOccupant\022\035\n\031SEAT_OCCUPANT_UNSPECIFIED\020" +
+      "\000\022\027\n\023SEAT_OCCUPANT_EMPTY\020\001\022\027\n\023SEAT_OCCUP" +
+      "ANT_HUMAN\020\002\022\025\n\021SEAT_OCCUPANT_BOT\020\003B\016B\nTa" +
+      "bleProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -239,7 +240,7 @@ public final class TableProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_Table_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_Table_descriptor,
-        new java.lang.String[] { "Name", "DisplayName", "Rules", "Seats", "Phase", "CreateTime", "UpdateTime", "Etag", "RoundNumber", "Dealer", "PassDirection", "TurnSeat", "TotalScores", "Result", "DeckSeed", "TurnTimeout", "TurnDeadline", "Unlisted", "RematchTable", "RematchOf", "TurnNotifications", "FillWithBotsAfter", });
+        new java.lang.String[] { "Name", "DisplayName", "Rules", "Seats", "Phase", "CreateTime", "UpdateTime", "Etag", "RoundNumber", "Dealer", "PassDirection", "TurnSeat", "TotalScores", "Result", "DeckSeed", "TurnTimeout", "TurnDeadline", "Unlisted", "RematchTable", "RematchOf", "TurnNotifications", "FillWithBotsAfter", "Seeded", });
     internal_static_hearts_v1_PlayedCard_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_hearts_v1_PlayedCard_fieldAccessorTable = new

@@ -643,8 +643,8 @@ public object TableKt {
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * ```
      *
      * `optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];`
@@ -662,8 +662,8 @@ public object TableKt {
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * ```
      *
      * `optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];`
@@ -677,8 +677,8 @@ public object TableKt {
      * (the same seed deals the same decks everywhere). On CreateTable it is
      * optional: without it the server shuffles every deck with the operating
      * system's secure randomness and no seed exists. In responses it is set
-     * only once the game is over, so that nobody can recompute the hands while
-     * playing.
+     * only once the game is over. Whoever chose the seed can recompute every
+     * hand while playing, so `seeded` says that a table has one.
      * ```
      *
      * `optional int64 deck_seed = 15 [(.google.api.field_behavior) = IMMUTABLE];`
@@ -975,6 +975,41 @@ public object TableKt {
 
     public val TableKt.Dsl.fillWithBotsAfterOrNull: com.google.protobuf.Duration?
       get() = _builder.fillWithBotsAfterOrNull
+
+    /**
+     * ```
+     * Whether the game is dealt from a deck_seed its creator chose, shown to
+     * everyone from the start (the seed itself only once the game is over).
+     * The creator of a seeded table can recompute every player's hand: it is
+     * for tests, replays and games among players who agree to it. An app that
+     * ranks players should not count a seeded game; the game.over webhook says
+     * so too.
+     * ```
+     *
+     * `bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public var seeded: kotlin.Boolean
+      @kotlin.jvm.JvmName("getSeeded")
+        get() = _builder.seeded
+      @kotlin.jvm.JvmName("setSeeded")
+        set(value) {
+        _builder.seeded = value
+      }
+    /**
+     * ```
+     * Whether the game is dealt from a deck_seed its creator chose, shown to
+     * everyone from the start (the seed itself only once the game is over).
+     * The creator of a seeded table can recompute every player's hand: it is
+     * for tests, replays and games among players who agree to it. An app that
+     * ranks players should not count a seeded game; the game.over webhook says
+     * so too.
+     * ```
+     *
+     * `bool seeded = 23 [(.google.api.field_behavior) = OUTPUT_ONLY];`
+     */
+    public fun clearSeeded() {
+      _builder.clearSeeded()
+    }
   }
 }
 @kotlin.jvm.JvmSynthetic
