@@ -54,6 +54,7 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 
 	for _, args := range [][]string{
 		{"--grace-seconds", "-1"}, {"--grace-seconds", "soon"}, {"--shutdown-delay-seconds", "1e9"},
+		{"--grace-seconds", "NaN"}, {"--shutdown-delay-seconds", "nan"}, {"--grace-seconds", "Inf"},
 		{"--log-format", "xml"}, {"--backend-connections", "0"},
 		{"--backend", ""}, {"stray"},
 	} {

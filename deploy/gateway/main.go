@@ -78,7 +78,8 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 	var durations [2]time.Duration
 	for i, name := range []string{"shutdown-delay-seconds", "grace-seconds"} {
 		seconds, err := strconv.ParseFloat(*values[name], 64)
-		if err != nil || seconds < 0 || seconds > 3600 {
+		// !(0 <= x <= 3600), not x < 0 || x > 3600: NaN passes both of those.
+		if err != nil || !(seconds >= 0 && seconds <= 3600) {
 			return config{}, fmt.Errorf("--%s: want a number of seconds from 0 to 3600, got %q", name, *values[name])
 		}
 		durations[i] = time.Duration(seconds * float64(time.Second))

@@ -208,6 +208,12 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--log-f", "json"], {}, "hearts-server: error: unrecognized arguments: --log-f"),
         (["--identity-secret", "s" * 31], {}, "--identity-secret must be at least 32 bytes"),
         (["--max-tables-per-hour", "-1"], {}, "--max-tables-per-hour must not be negative"),
+        # nan passes every comparison: a grace of nan cut every call at once (was taken).
+        (["--grace-seconds", "nan"], {}, "--grace-seconds must be a finite number (got nan)"),
+        ([], {"HEARTS_GRACE_SECONDS": "inf"}, "--grace-seconds must be a finite number (got inf)"),
+        # Was a traceback from the store, exit 1.
+        (["--redis-url", "notaurl"], {}, "--redis-url is not a Redis URL: Redis URL must"),
+        (["--redis-url", "redis://127.0.0.1:abc/0"], {}, "--redis-url is not a Redis URL: Port"),
         (
             ["--trusted-proxies", "10.0.0.0/8,10.0.0.0/33"],
             {},
@@ -261,6 +267,15 @@ def test_a_bad_setting_is_refused_with_a_message(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1, err  # one line for the log, not argparse's usage first
+
+
+def test_a_flag_wins_over_a_variable_that_does_not_parse() -> None:
+    # "a flag wins" (docs/operations.md): the variable was refused before the flags were read.
+    from hearts_server.config import parse_settings
+
+    assert parse_settings(["--port", "0"], {"HEARTS_PORT": "abc"}).port == 0
+    secret = {"HEARTS_IDENTITY_SECRET": "s" * 32, "HEARTS_IDENTITY_REQUIRED": "maybe"}
+    assert not parse_settings(["--no-identity-required"], secret).identity_required
 
 
 def test_a_switch_comes_from_the_environment_and_a_flag_wins() -> None:

@@ -11,11 +11,14 @@ import dataclasses
 import datetime
 import ipaddress
 import json
+import math
 import os
 import sys
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
+
+from redis.asyncio.connection import parse_url as parse_redis_url
 
 from hearts_server.tokens import MIN_SECRET_BYTES
 
@@ -127,11 +130,13 @@ def parse_settings(
         kind: type = type(field.default)
         default: object = field.default
         raw = environ.get(env)
+        # A variable that does not parse is an error only if its flag is not given: a flag wins.
         if kind is bool:
             if raw is not None:
-                if raw.lower() not in _BOOLEANS:
-                    parser.error(f"{env}: not true or false: {raw!r}")
-                default = _BOOLEANS[raw.lower()]
+                if raw.lower() in _BOOLEANS:
+                    default = _BOOLEANS[raw.lower()]
+                else:
+                    default = _BadVariable(f"{env}: not true or false: {raw!r}")
             parser.add_argument(
                 f"--{name.replace('_', '-')}",
                 dest=name,
@@ -144,7 +149,7 @@ def parse_settings(
             try:
                 default = kind(raw)
             except ValueError:
-                parser.error(f"{env}: not a valid {_KIND_NAMES[kind]}: {raw!r}")
+                default = _BadVariable(f"{env}: not a valid {_KIND_NAMES[kind]}: {raw!r}")
         parser.add_argument(
             f"--{name.replace('_', '-')}",
             dest=name,
@@ -153,11 +158,25 @@ def parse_settings(
             help=f"{helps[name]} (env {env}; default {field.default!r})",
         )
     namespace = parser.parse_args(argv)
+    for value in vars(namespace).values():
+        if isinstance(value, _BadVariable):
+            parser.error(value.message)
     settings = Settings(**vars(namespace))
     problem = _problem(settings)
     if problem is not None:
         parser.error(problem)
     return dataclasses.replace(settings, log_level=settings.log_level.upper())
+
+
+@dataclasses.dataclass(frozen=True)
+class _BadVariable:
+    """The default of a setting whose environment variable does not parse: an error unless
+    its flag is given."""
+
+    message: str
+
+    def __repr__(self) -> str:
+        return "invalid"
 
 
 def _log_format(argv: Sequence[str], environ: Mapping[str, str]) -> str:
@@ -278,9 +297,18 @@ def _problem(settings: Settings) -> str | None:
             f"--max-connection-age-seconds must be 0 or {MIN_CONNECTION_AGE_SECONDS:g} to "
             f"{MAX_CONNECTION_AGE_SECONDS:,} (got {age:g})"
         )
+    for field in dataclasses.fields(Settings):
+        value = getattr(settings, field.name)
+        if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison
+            return f"--{field.name.replace('_', '-')} must be a finite number (got {value})"
     for name in ("grace_seconds", "bot_workers", "record_cache_size", "max_tables_per_hour"):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
+    if settings.redis_url:
+        try:
+            parse_redis_url(settings.redis_url)  # as the store will read it
+        except ValueError as error:
+            return f"--redis-url is not a Redis URL: {error}"
     if settings.identity_secret and len(settings.identity_secret.encode()) < 32:
         # RFC 7518: an HMAC key as long as the hash, 256 bits for HS256.
         return "--identity-secret must be at least 32 bytes (or unset)"
