@@ -286,6 +286,15 @@ async def test_a_display_name_with_control_characters_is_refused_even_at_its_end
     assert joined.view.table.seats[0].player_display_name == "Ann"
 
 
+async def test_a_display_name_far_over_its_limit_is_refused_before_it_is_read(hearts) -> None:
+    # Refused for its length, not for the control character at its end, which a character by
+    # character scan of its megabyte held the event loop 40 ms to find.
+    name = (await hearts.create()).view.table.name
+    refusal = await failure(hearts.join(name, 0, player="x" * 1_000_000 + "\n"))
+    assert refusal.reason == "INVALID_REQUEST"
+    assert "1 to 40 characters" in refusal.message
+
+
 async def test_a_seat_given_twice_or_a_deck_of_cards_to_pass_is_refused_at_once(hearts) -> None:
     # Each entry was read one by one on the event loop, the last one for a seat winning: a
     # request of 1 MiB (some 100,000 seats, or 170,000 cards to pass) held it for 0.1-0.2 s.

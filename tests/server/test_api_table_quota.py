@@ -190,3 +190,25 @@ async def test_a_rematch_counts_as_a_table_made(
     # A second call for a rematch some call named already makes no table, and is not counted.
     again = await hearts.rematch(seated.name, seated.tokens[0])
     assert again.view.table.name == rematch.view.table.name
+
+
+async def test_a_rematch_call_that_names_no_table_is_not_counted(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> None:
+    # Counted were also a call for a rematch another call had named (whenever this process did
+    # not hold the finished table's record, as with no record cache, or on another replica),
+    # and a call refused before the game's end.
+    hearts = connect(
+        await make_server(store=store_kind, max_tables_per_hour=2, record_cache_size=0)
+    )
+    bots = dict.fromkeys((2, 3), pb.BOT_LEVEL_HEURISTIC)
+    seated = await hearts.seated((0, 1), bots=bots, target_score=1)  # the first use
+    early = await failure(hearts.rematch(seated.name, seated.tokens[0]))
+    assert early.reason == "GAME_NOT_OVER"
+    await hearts.play_out(seated.name, seated.tokens)
+    first = await hearts.rematch(seated.name, seated.tokens[0])  # names it: the second use
+    second = await hearts.rematch(seated.name, seated.tokens[1])  # named: not counted
+    assert second.view.table.name == first.view.table.name
+    assert (await failure(create(hearts))).reason == "TOO_MANY_TABLES"  # two uses, no more

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -33,13 +34,26 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(WebhookSender, "POLL_SECONDS", 0.05)
 
 
-async def one_player_game(hearts: Hearts) -> str:
+async def one_player_game(hearts: Hearts, **create: Any) -> str:
     """A finished one-round game of a player (seat 0) and three bots; the table's name."""
     seated = await hearts.seated(
-        (0,), bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1
+        (0,), bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC}, target_score=1, **create
     )
     await hearts.play_out(seated.name, seated.tokens)
     return seated.name
+
+
+async def test_a_seeded_game_is_posted_as_seeded(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+    receiver: Receiver,
+) -> None:
+    # Its creator chose the deck seed and could recompute every hand: an app must not rank it.
+    hearts = connect(await webhook_server(make_server, store_kind, receiver))
+    await one_player_game(hearts, deck_seed=11)
+    await receiver.until(1)
+    assert json.loads(receiver.posts[0][1])["seeded"] is True
 
 
 async def test_a_finished_game_is_posted_signed(
@@ -67,7 +81,7 @@ async def test_a_finished_game_is_posted_signed(
     assert document["type"] == "game.over"
     assert document["table"] == name
     assert document["rules"]["target_score"] == 1
-    assert document["seeded"] is table.seeded
+    assert document["seeded"] is table.seeded is False  # the server's own shuffles
     assert document["rounds"] == table.round_number
     assert [seat["total_score"] for seat in document["seats"]] == list(table.total_scores)
     assert (document["winners"], document["losers"]) == (

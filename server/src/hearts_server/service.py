@@ -30,6 +30,7 @@ import functools
 import hashlib
 import ipaddress
 import logging
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -107,6 +108,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=Message)
 
 _MAX_NAME = 40  # player_display_name, as table.proto and table_service.proto document it
+_MAX_NAME_GIVEN = 4 * _MAX_NAME  # a name as given, spaces to trim included
 _MAX_TABLE_NAME = 200  # a table's display_name, as table.proto documents it
 _MAX_REQUEST_ID = 128
 _DEFAULT_PAGE = 50
@@ -1412,12 +1414,16 @@ class TableApp:
         caller = self.caller(token, old_id)
         if caller.claims is None:
             raise ServiceError("TOKEN_MISSING", "send the seat token as authorization: Bearer")
-        held = self.records.get(old_id)
-        if self.counts_creates and (held is None or not held.record.rematch_id):
-            # A call that may name the next game's table counts it against the caller's quota
+        if self.counts_creates:
+            # A call that will name the next game's table counts it against the caller's quota
             # (--max-tables-per-hour), as CreateTable and QuickJoin count theirs: else a chain
             # of one-round games against bots, each rematched, would make tables unchecked.
-            await self._count_table_created(None, client, "")
+            # Read first (a rare call, on a server with the limit only): a call for a rematch
+            # named already, or refused, is not counted.
+            _, finished = await self._read(old_id)
+            self._player(finished, caller)
+            if finished.phase_over and not finished.rematch_id:
+                await self._count_table_created(None, client, "")
         record = await self._claim_rematch(old_id, caller)
         new_id, seat = record.rematch_id, caller.claims.seat
         if self.records.get(new_id) is None:
@@ -2513,7 +2519,10 @@ def _rfc3339(ms: int) -> str:
 
 def _has_control_characters(text: str) -> bool:
     """Whether ``text`` holds a C0 or C1 control character (a fingerprint's separator is one)."""
-    return any(ord(char) < 32 or 127 <= ord(char) < 160 for char in text)
+    return _CONTROL_CHARACTER.search(text) is not None
+
+
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")  # searched at C speed
 
 
 def _already_seated(seat: int) -> ServiceError:
@@ -2693,6 +2702,8 @@ def _player_name(display_name: str) -> str:
 
     Control characters are looked for before trimming: ``str.strip`` also takes tabs, line
     breaks and the separators U+001C to U+001F off the ends, which the API refuses anywhere."""
+    if len(display_name) > _MAX_NAME_GIVEN:  # before reading it: a request may hold 1 MiB
+        raise ServiceError("INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters")
     if _has_control_characters(display_name):
         raise ServiceError("INVALID_REQUEST", "player_display_name: no control characters")
     display_name = display_name.strip()
