@@ -174,12 +174,7 @@ async def test_a_call_cut_by_close_raises_client_closed() -> None:
     port = listener.sockets[0].getsockname()[1]
     try:
         client = HeartsClient(f"127.0.0.1:{port}", timeout=30)
-        call = asyncio.create_task(client.get_table("tables/abc"))
-        await asyncio.sleep(0.3)
-        await client.close()
-        with pytest.raises(HeartsError) as caught:
-            await asyncio.wait_for(call, 10)
-        assert caught.value.reason == "CLIENT_CLOSED"
+        assert (await _closed_during_a_call(client)).reason == "CLIENT_CLOSED"
     finally:
         listener.close()
         await listener.wait_closed()
@@ -190,13 +185,18 @@ async def test_a_call_waiting_to_retry_when_the_client_closes_raises_client_clos
     # waits a second before the next. A close() in that wait used to let the next attempt run
     # on the closed channel: a raw grpc UsageError, not a HeartsError.
     client = HeartsClient("127.0.0.1:1", backoff=1.0, max_retries=5, timeout=5)
+    assert (await _closed_during_a_call(client)).reason == "CLIENT_CLOSED"
+    assert client._channel is None  # no new channel opened on the closed client
+
+
+async def _closed_during_a_call(client: HeartsClient) -> HeartsError:
+    """The error of a GetTable that ``client`` closes 0.3 s after it starts."""
     call = asyncio.create_task(client.get_table("tables/abc"))
     await asyncio.sleep(0.3)
     await client.close()
     with pytest.raises(HeartsError) as caught:
         await asyncio.wait_for(call, 10)
-    assert caught.value.reason == "CLIENT_CLOSED"
-    assert client._channel is None  # no new channel opened on the closed client
+    return caught.value
 
 
 class CountCalls(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]

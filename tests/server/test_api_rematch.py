@@ -252,16 +252,26 @@ async def test_the_rematch_goes_with_the_finished_table(
     assert (await failure(hearts.view(old.name))).reason == "TABLE_NOT_FOUND"
 
 
+async def _finished_on_short_idle_expiry(
+    make_server: ServerFactory,
+    connect,  # type: ignore[no-untyped-def]
+    store_kind: str,
+) -> tuple[Hearts, Seated]:
+    """A finished game on a server whose idle tables expire after 1 s (finished ones after 10
+    minutes): its rematch table expires while the game stays."""
+    server = await make_server(
+        store=store_kind, table_ttl_seconds=1, finished_table_ttl_seconds=600
+    )
+    hearts = connect(server)
+    return hearts, await finished(hearts)
+
+
 async def test_a_rematch_table_that_expired_is_made_again_with_its_seats_free(
     make_server: ServerFactory,
     connect,  # type: ignore[no-untyped-def]
     store_kind: str,
 ) -> None:
-    server = await make_server(
-        store=store_kind, table_ttl_seconds=1, finished_table_ttl_seconds=600
-    )
-    hearts = connect(server)
-    old = await finished(hearts)
+    hearts, old = await _finished_on_short_idle_expiry(make_server, connect, store_kind)
     first = await hearts.rematch(old.name, old.tokens[0])
     await asyncio.sleep(1.3)  # idle: the new table expires, the finished one stays
     again = await hearts.rematch(old.name, old.tokens[3])
@@ -288,11 +298,7 @@ async def test_streams_of_an_expired_rematch_table_end_before_the_next_one_under
     # on the first took the second's events above its last number as its own: a seat's stream
     # showed the cards dealt to the seat's next occupant. Now the second numbers above the first:
     # the old streams meet a gap they cannot fill, and end; a resume gets a snapshot first.
-    server = await make_server(
-        store=store_kind, table_ttl_seconds=1, finished_table_ttl_seconds=600
-    )
-    hearts = connect(server)
-    old = await finished(hearts)
+    hearts, old = await _finished_on_short_idle_expiry(make_server, connect, store_kind)
     first = await hearts.rematch(old.name, old.tokens[3])
     name = first.view.table.name
     streams = {"seat": hearts.watch(name, first.seat_token), "spectator": hearts.watch(name)}

@@ -382,6 +382,11 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.open_streams = 0
         self.shutting_down = False
 
+    def _creator_address(self, context: grpc.aio.ServicerContext) -> str:
+        """The caller's address for the table quota (--max-tables-per-hour), which alone asks
+        who the caller is; empty without that limit."""
+        return client_address(context, self.trusted_proxies) if self.app.counts_creates else ""
+
     @_unary("GetTable")
     async def GetTable(
         self, request: api.GetTableRequest, context: grpc.aio.ServicerContext
@@ -416,8 +421,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.table,
             request.request_id,
             identity_token=request.identity_token,
-            # Only the table quota asks who the caller is.
-            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
+            client=self._creator_address(context),
         )
 
     @_unary("DeleteTable")
@@ -459,7 +463,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             request.name,
             bearer_token(context),
             request_id=request.request_id,
-            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
+            client=self._creator_address(context),
         )
 
     # A move's response may come serialized (add_servicer sends it as it is): wider than the
@@ -504,7 +508,7 @@ class TableServicer(api_grpc.TableServiceServicer):
             request_id=request.request_id,
             identity_token=request.identity_token,
             # It may make a table: the table quota's caller, as for CreateTable.
-            client=client_address(context, self.trusted_proxies) if self.app.counts_creates else "",
+            client=self._creator_address(context),
         )
 
     @_unary("ListPlayerTables")

@@ -441,10 +441,11 @@ class RedisStore:
         # The index entries go in the same round trip, before the script; harmless if the id
         # was taken (listing re-checks each record). An unlisted table goes to an index only
         # counted and swept.
-        indexes = [keys.INDEX_ALL, keys.INDEX_OPEN] if open_seats else [keys.INDEX_ALL]
-        listing: list[_Command] = [
-            ("ZADD", index, 0, table_id) for index in (indexes if listed else [keys.INDEX_UNLISTED])
-        ]
+        if not listed:
+            indexes = [keys.INDEX_UNLISTED]
+        else:
+            indexes = [keys.INDEX_ALL, keys.INDEX_OPEN] if open_seats else [keys.INDEX_ALL]
+        listing: list[_Command] = [("ZADD", index, 0, table_id) for index in indexes]
         replies = await self._run(*listing, script, errors=True)
         made = replies[-1]
         refused = next((reply for reply in replies if isinstance(reply, Exception)), None)
