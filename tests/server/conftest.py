@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -391,7 +392,9 @@ async def make_server(request: pytest.FixtureRequest) -> AsyncIterator[ServerFac
     """Start servers: ``await make_server(store="redis", max_events=5)``; stopped at the end."""
     started: list[HeartsServer] = []
 
-    async def start(*, store: str = "memory", **overrides: Any) -> HeartsServer:
+    async def start(
+        *, store: str = "memory", host_clock: Callable[[], float] = time.time, **overrides: Any
+    ) -> HeartsServer:
         settings: dict[str, Any] = {
             "host": "127.0.0.1",
             "port": 0,
@@ -402,7 +405,7 @@ async def make_server(request: pytest.FixtureRequest) -> AsyncIterator[ServerFac
         if store == "redis":
             settings["redis_url"] = _redis_url(request)
         settings.update(overrides)
-        server = HeartsServer(Settings(**settings))
+        server = HeartsServer(Settings(**settings), host_clock=host_clock)
         await server.start()
         started.append(server)
         return server

@@ -193,6 +193,43 @@ async def test_a_store_failure_at_the_deadline_only_delays_the_move(make_server,
     assert messages[-1].event.turn_timed_out.seat == 0
 
 
+@pytest.mark.parametrize("store_kind", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def test_a_write_whose_answer_was_lost_still_gets_its_timer(
+    make_server, connect, store_kind: str
+) -> None:
+    # The join that fills the table deals and starts the players' time. Redis applies it but
+    # its answer is lost (a timeout): the caller is told STORE_UNAVAILABLE and retries with the
+    # same request id, which the store answers from its memory. Nobody reads or watches the
+    # table: the timer must still make seat 0's pass when its time runs out (before, no replica
+    # had armed it, and the table waited for the next read).
+    server = await make_server(store=store_kind)
+    hearts = connect(server)
+    created = await hearts.create(bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
+    name = created.view.table.name
+    store = server.app.store
+    commit, lost = store.commit, []
+
+    async def answer_lost_once(*args, **kwargs):
+        result = await commit(*args, **kwargs)
+        if not lost:
+            lost.append(result)
+            raise StoreUnavailableError("Redis timed out after applying the command")
+        return result
+
+    store.commit = answer_lost_once
+    refusal = await failure(hearts.join(name, 0, request_id="join-once"))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+    retried = await hearts.join(name, 0, request_id="join-once")
+    assert retried.view.table.phase == pb.PHASE_PASSING  # the remembered answer
+    assert server.app.timed_out_moves == 0
+    for _ in range(100):  # up to 5 s; no reads meanwhile: only a timer can make the move
+        if server.app.timed_out_moves:
+            break
+        await asyncio.sleep(0.05)
+    assert server.app.timed_out_moves == 1
+    assert (await hearts.view(name)).table.phase == pb.PHASE_PLAYING  # seat 0's pass made
+
+
 async def test_a_turn_timeout_must_run_out_before_an_idle_table_expires(
     make_server, connect
 ) -> None:

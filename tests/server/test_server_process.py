@@ -195,6 +195,17 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
             "--token-extra-secret needs --token-secret",
         ),
         (["--max-events", "0"], {}, "--max-events must be at least 1"),
+        # Was taken, and then every CreateTable failed INTERNAL (Redis refused the expiry).
+        (
+            ["--table-ttl-seconds", "9300000000000000"],
+            {},
+            "--table-ttl-seconds must be at most 315,360,000 (ten years)",
+        ),
+        (
+            [],
+            {"HEARTS_FINISHED_TABLE_TTL_SECONDS": "315360001"},
+            "--finished-table-ttl-seconds must be at most",
+        ),
         (["--bot-workers", "-1"], {}, "--bot-workers must not be negative"),
         (["--max-connection-age-seconds", "-1"], {}, "--max-connection-age-seconds must be 0 or"),
         (["--max-connection-age-seconds", "2592000"], {}, "--max-connection-age-seconds must be"),

@@ -74,6 +74,27 @@ async def test_event_times_never_go_back_when_a_slower_clock_writes_next() -> No
     assert view.table.update_time.seconds == 1_800_000_060
 
 
+async def test_a_reaction_through_a_slower_clock_is_not_timed_before_the_tables_last_event() -> (
+    None
+):
+    store = MemoryStore()
+    ahead = _app(store, lambda: 1_800_000_060.0)  # a replica a minute ahead
+    behind = _app(store, lambda: 1_800_000_000.0)
+    name = (await ahead.create_table(pb.Table(), "")).view.table.name
+    joined = await ahead.join_table(name, 0, "a", etag="", request_id="")
+    published = []
+    publish = store.publish_ephemeral
+
+    async def keep(table_id: str, payload: bytes, **options: Any) -> Any:
+        published.append(TableEvent.FromString(payload))
+        return await publish(table_id, payload, **options)
+
+    store.publish_ephemeral = keep  # type: ignore[method-assign]
+    await behind.send_reaction(name, joined.seat_token, pb.REACTION_CLAP)
+    [reaction] = published
+    assert reaction.event_time.seconds == 1_800_000_060  # as late as the join, not before it
+
+
 async def test_a_table_that_expires_during_a_command_is_not_found_with_or_without_etag() -> None:
     now = [1_800_000_000.0]
     store = MemoryStore(clock=lambda: now[0], idle_ttl_seconds=60)

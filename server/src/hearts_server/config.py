@@ -214,6 +214,9 @@ MIN_MESSAGE_BYTES = 512 * 1024
 """The smallest message limit: a finished game's view at the highest target score, with its
 whole history, takes up to about 300 KB (see ``convert.MAX_TARGET_SCORE``)."""
 
+MAX_TABLE_TTL_SECONDS = 10 * 365 * 86_400
+"""The longest ``--table-ttl-seconds`` and ``--finished-table-ttl-seconds`` (ten years)."""
+
 _KIND_NAMES = {int: "whole number", float: "number", str: "string"}
 _BOOLEANS = {
     "true": True,
@@ -290,6 +293,13 @@ def _problem(settings: Settings) -> str | None:
     for name in _AT_LEAST_ONE:
         if getattr(settings, name) < 1:
             return f"--{name.replace('_', '-')} must be at least 1"
+    for name in ("table_ttl_seconds", "finished_table_ttl_seconds"):
+        # Redis takes an expiry in milliseconds from now in a 64-bit int; far below that, a
+        # decade is longer than any table needs to wait.
+        if getattr(settings, name) > MAX_TABLE_TTL_SECONDS:
+            return (
+                f"--{name.replace('_', '-')} must be at most {MAX_TABLE_TTL_SECONDS:,} (ten years)"
+            )
     age = settings.max_connection_age_seconds
     if age and not MIN_CONNECTION_AGE_SECONDS <= age <= MAX_CONNECTION_AGE_SECONDS:
         # gRPC takes whole milliseconds in a 32-bit int.

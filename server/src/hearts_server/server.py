@@ -20,6 +20,7 @@ import secrets
 import signal
 import threading
 import time
+from collections.abc import Callable
 
 import grpc
 from grpc._cython import cygrpc
@@ -27,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hearts.v1 import table_service_pb2 as api
+from hearts_server.clock import StoreClock
 from hearts_server.config import Settings, networks
 from hearts_server.identity import IdentityVerifier
 from hearts_server.rpc import METRICS, TableServicer, add_lenient, add_servicer
@@ -239,7 +241,14 @@ def _start_worker(server_pid: int) -> None:
 class HeartsServer:
     """One server process's gRPC server and everything it owns."""
 
-    def __init__(self, settings: Settings, *, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        host_clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``host_clock`` is this host's wall clock (tests set one that is off)."""
         self.settings = settings
         secret = settings.token_secret
         if not secret:
@@ -249,6 +258,11 @@ class HeartsServer:
                 "replicas cannot accept each other's seat tokens, and tokens die on restart"
             )
         self.store = store if store is not None else make_store(settings)
+        # Every replica stamps moves and enforces deadlines by the store's clock (clock.py); the
+        # embedded store's one process is its own reference.
+        self.clock = StoreClock(
+            None if isinstance(self.store, MemoryStore) else self.store.time, wall=host_clock
+        )
         self._executor: concurrent.futures.Executor | None = None
         factory = None
         if settings.bot_workers > 0:
@@ -265,7 +279,10 @@ class HeartsServer:
             factory()
         self.webhooks = (
             WebhookSender(
-                self.store, url=settings.webhook_url, secret=settings.webhook_secret.encode()
+                self.store,
+                url=settings.webhook_url,
+                secret=settings.webhook_secret.encode(),
+                clock=self.clock,
             )
             if settings.webhook_url
             else None
@@ -279,6 +296,7 @@ class HeartsServer:
                 if settings.token_extra_secret
                 else [],
                 ttl_seconds=settings.token_ttl_seconds,
+                clock=self.clock,
             ),
             bot_executor=self._executor,
             executor_factory=factory,
@@ -297,6 +315,7 @@ class HeartsServer:
             if settings.identity_secret or settings.identity_jwks_url
             else None,
             webhooks=self.webhooks,
+            clock=self.clock,
             max_tables_per_hour=settings.max_tables_per_hour,
             # How long a table lives idle: a lobby slot and a player's list of tables as long.
             table_ttl_seconds=settings.table_ttl_seconds,
@@ -389,6 +408,7 @@ class HeartsServer:
         self._lag_task = loop.create_task(self._watch_load())
         if self.webhooks is not None:
             self.webhooks.start()  # it waits out a store that does not answer yet
+        self.clock.start()  # read again every minute, and until a first reading succeeds
         if not ready:
             self._store_task = loop.create_task(self._until_store_answers())
         if ready:
@@ -406,6 +426,7 @@ class HeartsServer:
         """
         try:
             await self.store.ping()
+            await self.clock.sync()
             await self.store.start()
         except StoreUnavailableError as error:
             log.warning("the table store cannot be reached: %s", error)
@@ -517,6 +538,7 @@ class HeartsServer:
             await (
                 self.webhooks.aclose()
             )  # what it did not send, another replica (or a restart) sends
+        await self.clock.close()
         await self.store.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)

@@ -608,7 +608,8 @@ class TableApp:
         for _ in range(self._max_retries):
             version, record = await self._read(table_id)
             seat = self._player(record, caller)
-            payload = convert.reaction_bytes(seat, reaction, self._now_ms())
+            # Never before the table's last event: watchers read event times as a timeline.
+            payload = convert.reaction_bytes(seat, reaction, self._now_after(record))
             try:
                 # Sent only while the table is at the version that seated the caller: a
                 # reaction never follows its sender's PlayerLeft, nor speaks for the next one
@@ -767,6 +768,10 @@ class TableApp:
                     table_id, caller=caller_key, request_id=request_id or None
                 )
                 if loaded.replay is not None:
+                    # A retry whose first answer was lost on the way (a Redis timeout, say):
+                    # nothing may have started the bots or the turn timer the write called for.
+                    # The driver reads the table and sees to both.
+                    self._start_driver(table_id, timed=True)
                     return _replayed(response_type, loaded.replay, fingerprint)
                 if etag and etag != str(loaded.version):
                     raise ServiceError(
@@ -822,6 +827,9 @@ class TableApp:
                     outbox=outbox,
                 )
             except StoreUnavailableError as error:
+                # The write may have applied with its answer lost (a timeout), and then no one
+                # would start the bots or the timer it called for until the table is read.
+                self._drive_after_cancel(new_record)
                 raise self._store_unavailable(error) from None
             except asyncio.CancelledError:
                 # The caller went away (its deadline) with the commit sent: it may have applied,
@@ -838,6 +846,7 @@ class TableApp:
                 self._maybe_drive(new_record)
                 return response  # type: ignore[return-value]  # a message is an M
             if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
+                self._start_driver(table_id, timed=True)  # as for a replay read above
                 return _replayed(response_type, result.replay, fingerprint)
             if unread:
                 # Stale: read, then decide again (the read also answers not-found and etags).
@@ -949,12 +958,17 @@ class TableApp:
                 else None,
             )
         except StoreUnavailableError as error:
+            self._drive_after_cancel(record)  # made, perhaps, with the answer lost
             raise self._store_unavailable(error) from None
         except asyncio.CancelledError:
             self._drive_after_cancel(record)  # made, perhaps: its bots must start
             raise
         if result.replay is not None:
-            return _replayed(api.CreateTableResponse, result.replay, fingerprint)
+            replayed = _replayed(api.CreateTableResponse, result.replay, fingerprint)
+            # A retry of a create whose answer was lost: what drives the table's bots (and its
+            # timer) may not have started when it was made.
+            self._start_driver(parse_table_name(replayed.view.table.name), timed=True)
+            return replayed
         if not result.created:  # pragma: no cover - 40 random bits collided
             raise ServiceError("CONFLICT", "could not allocate a table id; try again")
         # The first join then commits without a read, like every command after one of ours.
@@ -1914,15 +1928,19 @@ class TableApp:
         timer from ``record``: the driver reads what the store holds, plays what is owed there
         and arms the timer from it (or finds the table missing, for a create that never
         applied)."""
-        if _timed(record) or self._slow_bot_due(record) is not None:
-            self._start_driver(record.table_id)
+        timed = _timed(record)
+        if timed or self._slow_bot_due(record) is not None:
+            self._start_driver(record.table_id, timed=timed)
 
-    def _start_driver(self, table_id: str, *, by_timer: bool = False) -> None:
+    def _start_driver(self, table_id: str, *, by_timer: bool = False, timed: bool = False) -> None:
+        """Start the table's driver unless it runs. ``timed``: the table may have a deadline
+        that nothing here knows of yet, so a driver that stops short tries again (as one the
+        timer started does)."""
         task = self._drivers.get(table_id)
         if task is not None and not task.done():
             return
         self._drivers[table_id] = asyncio.get_running_loop().create_task(
-            self._drive(table_id, by_timer=by_timer), name=f"bot-driver-{table_id}"
+            self._drive(table_id, by_timer=by_timer, timed=timed), name=f"bot-driver-{table_id}"
         )
 
     # ------------------------------------------------------------------ turn timers
@@ -2010,7 +2028,7 @@ class TableApp:
             table_id, version, record, new, stored, open_seats=None if new.unlisted else False
         )
 
-    async def _drive(self, table_id: str, *, by_timer: bool = False) -> None:
+    async def _drive(self, table_id: str, *, by_timer: bool = False, timed: bool = False) -> None:
         """Play slow bots' turns until a human owes a move; each move is a CAS commit.
 
         It also makes the moves of players whose time ran out (see :meth:`_arm_turn_timer`).
@@ -2027,7 +2045,7 @@ class TableApp:
         that never lands would cause: a later request finds the bot overdue and starts it again.
         """
         cached_record = self.records.get(table_id)
-        timed = by_timer or (cached_record is not None and _timed(cached_record.record))
+        timed = timed or by_timer or (cached_record is not None and _timed(cached_record.record))
         finished = False  # stopped where it should: nothing owed here, or the table is gone
         try:
             last_version, still = -1, 0

@@ -387,6 +387,11 @@ class Store(Protocol):
         """Raise :class:`StoreUnavailableError` unless the store answers."""
         ...
 
+    async def time(self) -> float:
+        """The store's clock, in seconds since the epoch: the one clock of every replica
+        (see :mod:`hearts_server.clock`); raise :class:`StoreUnavailableError` if it cannot."""
+        ...
+
     async def start(self) -> None:
         """Start the store's background work once it answers (the Redis store's pub/sub
         listener and index sweeper); raise :class:`StoreUnavailableError` if it cannot."""

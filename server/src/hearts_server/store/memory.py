@@ -374,6 +374,9 @@ class MemoryStore:
     async def ping(self) -> None:
         return None
 
+    async def time(self) -> float:
+        return time.time()  # one process: its host's clock is the only one
+
     async def close(self) -> None:
         self.hub.close_all()
 

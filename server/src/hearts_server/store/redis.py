@@ -671,6 +671,11 @@ class RedisStore:
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)
 
+    async def time(self) -> float:
+        """Redis's ``TIME``: seconds and microseconds, as a float."""
+        seconds, microseconds = await self._run_one(("TIME",))
+        return int(seconds) + int(microseconds) / 1_000_000
+
     async def close(self) -> None:
         if self._chores:
             await asyncio.gather(*self._chores, return_exceptions=True)
