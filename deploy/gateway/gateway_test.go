@@ -207,6 +207,50 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 	}
 }
 
+// With the backend down every request fails, and the log says so once per few seconds, not
+// once per request (300 requests wrote 300 lines before).
+func TestABackendOutOfReachIsLoggedOncePerInterval(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := closed.Addr().String()
+	closed.Close()
+	var log syncBuffer
+	base, stop := startGatewayLogging(t, testConfig(backend), &log)
+	for range 30 {
+		code, data := call(t, http.MethodGet, base+"/v1/tables", "", nil)
+		restError(t, "REST call without a backend", code, data, http.StatusServiceUnavailable, "BACKEND_UNAVAILABLE")
+	}
+	stop()
+	if lines := strings.Count(log.String(), "backend unavailable"); lines != 1 {
+		t.Errorf("30 failed calls within a second logged %d lines, want 1:\n%s", lines, log.String())
+	}
+}
+
+func TestThrottledLogCountsWhatItHeldBack(t *testing.T) {
+	var throttle throttledLog
+	start := time.Unix(1_800_000_000, 0)
+	steps := []struct {
+		after   time.Duration
+		ok      bool
+		skipped int
+	}{
+		{0, true, 0},
+		{time.Second, false, 0},
+		{4 * time.Second, false, 0},
+		{5 * time.Second, true, 2},
+		{5*time.Second + time.Millisecond, false, 0},
+		{20 * time.Second, true, 1},
+	}
+	for _, step := range steps {
+		ok, skipped := throttle.allow(start.Add(step.after), 5*time.Second)
+		if ok != step.ok || skipped != step.skipped {
+			t.Errorf("at %s: allow gave (%v, %d), want (%v, %d)", step.after, ok, skipped, step.ok, step.skipped)
+		}
+	}
+}
+
 // syncBuffer is a log destination that tests read while the gateway may write to it.
 type syncBuffer struct {
 	mu  sync.Mutex

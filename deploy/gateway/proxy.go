@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -217,6 +218,34 @@ type proxy struct {
 	clientStreaming map[string]bool
 	// draining is closed when the gateway starts to shut down.
 	draining <-chan struct{}
+	// unavailable logs the backend being out of reach at most every unavailableLogEvery.
+	unavailable throttledLog
+}
+
+// unavailableLogEvery is how often, at most, the gateway logs that the backend cannot be
+// reached: with the server down, every request fails so, and one line per request would flood
+// the log. The server logs its store failures the same way.
+const unavailableLogEvery = 5 * time.Second
+
+// throttledLog lets one line through per interval and counts the ones it held back, which the
+// next line reports.
+type throttledLog struct {
+	mu      sync.Mutex
+	last    time.Time
+	skipped int
+}
+
+// allow reports whether to log now and how many lines were held back since the last one.
+func (t *throttledLog) allow(now time.Time, every time.Duration) (bool, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.last.IsZero() && now.Sub(t.last) < every {
+		t.skipped++
+		return false, 0
+	}
+	skipped := t.skipped
+	t.last, t.skipped = now, 0
+	return true, skipped
 }
 
 func newProxy(b *backends, service protoreflect.ServiceDescriptor, draining <-chan struct{}, logger *slog.Logger) *proxy {
@@ -360,7 +389,9 @@ func (p *proxy) backendError(ctx context.Context, method string, err error) erro
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		p.logger.Warn("backend unavailable", "method", method, "error", err)
+		if ok, skipped := p.unavailable.allow(time.Now(), unavailableLogEvery); ok {
+			p.logger.Warn("backend unavailable", "method", method, "error", err, "since_last_line", skipped)
+		}
 		return backendUnavailable()
 	case codes.Internal, codes.Unknown:
 		p.logger.Warn("backend call failed", "method", method, "error", err)

@@ -317,6 +317,20 @@ def test_the_backlog_estimate_counts_down_the_calls_picked_up() -> None:
     assert backlog.waiting == 0  # never below zero
 
 
+def test_the_backlog_estimate_forgets_the_calls_grpc_refused_itself() -> None:
+    # channelz counts a call that gRPC's pending limit refused (CANCELLED) as started and never
+    # as ended: 2,742 of 3,000 in a burst, all finished. Both bounds then drift up, and the
+    # gauge read 9,487 calls waiting where gRPC holds at most 256.
+    backlog = Backlog(limit=64, cap=256)
+    backlog.sample(started=3_000, ended=258, running=0, idle=False)  # picked up: none counted
+    assert backlog.waiting == 256  # never more than gRPC's hard limit
+    backlog.sample(started=3_000, ended=258, running=0, idle=True)  # quiet: nothing waits
+    assert backlog.waiting == 0
+    # Later, 40 more calls wait: both bounds count from the idle sample.
+    backlog.sample(started=3_050, ended=266, running=2, idle=False)
+    assert backlog.waiting == 40  # alive: 3,050 - 266 - 2 - 2,742; by pickups it would be 50
+
+
 def _fire(address: str, count: int, go: threading.Event) -> list[grpc.RpcError | None]:
     """``count`` ListTables calls at once from a blocking channel, once ``go`` is set."""
     with grpc.insecure_channel(address) as channel:

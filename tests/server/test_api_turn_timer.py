@@ -8,6 +8,7 @@ reads it) makes the move as a heuristic bot would, after a public ``TurnTimedOut
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import grpc
@@ -171,7 +172,9 @@ async def test_a_read_after_the_deadline_makes_the_move_nobody_made(replicas) ->
     assert table.seats[0].has_passed or table.phase != pb.PHASE_PASSING
 
 
-async def test_a_store_failure_at_the_deadline_only_delays_the_move(make_server, connect) -> None:
+async def test_a_store_failure_at_the_deadline_only_delays_the_move(
+    make_server, connect, caplog: pytest.LogCaptureFixture
+) -> None:
     server = await make_server()
     hearts = connect(server)
     seated = await hearts.seated([0], bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
@@ -187,10 +190,15 @@ async def test_a_store_failure_at_the_deadline_only_delays_the_move(make_server,
         return await commit(*args, **kwargs)
 
     store.commit = fails_once
-    messages = await read_until(watch, lambda m: event_kind(m) == "turn_timed_out", seconds=10)
+    with caplog.at_level(logging.WARNING):
+        messages = await read_until(watch, lambda m: event_kind(m) == "turn_timed_out", seconds=10)
     watch.cancel()
     assert len(failures) == 1  # the first try failed; the timer was set again and the next won
     assert messages[-1].event.turn_timed_out.seat == 0
+    # Logged as every store failure is (at most every 5 s), not once per table's driver: with
+    # Redis down, each timed table added a line every few seconds.
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == ["the table store is unavailable: one Redis timeout"]
 
 
 @pytest.mark.parametrize("store_kind", ["memory", pytest.param("redis", marks=pytest.mark.redis)])

@@ -9,7 +9,9 @@ resumes on another one from its last sequence without a gap or a duplicate.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
+import time
 from typing import Any
 
 import grpc
@@ -253,6 +255,39 @@ async def test_losing_redis_while_serving_answers_unavailable_and_health_stays_s
                 await asyncio.sleep(0.1)
     view = await hearts.view(again.name, again.tokens[0])
     await hearts.pass_cards(again.name, again.tokens[0], view.hand[:3])
+
+
+async def test_with_redis_gone_a_call_fails_at_once_and_the_log_says_why(
+    make_server, connect, redis_server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before, every read waited the whole 5 s socket timeout for the pub/sub listener (even of
+    # a table nobody watched), so calls piled up to the in-flight limit and most were refused
+    # OVERLOADED instead of STORE_UNAVAILABLE; and the log said only "network:ConnectionError".
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    hearts = connect(server)
+    watched = await hearts.seated(deck_seed=5)
+    watch = hearts.watch(watched.name)  # the listener runs, and has a channel
+    await read_until(watch, lambda m: True)
+    unwatched = (await hearts.create()).view.table.name
+    with caplog.at_level(logging.WARNING):
+        await asyncio.to_thread(redis_server.stop)
+        for _ in range(3):
+            started = time.monotonic()
+            refusal = await failure(hearts.view(unwatched))
+            assert (refusal.code, refusal.reason) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "STORE_UNAVAILABLE",
+            )
+            assert time.monotonic() - started < 2.5  # not the 5 s timeout
+        await asyncio.sleep(0.5)  # the listener notices
+    watch.cancel()
+    lines = [record.getMessage() for record in caplog.records]
+    lost = [line for line in lines if "pub/sub listener lost its connection" in line]
+    assert lost, lines
+    assert "ConnectionError: " in lost[0], lost  # redis-py's message: what failed, and where
+    unavailable = [line for line in lines if "the table store is unavailable" in line]
+    assert len(unavailable) == 1, lines  # at most every 5 s
+    assert "ConnectionError: " in unavailable[0], unavailable
 
 
 async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(

@@ -225,6 +225,9 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         # Was a traceback from the store, exit 1.
         (["--redis-url", "notaurl"], {}, "--redis-url is not a Redis URL: Redis URL must"),
         (["--redis-url", "redis://127.0.0.1:abc/0"], {}, "--redis-url is not a Redis URL: Port"),
+        # redis-py reads these as database 0 (was taken, and wrote to another database).
+        (["--redis-url", "redis://127.0.0.1:6379/1x"], {}, "the database must be a number"),
+        ([], {"HEARTS_REDIS_URL": "redis://127.0.0.1:6379/db1"}, "(got /db1)"),
         (
             ["--trusted-proxies", "10.0.0.0/8,10.0.0.0/33"],
             {},

@@ -319,6 +319,15 @@ def _problem(settings: Settings) -> str | None:
             parse_redis_url(settings.redis_url)  # as the store will read it
         except ValueError as error:
             return f"--redis-url is not a Redis URL: {error}"
+        url = urllib.parse.urlsplit(settings.redis_url)
+        database = url.path.strip("/") if url.scheme in ("redis", "rediss") else ""
+        if database and not database.isdigit():
+            # redis-py ignores a path that is not a number: the store would use database 0,
+            # which may be another deployment's.
+            return (
+                "--redis-url: the database must be a number, as in redis://host:6379/0 "
+                f"(got /{database})"
+            )
     if settings.identity_secret and len(settings.identity_secret.encode()) < 32:
         # RFC 7518: an HMAC key as long as the hash, 256 bits for HS256.
         return "--identity-secret must be at least 32 bytes (or unset)"

@@ -174,25 +174,39 @@ class Backlog:
     call), and the queue stays short instead of growing until calls time out. gRPC's own
     pending-call limit, set higher, is the backstop (it answers ``CANCELLED``).
 
-    Two counts bound the queue from above, and the smaller is taken:
+    Two counts bound the queue from above, and the smaller is taken, never more than gRPC's
+    own hard limit on pending calls (``cap``), which no queue outgrows:
 
     * the calls started less those the process has picked up (:attr:`picked`, which the
       servicer counts), less an offset measured while the loop was idle, when nothing can
       wait. It drifts up with calls the process never sees (gRPC's own refusals, other
       services' calls) until the next idle sample;
-    * the calls alive in gRPC (started less ended) less those the servicer is running. It
-      does not drift, but also counts calls between the servicer and their end in gRPC, which
+    * the calls alive in gRPC (started less ended) less those the servicer is running, less
+      an offset measured the same way: channelz counts a call that gRPC's pending limit refused
+      as started but never as ended, so this count too drifts up with gRPC's refusals until the
+      next idle sample. It also counts calls between the servicer and their end in gRPC, which
       grow with the rate: at 4,000 refusals a second, about a hundred.
     """
 
-    __slots__ = ("limit", "offset", "picked", "picked_at_sample", "refused", "waiting")
+    __slots__ = (
+        "alive_offset",
+        "cap",
+        "limit",
+        "offset",
+        "picked",
+        "picked_at_sample",
+        "refused",
+        "waiting",
+    )
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, cap: int | None = None) -> None:
         self.limit = limit
+        self.cap = 4 * limit if cap is None else cap  # gRPC's hard limit (see HeartsServer)
         self.waiting = 0  # calls waiting at the last sample
         self.picked = 0  # calls the process has picked up, ever
         self.picked_at_sample = 0
         self.offset = 0  # started less picked while idle: calls the servicer never sees
+        self.alive_offset = 0  # alive less running while idle: refusals channelz never ends
         self.refused = False  # whether the last call picked up was refused
 
     def sample(self, started: int, ended: int, running: int, *, idle: bool) -> None:
@@ -203,9 +217,10 @@ class Backlog:
         """
         if idle:
             self.offset = started - self.picked
+            self.alive_offset = started - ended - running
         by_pickups = started - self.picked - self.offset
-        by_alive = started - ended - running
-        self.waiting = max(0, min(by_pickups, by_alive))
+        by_alive = started - ended - running - self.alive_offset
+        self.waiting = max(0, min(by_pickups, by_alive, self.cap))
         self.picked_at_sample = self.picked
 
     def over(self) -> bool:

@@ -2100,7 +2100,11 @@ class TableApp:
                 seed = record.bot_seed + seat
                 action = await self._think(level, seed, seat_view)
                 await self._commit_bot_move(table_id, loaded.version, record, action)
-        except (StoreUnavailableError, ServiceError) as error:
+        except StoreUnavailableError as error:
+            # Logged as every store failure is, at most every 5 s: with Redis down, each table
+            # with a turn timer would otherwise add a line every few seconds.
+            self._store_unavailable(error)
+        except ServiceError as error:
             log.warning("bot driver for %s stopped: %s", table_id, error)
         except Exception:
             log.exception("bot driver for %s failed", table_id)

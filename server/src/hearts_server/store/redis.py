@@ -189,6 +189,11 @@ class _Unavailable:
             raise StoreUnavailableError(f"{type(exc).__name__}: {exc}") from exc
 
 
+def _described(exc: BaseException) -> str:
+    """``Kind: message`` for the log (redis-py's errors leave the message out of their repr)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 _UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OutOfMemoryError)
 _UNAVAILABLE = _Unavailable()
 
@@ -878,6 +883,11 @@ class RedisStore:
         confirmed its channel's SUBSCRIBE (see the module docstring)."""
         if not self._tasks:
             return  # nothing is watched, and the listener has not been started
+        if table_id is not None and table_id not in self._channels:
+            # Nobody watches the table here, so no watcher's gap-free rule is at stake: a read
+            # or a command goes ahead even while the listener reconnects (with Redis down, it
+            # fails as fast as the command's own connection does, not after a whole timeout).
+            return
         if not self._live.is_set():
             try:
                 await asyncio.wait_for(self._live.wait(), self._timeout)
@@ -935,6 +945,7 @@ class RedisStore:
 
     async def _listen(self) -> None:
         delay = _BACKOFF_FIRST
+        lost = False  # since the last connection: the first failure is logged, the retries not
         while True:
             conn: AbstractConnection | None = None
             try:
@@ -946,6 +957,9 @@ class RedisStore:
                     raise RedisConnectionError(f"unexpected PING reply {reply!r}")
                 self._listener = conn
                 self._live.set()
+                if lost:
+                    lost = False
+                    _log.warning("Redis pub/sub listener connected again")
                 if self._channels:  # tables watched since the connection was lost
                     self._subscribe_channels(tuple(self._channels))
                 delay = _BACKOFF_FIRST
@@ -953,8 +967,14 @@ class RedisStore:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                # Never let the listener die: log, back off, reconnect.
-                _log.warning("Redis pub/sub listener lost its connection: %r", exc)
+                # Never let the listener die: log, back off, reconnect. Only the first failure
+                # is a warning (with Redis down it retries every 2 s).
+                _log.log(
+                    logging.DEBUG if lost else logging.WARNING,
+                    "Redis pub/sub listener lost its connection: %s",
+                    _described(exc),
+                )
+                lost = True
             finally:
                 self._listener = None
                 self._replies_due.clear()  # replies on that connection will not come
@@ -1026,7 +1046,7 @@ class RedisStore:
             try:
                 await self.sweep_pass()
             except (StoreUnavailableError, RedisError) as exc:
-                _log.warning("listing index sweep failed: %r", exc)
+                _log.warning("listing index sweep failed: %s", _described(exc))
 
 
 def _pack(first: bytes, rest: bytes) -> bytes:
