@@ -173,12 +173,7 @@ func TestHealthzFailsWhileDraining(t *testing.T) {
 // cancel. What the backend's connection failed with (its address among it) goes to the log
 // only, not to anonymous clients.
 func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := closed.Addr().String()
-	closed.Close()
+	backend := unreachableAddress(t)
 	var log syncBuffer
 	base, stop := startGatewayLogging(t, testConfig(backend), &log)
 
@@ -210,12 +205,7 @@ func TestWithoutABackendOnlyHealthzFails(t *testing.T) {
 // With the backend down every request fails, and the log says so once per few seconds, not
 // once per request (300 requests wrote 300 lines before).
 func TestABackendOutOfReachIsLoggedOncePerInterval(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend := closed.Addr().String()
-	closed.Close()
+	backend := unreachableAddress(t)
 	var log syncBuffer
 	base, stop := startGatewayLogging(t, testConfig(backend), &log)
 	for range 30 {
@@ -249,6 +239,17 @@ func TestThrottledLogCountsWhatItHeldBack(t *testing.T) {
 			t.Errorf("at %s: allow gave (%v, %d), want (%v, %d)", step.after, ok, skipped, step.ok, step.skipped)
 		}
 	}
+}
+
+// unreachableAddress is a loopback address where nothing listens: a backend that is down.
+func unreachableAddress(t *testing.T) string {
+	t.Helper()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closed.Close()
+	return closed.Addr().String()
 }
 
 // syncBuffer is a log destination that tests read while the gateway may write to it.
