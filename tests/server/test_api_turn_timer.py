@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
+from hearts_engine.bots import BotLevel, make_bot
 from hearts_server.store.base import StoreUnavailableError
 
 from .conftest import event_kind, failure, names, read_until
@@ -201,16 +203,14 @@ async def test_a_store_failure_at_the_deadline_only_delays_the_move(
     assert lines == ["the table store is unavailable: one Redis timeout"]
 
 
-@pytest.mark.parametrize("store_kind", ["memory", pytest.param("redis", marks=pytest.mark.redis)])
 async def test_a_write_whose_answer_was_lost_still_gets_its_timer(
-    make_server, connect, store_kind: str
-) -> None:
+    server, connect
+) -> None:  # both stores
     # The join that fills the table deals and starts the players' time. Redis applies it but
     # its answer is lost (a timeout): the caller is told STORE_UNAVAILABLE and retries with the
     # same request id, which the store answers from its memory. Nobody reads or watches the
     # table: the timer must still make seat 0's pass when its time runs out (before, no replica
     # had armed it, and the table waited for the next read).
-    server = await make_server(store=store_kind)
     hearts = connect(server)
     created = await hearts.create(bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
     name = created.view.table.name
@@ -323,6 +323,89 @@ async def test_a_stale_timer_does_not_drive_a_monte_carlo_bot_another_replica_dr
     await asyncio.sleep(2.5)  # the second's timer fired meanwhile
     assert thinking["first"]
     assert not thinking["second"]
+
+
+async def test_a_slow_bot_whose_turn_a_timed_out_move_gave_plays_at_once(
+    server, connect
+) -> None:  # both stores
+    # The timer's driver makes the timed-out move, which gives a Monte Carlo bot the turn: that
+    # driver plays the bot too. Before, it left the bot for 5 s to be "overdue" and for someone
+    # to kick it (7-10 s with a watcher; never, with nobody reading).
+    hearts = connect(server)
+
+    async def quickly(level: Any, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.HEURISTIC, seed=seed).decide(seat_view)  # at once, in-process
+
+    server.app._decide_elsewhere = quickly
+    mc = pb.BOT_LEVEL_MONTE_CARLO
+    seated = await hearts.seated(
+        [0], bots=dict.fromkeys((1, 2, 3), mc), deck_seed=7, turn_timeout_ms=1000, pass_cards=False
+    )
+    watch = hearts.watch(seated.name)
+    for _ in range(2):  # seat 0 never moves
+        await read_until(watch, lambda m: event_kind(m) == "turn_timed_out", seconds=10)
+        timed_out = time.monotonic()
+        await read_until(
+            watch,
+            lambda m: event_kind(m) == "card_played" and m.event.card_played.seat != 0,
+            seconds=10,
+        )
+        assert time.monotonic() - timed_out < 2.0  # a bot's move, not its 5 s grace
+    watch.cancel()
+
+
+async def test_a_move_made_while_a_timer_drives_the_table_gets_its_slow_bot_going(
+    make_server, connect
+) -> None:
+    # A driver the timer started is reading the table when a player's move gives a Monte Carlo
+    # bot the turn. The move's start of the driver finds that one running, which must then play
+    # the bot at once (before, it left it for 5 s to be overdue, and for someone to kick it).
+    server = await make_server()
+    hearts = connect(server)
+
+    async def quickly(level: Any, seed: int, seat_view: Any) -> Any:
+        return make_bot(BotLevel.HEURISTIC, seed=seed).decide(seat_view)
+
+    server.app._decide_elsewhere = quickly
+    mc = pb.BOT_LEVEL_MONTE_CARLO
+    seated = await hearts.seated(
+        [0],
+        bots=dict.fromkeys((1, 2, 3), mc),
+        deck_seed=7,
+        turn_timeout_ms=60_000,
+        pass_cards=False,
+    )
+    name, token = seated.name, seated.tokens[0]
+    for _ in range(100):  # the bots before seat 0 play first
+        view = await hearts.view(name, token)
+        if view.table.turn_seat == 0 and view.legal_cards:
+            break
+        await asyncio.sleep(0.05)
+    assert view.table.turn_seat == 0
+    store, release = server.app.store, asyncio.Event()
+    load = store.load
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        await release.wait()
+        return await load(*args, **kwargs)
+
+    store.load = held
+    table_id = name.removeprefix("tables/")
+    server.app._start_driver(table_id, by_timer=True)  # a timer's driver, reading the table
+    await asyncio.sleep(0.05)
+    watch = hearts.watch(name)
+    played = await hearts.play(name, token, view.legal_cards[0])  # (no read: the cached record)
+    store.load = load
+    release.set()
+    assert played.view.table.turn_seat != 0  # a bot owes the next card
+    started = time.monotonic()
+    await read_until(
+        watch,
+        lambda m: event_kind(m) == "card_played" and m.event.card_played.seat != 0,
+        seconds=10,
+    )
+    assert time.monotonic() - started < 2.0  # the bot's move, not its 5 s grace and a kick
+    watch.cancel()
 
 
 async def test_a_player_back_at_a_game_that_waited_gets_a_fresh_time_limit(hearts) -> None:

@@ -387,6 +387,9 @@ class TableApp:
         self._max_turn_timeout_ms = int(max_turn_timeout_seconds * 1000)
         self._slow_bot_grace_ms = int(slow_bot_grace_seconds * 1000)
         self._drivers: dict[str, asyncio.Task[None]] = {}
+        # Tables whose running driver was started by a timer but should now play a slow bot at
+        # once (see _start_driver).
+        self._drive_now: set[str] = set()
         # Tables with a Monte Carlo bot that this process has watchers of, and how many; the
         # sweeper checks them for an overdue bot (see _sweep).
         self._slow_watched: collections.Counter[str] = collections.Counter()
@@ -1938,6 +1941,10 @@ class TableApp:
         timer started does)."""
         task = self._drivers.get(table_id)
         if task is not None and not task.done():
+            if not by_timer:
+                # A driver the timer started waits for a slow bot to be overdue; this start
+                # comes from a move that gave the bot its turn here, so it plays it at once.
+                self._drive_now.add(table_id)
             return
         self._drivers[table_id] = asyncio.get_running_loop().create_task(
             self._drive(table_id, by_timer=by_timer, timed=timed), name=f"bot-driver-{table_id}"
@@ -1992,8 +1999,9 @@ class TableApp:
 
     async def _commit_timed_out_moves(
         self, table_id: str, version: int, record: TableRecord, seats: Sequence[int]
-    ) -> None:
-        """Make the moves of ``seats``, whose time ran out, as a heuristic bot would."""
+    ) -> bool:
+        """Make the moves of ``seats``, whose time ran out, as a heuristic bot would; whether
+        the commit applied."""
         state = record.game
         assert state is not None
         batch = _Batch(self._now_after(record))
@@ -2004,10 +2012,12 @@ class TableApp:
             batch.add_engine(events)
         if await self._commit_advanced(table_id, version, record, state, batch):
             self.timed_out_moves += len(seats)
+            return True
+        return False
 
-    async def _fill_with_bots(self, table_id: str, version: int, record: TableRecord) -> None:
+    async def _fill_with_bots(self, table_id: str, version: int, record: TableRecord) -> bool:
         """Seat heuristic bots in the empty seats of ``record``'s table, which waited long
-        enough for players (``fill_after_ms``), and start the game."""
+        enough for players (``fill_after_ms``), and start the game; whether it applied."""
         batch = _Batch(self._now_after(record))
         level = BotLevel.HEURISTIC
         seats = list(record.seats)
@@ -2024,7 +2034,7 @@ class TableApp:
         stored = batch.stored(record.sequence + 1)
         new = new.evolve(new.game, record.sequence + len(stored), batch.now_ms, started_from=record)
         # A lost race (the seating changed meanwhile) is fine: the driver reads the table again.
-        await self._commit_driven(
+        return await self._commit_driven(
             table_id, version, record, new, stored, open_seats=None if new.unlisted else False
         )
 
@@ -2073,13 +2083,21 @@ class TableApp:
                     return
                 last_version = loaded.version
                 fill_at = record.fill_deadline_ms
+                # A move this driver commits gives the next turn; a bot that has it is this
+                # driver's to play at once, not once overdue (nobody else knows it is due).
                 if fill_at is not None and fill_at <= self._now_ms():
-                    await self._fill_with_bots(table_id, loaded.version, record)
+                    if await self._fill_with_bots(table_id, loaded.version, record):
+                        by_timer = False
                     continue
                 timed_out = record.timed_out(self._now_ms())
                 if timed_out:
-                    await self._commit_timed_out_moves(table_id, loaded.version, record, timed_out)
+                    if await self._commit_timed_out_moves(
+                        table_id, loaded.version, record, timed_out
+                    ):
+                        by_timer = False
                     continue
+                if by_timer and table_id in self._drive_now:
+                    by_timer = False
                 seat = self._slow_bot_due(record)
                 if (
                     seat is None
@@ -2110,6 +2128,7 @@ class TableApp:
             log.exception("bot driver for %s failed", table_id)
         finally:
             self._drivers.pop(table_id, None)
+            self._drive_now.discard(table_id)
             if timed and not finished and not self._draining:
                 # Stopped short: try the table's deadline again in a moment.
                 self._forget_turn_timer(table_id)
