@@ -1333,7 +1333,20 @@ class TableApp:
                 if table_id is None:
                     table_id = await next_table(None)
                 if pin and table_id != pinned_table:
-                    await self.store.lobby_put(pin, f"{game_tag}/{table_id}", ttl_ms=ttl_ms)
+                    # Compare-and-set, not a plain write: a copy of this request sent at the same
+                    # time (a retry overlapping the first call, on another replica) may have
+                    # pinned another table meanwhile, and then both follow that one, where the
+                    # join's memory of the request id gives them the one seat.
+                    tried = f"{game_tag}/{pinned_table}" if pinned_table else None
+                    wanted = f"{game_tag}/{table_id}"
+                    held = await self.store.lobby_offer(pin, wanted, ttl_ms=ttl_ms, replacing=tried)
+                    if held != wanted:
+                        tag, _, table_id = held.partition("/")
+                        if tag != game_tag:
+                            raise ServiceError(
+                                "REQUEST_ID_REUSED",
+                                "request_id was used for a QuickJoin of another game",
+                            )
                     pinned_table = table_id
                 try:
                     return await seat(table_id)
