@@ -29,6 +29,7 @@ import collections
 import dataclasses
 import hashlib
 import logging
+import math
 import random
 import struct
 from collections.abc import Coroutine, Iterable, Sequence
@@ -1022,21 +1023,29 @@ class RedisStore:
             return
         self.hub.publish(table_id, batch)
 
-    async def sweep_pass(self, *, batch: int = 200, slices: int = 100) -> int:
-        """One pass of the sweeper: :meth:`sweep_index` slice after slice for as long as at
-        least half of a slice was gone (up to ``slices`` of them); how many were unlisted.
+    async def sweep_pass(
+        self, *, batch: int = 200, slices: int = 100, cover_passes: int = 5
+    ) -> int:
+        """One pass of the sweeper: :meth:`sweep_index` slice after slice; how many ids it
+        unlisted.
 
-        One slice a pass would unlist at most ``batch`` ids a minute, fewer than a busy fleet
-        leaves behind (a few tables a second finished or abandoned): the index would grow
-        without end, and the active-tables gauge with it. Ids are made in time order and
-        tables expire oldest first, so the gone ones gather where the walk starts, and a slice
-        that is mostly alive ends the pass.
+        A pass walks at least a ``cover_passes``-th of the larger index, so the walk goes round
+        the whole index every ``cover_passes`` passes (5 minutes) however fast tables are made,
+        and then goes on while at least half of a slice was gone (up to ``slices`` in all, as
+        the gone ids of a busy fleet gather where tables expire). Before, a pass stopped at the
+        first slice mostly alive: with more than a slice of new tables a minute the walk never
+        came round again, and the ids it had passed while their tables were alive stayed in
+        the index (and the active-tables gauge) for good.
         """
+        listed, unlisted = await self._run(
+            ("ZCARD", keys.INDEX_ALL), ("ZCARD", keys.INDEX_UNLISTED)
+        )
+        planned = max(1, math.ceil(max(int(listed), int(unlisted)) / (batch * cover_passes)))
         swept = 0
-        for _ in range(slices):
+        for walked in range(1, slices + 1):
             gone = await self.sweep_index(batch=batch)
             swept += gone
-            if 2 * gone < batch:
+            if walked >= planned and 2 * gone < batch:
                 break
         return swept
 
