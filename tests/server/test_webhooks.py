@@ -229,6 +229,62 @@ async def test_no_answer_from_a_receiver_stops_the_sender(
         receiver.close()
 
 
+def _turn_item(table: str, made_s: float) -> OutboxItem:
+    made = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(made_s)) + ".000Z"
+    item_id = f"{table}.5.turn.9"
+    return OutboxItem(
+        item_id, json.dumps({"id": item_id, "type": "turn.started", "time": made}).encode()
+    )
+
+
+async def test_a_turn_notice_over_a_minute_old_is_dropped_unsent(receiver: Receiver) -> None:
+    # Behind a receiver that hangs, the sender falls behind the turns (each post takes its whole
+    # 10 s): a notice that comes up more than a minute after its turn began is dropped, so the
+    # outbox stays bounded. Before, 896 items were queued after 150 s, none ever dropped.
+    store = MemoryStore()
+    now = 1_800_000_000.0
+    for table, age in (("01stale", 61.0), ("01fresh", 59.0)):
+        await store.create(table, b"{}", [], open_seats=False)
+        item = _turn_item(table, now - age)
+        await store.commit(table, expected_version=1, data=b"{}", events=[], outbox=(item, 0))
+    sender = WebhookSender(store, url=receiver.url, secret=b"s" * 32, clock=lambda: now)
+    try:
+        assert await sender.send_due() == 1  # the fresh one only
+    finally:
+        await sender.aclose()
+    assert [json.loads(body)["id"] for _, body in receiver.posts] == ["01fresh.5.turn.9"]
+    assert (sender.delivered, sender.dropped) == (1, 1)
+    assert await store.outbox_size() == 0
+
+
+async def test_a_post_that_hangs_does_not_hold_up_the_next_items(quick: None) -> None:
+    # Up to 16 posts are in flight, and each that ends makes room at once: before, the sender
+    # waited for its whole batch, so one hanging post held up every item behind it.
+    receiver = Receiver(delays=(3,))
+    store = MemoryStore()
+    for number in range(3):
+        table = f"01table{number}"
+        await store.create(table, b"{}", [], open_seats=False)
+        item = OutboxItem(f"{table}.game_over", b'{"n": %d}' % number)
+        await store.commit(table, expected_version=1, data=b"{}", events=[], outbox=(item, 0))
+    sender = WebhookSender(store, url=receiver.url, secret=b"s" * 32)
+    try:
+        sender.start()
+        await receiver.until(1)  # the first post hangs for 3 s
+        for number in (3, 4):  # games that end meanwhile
+            table = f"01table{number}"
+            await store.create(table, b"{}", [], open_seats=False)
+            item = OutboxItem(f"{table}.game_over", b'{"n": %d}' % number)
+            await store.commit(table, expected_version=1, data=b"{}", events=[], outbox=(item, 0))
+            sender.wake()
+        started = time.monotonic()
+        await receiver.until(5)
+        assert time.monotonic() - started < 1.5  # not after the hanging post's 3 s
+    finally:
+        await sender.aclose()
+        receiver.close()
+
+
 async def test_an_error_in_a_post_is_a_failed_attempt(
     receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,13 +12,18 @@ Design notes.
   2xx. Any other answer, a post that takes more than 10 s in all, a refused connection or any
   other failure is tried again later, with the waits doubling from 5 s up to an hour, 12 times
   at most (a ``turn.started`` notification 4 times, about half a minute: later, the turn may
-  well be over); then the item is dropped and logged as an error. A receiver may get an item
-  twice (it answered, but the answer was lost; a replica died mid-post): the
+  well be over); then the item is dropped and logged as an error. A ``turn.started`` item
+  older than a minute when it comes up is dropped unsent, whatever its attempts: behind a
+  receiver that hangs (each post then takes the whole 10 s) the sender cannot keep up with the
+  turns, and the outbox would grow without end with notices for turns long over. A receiver
+  may get an item twice (it answered, but the answer was lost; a replica died mid-post): the
   ``Hearts-Webhook-Id`` header (and the document's ``id``) tells repeats apart. A sender whose
   lease ran out never changes the item any more (the store checks the lease).
 * Signed like Stripe's: ``Hearts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of
   "<t>.<body>" with --webhook-secret>``. The receiver recomputes it, compares in constant time,
   and refuses an old ``t`` (replays).
+* Up to 16 posts are in flight at once, and a post that ends makes room for the next item at
+  once (a slow one does not hold up the others).
 * Posts run on a few threads of their own with the standard library's ``http.client`` (which
   follows no redirects), never on the threads others share. The 10 s limit holds for the whole
   post: when it passes, the event loop shuts the post's socket, which ends the thread's wait.
@@ -34,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import datetime
 import hashlib
 import hmac
 import http.client
@@ -45,6 +51,8 @@ import time
 import urllib.parse
 from collections.abc import Callable
 
+import orjson
+
 from hearts_server.store.base import OutboxItem, Store
 
 __all__ = ["WebhookSender", "signature"]
@@ -52,6 +60,15 @@ __all__ = ["WebhookSender", "signature"]
 log = logging.getLogger(__name__)
 
 USER_AGENT = "hearts-server"
+
+
+def _age(item: OutboxItem, now: float) -> float:
+    """Seconds since ``item``'s document was made (its ``time``); 0 if it does not say."""
+    try:
+        made = datetime.datetime.fromisoformat(orjson.loads(item.payload)["time"])
+    except (ValueError, KeyError, TypeError):
+        return 0.0
+    return now - made.timestamp()
 
 
 def signature(secret: bytes, timestamp: int, body: bytes) -> str:
@@ -92,6 +109,7 @@ class WebhookSender:
 
     MAX_ATTEMPTS = 12
     TURN_MAX_ATTEMPTS = 4  # a turn notification goes stale: 5, 10 and 20 s after the first
+    TURN_MAX_AGE_SECONDS = 60.0  # older than this when it comes up, it is dropped unsent
     FIRST_WAIT_SECONDS = 5.0
     MAX_WAIT_SECONDS = 3600.0
     LEASE_SECONDS = 60.0  # far longer than a post may take: a live sender's item is not resent
@@ -121,6 +139,7 @@ class WebhookSender:
             self.BATCH, thread_name_prefix="webhook"
         )
         self._posts: set[_Post] = set()
+        self._sending: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._logged_at = 0.0
@@ -147,30 +166,65 @@ class WebhookSender:
             with contextlib.suppress(BaseException):
                 await self._task
             self._task = None
+        sending, self._sending = self._sending, set()
+        for task in sending:
+            task.cancel()
+        await asyncio.gather(*sending, return_exceptions=True)
         self._threads.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self) -> None:
         while True:
             self._wake.clear()
+            free = self.BATCH - len(self._sending)
+            claimed = 0
             try:
-                claimed = await self.send_due()
+                for item in await self._claim(free):
+                    task = asyncio.create_task(self._deliver(item), name=f"webhook-{item.id}")
+                    self._sending.add(task)
+                    task.add_done_callback(self._sending.discard)
+                    claimed += 1
             except Exception as error:  # the store, most likely: look again at the next poll
                 self._log_rarely("cannot send from the outbox: %s", error)
-                claimed = 0
-            if claimed == self.BATCH:
-                continue  # more may be due
+                claimed = -1
+            if claimed == free:  # every slot busy, and more may be due: on when one frees
+                await asyncio.wait(self._sending, return_when=asyncio.FIRST_COMPLETED)
+                continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.POLL_SECONDS)
 
     async def send_due(self) -> int:
-        """Claim the items due and send them; how many were claimed."""
-        now_ms = int(self._clock() * 1000)
-        items = await self._store.outbox_claim(
-            now_ms=now_ms, lease_ms=int(self.LEASE_SECONDS * 1000), limit=self.BATCH
-        )
+        """Claim the items due and send them, waiting for every post; how many were claimed."""
+        items = await self._claim(self.BATCH)
         if items:
             await asyncio.gather(*(self._deliver(item) for item in items))
         return len(items)
+
+    async def _claim(self, limit: int) -> list[OutboxItem]:
+        """Claim up to ``limit`` items due, less the stale turn notices among them, which are
+        dropped unsent (see the design notes)."""
+        if limit <= 0:
+            return []
+        now = self._clock()
+        items = await self._store.outbox_claim(
+            now_ms=int(now * 1000), lease_ms=int(self.LEASE_SECONDS * 1000), limit=limit
+        )
+        fresh = []
+        for item in items:
+            if ".turn." in item.id and _age(item, now) > self.TURN_MAX_AGE_SECONDS:
+                self.dropped += 1
+                self._log_rarely(
+                    "dropped webhook %s unsent: its turn began more than %g s ago (the "
+                    "receiver is slow or does not answer)",
+                    item.id,
+                    self.TURN_MAX_AGE_SECONDS,
+                )
+                try:
+                    await self._store.outbox_done(item.id)
+                except Exception as error:  # its lease runs out; it is dropped next time
+                    self._log_rarely("cannot update webhook %s in the outbox: %s", item.id, error)
+            else:
+                fresh.append(item)
+        return fresh
 
     async def _deliver(self, item: OutboxItem) -> None:
         attempt = item.attempts + 1
