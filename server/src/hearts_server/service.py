@@ -302,6 +302,12 @@ class RecordCache:
     def put(self, table_id: str, version: int, record: TableRecord) -> _Cached | None:
         if self._size <= 0:
             return None
+        if record.phase_over:
+            # A finished game takes no more moves, and its record is the largest (every round
+            # of the game: about 285 KB decoded at a target of 1,000), so it is not kept: a
+            # cache full of them would outgrow a replica's memory limit.
+            self.drop(table_id)
+            return None
         entry = self._entries.get(table_id)
         if entry is not None:
             if version < entry.version:
