@@ -202,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--jack-rounds", type=int, default=2000, help="deals, the jack of diamonds play (0: skip)"
     )
-    parser.add_argument("--timing-rounds", type=int, default=40, help="rounds of timed decisions")
+    parser.add_argument(
+        "--timing-rounds", type=int, default=40, help="rounds of timed decisions (0: skip)"
+    )
     parser.add_argument("--seed", type=int, default=2024, help="seed of the decks and the bots")
     parser.add_argument("--playouts", type=int, default=DEFAULT_PLAYOUTS, help="Monte Carlo budget")
     parser.add_argument("--workers", type=int, default=2, help="processes for the comparisons")
@@ -227,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             rules=jack,
             **common,
         )
+    if not args.timing_rounds:
+        return
     views = decision_views(args.timing_rounds, args.seed)
     print(f"\n(d) decision times, one process, {len(views)} plays with more than one legal card")
     time_decisions("heuristic", make_bot("heuristic", seed=args.seed).choose_play, views)

@@ -13,7 +13,10 @@ import itertools
 import math
 import random
 import statistics
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -551,3 +554,19 @@ def test_heuristic_scores_fewer_points_than_random() -> None:
     mean = statistics.fmean(diffs)
     half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
     assert mean + half < 0, f"seed {seed}: heuristic - random = {mean:.2f} ± {half:.2f}"
+
+
+def test_the_bot_benchmark_skips_each_part_given_zero_rounds() -> None:
+    # docs/bots.md: "a count of 0 skips its part"; --timing-rounds 0 crashed (fmean of nothing).
+    script = Path(__file__).parents[2] / "bench" / "bots.py"
+    counts = ["--rounds", "0", "--mc-rounds", "0", "--jack-rounds", "0", "--timing-rounds", "0"]
+    done = subprocess.run(
+        [sys.executable, str(script), *counts],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "decision times" not in done.stdout
+    assert done.stdout.count("skipped (0 rounds)") == 3

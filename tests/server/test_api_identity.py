@@ -97,6 +97,13 @@ async def test_join_table_with_an_expired_seat_token_renews_it(hearts) -> None:
     renewed = await hearts.stub.JoinTable(request, metadata=bearer(expired))
     assert (renewed.seat, renewed.etag, renewed.view.viewer_seat) == (seat, etag, seat)
     assert list(renewed.view.hand) == list(view.hand)
+    # With an etag, only while the table has it, as for every JoinTable (was taken with any).
+    for stale in (str(int(etag) - 1), "not-an-etag"):
+        request = api.JoinTableRequest(name=seated.name, etag=stale)
+        refusal = await failure(hearts.stub.JoinTable(request, metadata=bearer(expired)))
+        assert (refusal.code, refusal.reason) == (grpc.StatusCode.ABORTED, "ETAG_MISMATCH")
+    request = api.JoinTableRequest(name=seated.name, etag=etag)
+    assert (await hearts.stub.JoinTable(request, metadata=bearer(expired))).seat == seat
     await hearts.play(seated.name, renewed.seat_token, view.legal_cards[0])
     # Asking to renew another seat with it is refused; so is a token whose seat was left.
     request = api.JoinTableRequest(name=seated.name, seat=(seat + 1) % 4)

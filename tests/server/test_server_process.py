@@ -310,6 +310,14 @@ def test_a_key_set_url_is_https_in_any_case_or_http_on_loopback() -> None:
     for url in ("HTTPS://idp.example/jwks", "http://127.0.0.1:8080/jwks", "http://[::1]/k"):
         argv = ["--identity-jwks-url", url, "--identity-issuer", "i", "--identity-audience", "a"]
         assert parse_settings(argv, {}).identity_jwks_url == url
+    # All of 127.0.0.0/8 is loopback (only three host names were taken).
+    for url in ("http://127.0.0.2:9/h", "http://localhost/h", "http://[0:0:0:0:0:0:0:1]/h"):
+        argv = ["--webhook-url", url, "--webhook-secret", "s" * 32]
+        assert parse_settings(argv, {}).webhook_url == url
+    with pytest.raises(SystemExit):  # a name is not an address, whatever it resolves to
+        parse_settings(
+            ["--webhook-url", "http://127.0.0.1.example/h", "--webhook-secret", "s" * 32], {}
+        )
 
 
 def test_log_levels_are_taken_in_any_case() -> None:
@@ -323,9 +331,15 @@ def test_a_port_in_use_stops_a_second_server_with_a_message(server_process: Serv
     command = [sys.executable, "-m", "hearts_server", "--port", port, "--metrics-port", "0"]
     second = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert second.returncode == 2
-    assert "cannot listen" in second.stderr
+    assert f"cannot listen on 127.0.0.1:{port} (--port)" in second.stderr
     assert "Traceback" not in second.stderr
     assert second.stdout == ""  # it never said it was listening
+    # The metrics port in use: the message names that one (it said only "Address in use").
+    metrics = str(server_process.metrics_port)
+    command = [sys.executable, "-m", "hearts_server", "--port", "0", "--metrics-port", metrics]
+    third = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert third.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{metrics} (--metrics-port)" in third.stderr
 
 
 def test_sigterm_ends_health_watches_with_not_serving_at_once() -> None:

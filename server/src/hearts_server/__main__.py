@@ -60,10 +60,15 @@ async def serve(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         server = HeartsServer(settings)  # binds the gRPC port
-        if settings.metrics_port:
-            start_http_server(settings.metrics_port, addr=settings.host)
     except (OSError, RuntimeError) as error:  # a port in use, an address not on this host
-        raise _StartupError(f"cannot listen: {error}") from None
+        where = f"{settings.host}:{settings.port}"
+        raise _StartupError(f"cannot listen on {where} (--port): {error}") from None
+    if settings.metrics_port:
+        try:
+            start_http_server(settings.metrics_port, addr=settings.host)
+        except OSError as error:
+            where = f"{settings.host}:{settings.metrics_port}"
+            raise _StartupError(f"cannot listen on {where} (--metrics-port): {error}") from None
     try:
         await server.start()
     except StoreUnsupportedError as error:

@@ -265,12 +265,20 @@ def _https(text: str) -> bool:
     except ValueError:
         return False
     scheme = url.scheme.lower()
-    loopback = url.hostname in ("localhost", "127.0.0.1", "::1")
+    loopback = url.hostname == "localhost" or _loopback_address(url.hostname or "")
     return (
         bool(url.hostname)
         and url.username is None
         and (scheme == "https" or (scheme == "http" and loopback))
     )
+
+
+def _loopback_address(host: str) -> bool:
+    """Whether ``host`` is a loopback address (all of 127.0.0.0/8, and ::1)."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _problem(settings: Settings) -> str | None:

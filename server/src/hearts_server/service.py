@@ -1045,7 +1045,9 @@ class TableApp:
             # A renewal keeps the seat's id; a token sent with it is checked all the same.
             identity = await self._identity(identity_token)
         if token:
-            renewed = await self._renew(table_id, seat, token, joining=bool(display_name.strip()))
+            renewed = await self._renew(
+                table_id, seat, token, joining=bool(display_name.strip()), etag=etag
+            )
             if renewed is not None:
                 return renewed
         display_name = _player_name(display_name)
@@ -1619,7 +1621,7 @@ class TableApp:
         )
 
     async def _renew(
-        self, table_id: str, seat: int | None, token: str, *, joining: bool
+        self, table_id: str, seat: int | None, token: str, *, joining: bool, etag: str = ""
     ) -> api.JoinTableResponse | None:
         """A new token for the seat of ``token``, or None when it is no seat token of this table.
 
@@ -1647,6 +1649,8 @@ class TableApp:
             raise ServiceError(
                 "INVALID_REQUEST", f"the token is seat {claims.seat}'s; it renews only that seat"
             )
+        if etag and etag != str(version):  # as for every JoinTable (docs/api.md, etags)
+            raise ServiceError("ETAG_MISMATCH", "the table changed since that etag; re-read it")
         held = record.seats[claims.seat]
         return api.JoinTableResponse(
             seat_token=self.tokens.issue(table_id, claims.seat, held.epoch),

@@ -22,9 +22,10 @@ impl ::prost::Name for Card {
 }
 /// Rules are the variant flags of a table, fixed when the table is created.
 ///
-/// Every field is `optional` so that the server can tell "not set" from
-/// "false" or "0": on CreateTable an unset field takes its default, which plays
-/// the German rules. In responses every field is set.
+/// Every field but moon_scoring is `optional` so that the server can tell "not
+/// set" from "false" or "0" (moon_scoring's zero value, UNSPECIFIED, is "not
+/// set"): on CreateTable an unset field takes its default, which plays the
+/// German rules. In responses every field is set.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Rules {
     /// Whether seats pass three cards before play; default true.
@@ -139,8 +140,8 @@ impl ::prost::Name for GameResult {
 /// Table is the API resource: four seats, fixed rules and one game.
 ///
 /// On CreateTable a client sets display_name, rules, seats (only to make seats
-/// start as bots), dealer, deck_seed, turn_timeout, unlisted and
-/// turn_notifications; the server sets everything else.
+/// start as bots), dealer, deck_seed, turn_timeout, fill_with_bots_after,
+/// unlisted and turn_notifications; the server sets everything else.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Table {
     /// The resource name of the table, `tables/{table}`.

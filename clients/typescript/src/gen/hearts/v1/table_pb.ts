@@ -62,9 +62,10 @@ export const CardSchema: GenMessage<Card> = /*@__PURE__*/
 /**
  * Rules are the variant flags of a table, fixed when the table is created.
  *
- * Every field is `optional` so that the server can tell "not set" from
- * "false" or "0": on CreateTable an unset field takes its default, which plays
- * the German rules. In responses every field is set.
+ * Every field but moon_scoring is `optional` so that the server can tell "not
+ * set" from "false" or "0" (moon_scoring's zero value, UNSPECIFIED, is "not
+ * set"): on CreateTable an unset field takes its default, which plays the
+ * German rules. In responses every field is set.
  *
  * @generated from message hearts.v1.Rules
  */
@@ -255,8 +256,8 @@ export const GameResultSchema: GenMessage<GameResult> = /*@__PURE__*/
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed, turn_timeout, unlisted and
- * turn_notifications; the server sets everything else.
+ * start as bots), dealer, deck_seed, turn_timeout, fill_with_bots_after,
+ * unlisted and turn_notifications; the server sets everything else.
  *
  * @generated from message hearts.v1.Table
  */

@@ -9,9 +9,10 @@ package hearts.v1;
  * <pre>
  * Rules are the variant flags of a table, fixed when the table is created.
  *
- * Every field is `optional` so that the server can tell "not set" from
- * "false" or "0": on CreateTable an unset field takes its default, which plays
- * the German rules. In responses every field is set.
+ * Every field but moon_scoring is `optional` so that the server can tell "not
+ * set" from "false" or "0" (moon_scoring's zero value, UNSPECIFIED, is "not
+ * set"): on CreateTable an unset field takes its default, which plays the
+ * German rules. In responses every field is set.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.Rules}
@@ -653,9 +654,10 @@ private static final long serialVersionUID = 0L;
    * <pre>
    * Rules are the variant flags of a table, fixed when the table is created.
    *
-   * Every field is `optional` so that the server can tell "not set" from
-   * "false" or "0": on CreateTable an unset field takes its default, which plays
-   * the German rules. In responses every field is set.
+   * Every field but moon_scoring is `optional` so that the server can tell "not
+   * set" from "false" or "0" (moon_scoring's zero value, UNSPECIFIED, is "not
+   * set"): on CreateTable an unset field takes its default, which plays the
+   * German rules. In responses every field is set.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.Rules}

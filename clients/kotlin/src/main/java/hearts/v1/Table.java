@@ -10,8 +10,8 @@ package hearts.v1;
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed, turn_timeout, unlisted and
- * turn_notifications; the server sets everything else.
+ * start as bots), dealer, deck_seed, turn_timeout, fill_with_bots_after,
+ * unlisted and turn_notifications; the server sets everything else.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.Table}
@@ -1424,8 +1424,8 @@ private static final long serialVersionUID = 0L;
    * Table is the API resource: four seats, fixed rules and one game.
    *
    * On CreateTable a client sets display_name, rules, seats (only to make seats
-   * start as bots), dealer, deck_seed, turn_timeout, unlisted and
-   * turn_notifications; the server sets everything else.
+   * start as bots), dealer, deck_seed, turn_timeout, fill_with_bots_after,
+   * unlisted and turn_notifications; the server sets everything else.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.Table}

@@ -15,8 +15,8 @@ public inline fun table(block: hearts.v1.TableKt.Dsl.() -> kotlin.Unit): hearts.
  * Table is the API resource: four seats, fixed rules and one game.
  *
  * On CreateTable a client sets display_name, rules, seats (only to make seats
- * start as bots), dealer, deck_seed, turn_timeout, unlisted and
- * turn_notifications; the server sets everything else.
+ * start as bots), dealer, deck_seed, turn_timeout, fill_with_bots_after,
+ * unlisted and turn_notifications; the server sets everything else.
  * ```
  *
  * Protobuf type `hearts.v1.Table`
