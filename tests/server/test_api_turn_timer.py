@@ -238,6 +238,65 @@ async def test_a_write_whose_answer_was_lost_still_gets_its_timer(
     assert (await hearts.view(name)).table.phase == pb.PHASE_PLAYING  # seat 0's pass made
 
 
+@pytest.mark.redis
+async def test_a_retry_on_another_replica_of_a_write_whose_answer_was_lost_arms_its_timer(
+    make_server, connect
+) -> None:
+    # As above, but the retry goes to another replica, and the first one is gone (with what it
+    # started): the replica that answers from the request's memory arms the timer.
+    first, second = await make_server(store="redis"), await make_server(store="redis")
+    created = await connect(first).create(bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
+    name = created.view.table.name
+    store = first.app.store
+    commit = store.commit
+
+    async def answer_lost(*args, **kwargs):
+        await commit(*args, **kwargs)
+        raise StoreUnavailableError("Redis timed out after applying the command")
+
+    store.commit = answer_lost
+    await failure(connect(first).join(name, 0, request_id="join-once"))
+    await first.stop(0.1)
+    await connect(second).join(name, 0, request_id="join-once")  # the remembered answer
+    for _ in range(100):  # up to 5 s; no reads meanwhile
+        if second.app.timed_out_moves:
+            break
+        await asyncio.sleep(0.05)
+    assert second.app.timed_out_moves == 1
+
+
+@pytest.mark.redis
+async def test_a_create_retried_on_another_replica_is_driven_by_one_replica(
+    make_server, connect
+) -> None:
+    # The first replica made a table of Monte Carlo bots but its answer was lost; the retry
+    # on the second is answered from the request's memory. The first drives the bots; the
+    # second must not drive them too (every decision was thought on both, one commit losing).
+    first, second = await make_server(store="redis"), await make_server(store="redis")
+    thought = {first: 0, second: 0}
+    for server in (first, second):
+
+        async def think(level: Any, seed: int, seat_view: Any, _server: Any = server) -> Any:
+            thought[_server] += 1
+            await asyncio.sleep(0.02)  # a short Monte Carlo decision
+            return make_bot(BotLevel.HEURISTIC, seed=seed).decide(seat_view)
+
+        server.app._decide_elsewhere = think
+    create = first.app.store.create
+
+    async def answer_lost(*args: Any, **kwargs: Any) -> Any:
+        await create(*args, **kwargs)
+        raise StoreUnavailableError("Redis timed out after applying the create")
+
+    first.app.store.create = answer_lost
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
+    await failure(connect(first).create(bots=bots, deck_seed=3, request_id="c1"))
+    await connect(second).create(bots=bots, deck_seed=3, request_id="c1")
+    await asyncio.sleep(2.0)
+    assert thought[first] > 10  # the first drives the game
+    assert thought[second] == 0
+
+
 async def test_a_turn_timeout_must_run_out_before_an_idle_table_expires(
     make_server, connect
 ) -> None:

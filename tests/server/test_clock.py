@@ -12,6 +12,7 @@ import random
 import time
 
 import pytest
+import redis.asyncio
 
 from hearts.v1 import table_pb2 as pb
 from hearts_server.clock import StoreClock
@@ -149,3 +150,23 @@ async def test_a_replica_whose_host_clock_is_off_gives_the_next_player_their_ful
         assert abs(table.update_time.ToMilliseconds() / 1000 - time.time()) < 0.5
         checked += 1
     assert checked == 4
+
+
+@pytest.mark.redis
+async def test_a_redis_user_that_may_not_read_the_time_keeps_the_hosts_clock(
+    make_server, connect, redis_server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Redis ACLs may leave TIME out of a user's commands: the server serves on the host's
+    # clock and says why (it crashed at start-up with NoPermissionError).
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    await admin.execute_command(
+        "ACL", "SETUSER", "hearts", "on", ">pw-0123456789", "~*", "&*", "+@all", "-time"
+    )
+    await admin.aclose()
+    url = redis_server.url.replace("redis://", "redis://hearts:pw-0123456789@")
+    with caplog.at_level(logging.WARNING, logger="hearts_server.server"):
+        server = await make_server(store="redis", redis_url=url)
+    assert not server.clock.synced
+    assert any("cannot read the table store's time" in r.getMessage() for r in caplog.records)
+    created = await connect(server).create()
+    assert created.view.table.phase == pb.PHASE_WAITING_FOR_PLAYERS

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from hearts.v1 import table_pb2 as pb
 from hearts_server import convert, record
-from hearts_server.service import TableApp, parse_table_name
+from hearts_server.service import RecordCache, TableApp, parse_table_name
 from hearts_server.store.memory import MemoryStore
 from hearts_server.tokens import TokenCodec
 
@@ -37,12 +39,34 @@ async def test_a_finished_game_keeps_no_record_encoding() -> None:
     assert seen_in_play  # kept while the game is played
     assert view.table.phase == pb.PHASE_GAME_OVER
     assert table_id not in record._ENCODED
-    # Nor its decoded record: a cache of 4,096 finished games of a target of 1,000 held about
-    # 1.1 GB (285 KB each), past the replica's 1 GiB memory limit.
-    assert app.records.get(table_id) is None
-    await app.get_table(name, None)  # a read of the finished game does not put it back
-    assert app.records.get(table_id) is None
-    assert len(app.records) == 0
+    await app.aclose()
+
+
+async def test_only_the_newest_finished_games_records_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A cache of 4,096 finished games of a target of 1,000 held about 1.1 GB (285 KB each),
+    # past the replica's 1 GiB memory limit. The newest few finished games are kept apart
+    # (their results are read right after), the rest leave the cache.
+    monkeypatch.setattr(RecordCache, "FINISHED", 2)
+    app = _app()
+    seats = [pb.Seat(seat=s, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM)
+             for s in range(4)]  # fmt: skip
+    one_round = pb.Rules(target_score=1)
+    ids = []
+    for seed in range(3):
+        created = await app.create_table(pb.Table(seats=seats, deck_seed=seed, rules=one_round), "")
+        name = created.view.table.name
+        ids.append(parse_table_name(name))
+        async with asyncio.timeout(20):
+            for _ in range(100_000):  # the driver commits a round at a time
+                if (await app.get_table(name, None)).view.table.phase == pb.PHASE_GAME_OVER:
+                    break
+                await asyncio.sleep(0)
+    assert [app.records.get(i) is not None for i in ids] == [False, True, True]
+    assert len(app.records) == 2
+    await app.get_table(convert.table_name(ids[0]), None)  # a read of an older one: kept again
+    assert [app.records.get(i) is not None for i in ids] == [True, False, True]
     await app.aclose()
 
 

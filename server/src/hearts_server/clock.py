@@ -50,26 +50,28 @@ class StoreClock:
         self._interval = interval
         self._wall = wall
         self._monotonic = monotonic
-        self._base: float | None = None  # the store's time at self._at (monotonic)
-        self._at = 0.0
+        # The reading in use: the store's time, and the monotonic time it was taken at, in one
+        # tuple so that a reader on another thread (the webhook posts) never sees half of one.
+        self._reading: tuple[float, float] | None = None
         self._error = 0.0  # half the round trip of the reading in use
         self._task: asyncio.Task[None] | None = None
         self._warned = False
 
     def __call__(self) -> float:
-        if self._base is None:
+        reading = self._reading
+        if reading is None:
             return self._wall()
-        return self._base + (self._monotonic() - self._at)
+        return reading[0] + (self._monotonic() - reading[1])
 
     @property
     def synced(self) -> bool:
         """Whether the store's time has been read (else the host's clock stands in)."""
-        return self._base is not None
+        return self._reading is not None
 
     @property
     def offset(self) -> float:
         """The store's clock minus the host's, in seconds, as last read (0 before)."""
-        return 0.0 if self._base is None else self() - self._wall()
+        return 0.0 if self._reading is None else self() - self._wall()
 
     async def sync(self) -> None:
         """Read the store's time now; raises what the source raises when it cannot be read."""
@@ -86,7 +88,7 @@ class StoreClock:
         assert best is not None
         trip, now, received = best
         # The reading was taken somewhere in the round trip: its middle is the best guess.
-        self._base, self._at, self._error = now + trip / 2, received, trip / 2
+        self._reading, self._error = (now + trip / 2, received), trip / 2
         offset = self.offset
         if abs(offset) >= _WARN_OFFSET_SECONDS and not self._warned:
             self._warned = True

@@ -376,7 +376,7 @@ class HeartsServer:
         )  # fmt: skip
         self.port = self.grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
         if self.port == 0:
-            raise OSError(f"cannot listen on {settings.host}:{settings.port}")
+            raise OSError("the address is in use or not on this host")
         self._gauge_task: asyncio.Task[None] | None = None
         self._lag_task: asyncio.Task[None] | None = None
         self._store_task: asyncio.Task[None] | None = None
@@ -426,12 +426,26 @@ class HeartsServer:
         """
         try:
             await self.store.ping()
-            await self.clock.sync()
+            await self._read_store_clock()
             await self.store.start()
         except StoreUnavailableError as error:
             log.warning("the table store cannot be reached: %s", error)
             return False
         return True
+
+    async def _read_store_clock(self) -> None:
+        """Read the store's time; if the store refuses (a Redis user without ``TIME``), keep
+        the host's clock and say so, rather than not serving at all."""
+        try:
+            await self.clock.sync()
+        except StoreUnavailableError:
+            raise
+        except Exception as error:
+            log.warning(
+                "cannot read the table store's time (%s); using this host's clock, so keep "
+                "every replica's clock synchronised",
+                error,
+            )
 
     async def _until_store_answers(self) -> None:
         """Try the store with backoff until it answers, then report the service SERVING."""

@@ -289,44 +289,58 @@ class RecordCache:
     a read or a failed compare-and-set reveals.
     """
 
+    FINISHED = 64
+    """Finished games kept, apart from the rest (see :meth:`put`)."""
+
     def __init__(self, size: int) -> None:
         self._size = size
         self._entries: collections.OrderedDict[str, _Cached] = collections.OrderedDict()
+        self._finished: collections.OrderedDict[str, _Cached] = collections.OrderedDict()
 
     def get(self, table_id: str) -> _Cached | None:
         entry = self._entries.get(table_id)
         if entry is not None:
             self._entries.move_to_end(table_id)
+            return entry
+        entry = self._finished.get(table_id)
+        if entry is not None:
+            self._finished.move_to_end(table_id)
         return entry
 
     def put(self, table_id: str, version: int, record: TableRecord) -> _Cached | None:
         if self._size <= 0:
             return None
+        entries, size = self._entries, self._size
         if record.phase_over:
             # A finished game takes no more moves, and its record is the largest (every round
-            # of the game: about 285 KB decoded at a target of 1,000), so it is not kept: a
-            # cache full of them would outgrow a replica's memory limit.
-            self.drop(table_id)
-            return None
-        entry = self._entries.get(table_id)
+            # of the game: about 285 KB decoded at a target of 1,000): a cache of thousands
+            # would outgrow a replica's memory limit. The newest few are kept apart, for the
+            # reads of the results right after a game (decoding one again costs milliseconds).
+            if self._entries.pop(table_id, None) is not None:
+                _forget(table_id)
+            entries, size = self._finished, min(size, self.FINISHED)
+        else:
+            self._finished.pop(table_id, None)  # a table made again under its name
+        entry = entries.get(table_id)
         if entry is not None:
             if version < entry.version:
                 return entry  # a slower reader must not put an older version back
             entry.version, entry.record = version, record
-            self._entries.move_to_end(table_id)
+            entries.move_to_end(table_id)
             return entry
-        entry = self._entries[table_id] = _Cached(version, record)
-        if len(self._entries) > self._size:
-            _forget(self._entries.popitem(last=False)[0])
+        entry = entries[table_id] = _Cached(version, record)
+        if len(entries) > size:
+            _forget(entries.popitem(last=False)[0])
         return entry
 
     def drop(self, table_id: str, *, forget: bool = True) -> None:
         """Drop the table's record, and (``forget``) its kept encodings with it."""
+        self._finished.pop(table_id, None)
         if self._entries.pop(table_id, None) is not None and forget:
             _forget(table_id)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._finished)
 
 
 def _forget(table_id: str) -> None:
@@ -777,10 +791,11 @@ class TableApp:
                     table_id, caller=caller_key, request_id=request_id or None
                 )
                 if loaded.replay is not None:
-                    # A retry whose first answer was lost on the way (a Redis timeout, say):
-                    # nothing may have started the bots or the turn timer the write called for.
-                    # The driver reads the table and sees to both.
-                    self._start_driver(table_id, timed=True)
+                    # A retry whose first answer was lost on the way (a Redis timeout, say),
+                    # perhaps on another replica: the timer the write called for may be armed
+                    # nowhere. A driver as a timer's reads the table and arms it, and takes over
+                    # only a bot that is overdue (the first replica drives the others).
+                    self._start_driver(table_id, by_timer=True)
                     return _replayed(response_type, loaded.replay, fingerprint)
                 if etag and etag != str(loaded.version):
                     raise ServiceError(
@@ -855,7 +870,7 @@ class TableApp:
                 self._maybe_drive(new_record)
                 return response  # type: ignore[return-value]  # a message is an M
             if result.outcome == CommitOutcome.REPLAYED and result.replay is not None:
-                self._start_driver(table_id, timed=True)  # as for a replay read above
+                self._start_driver(table_id, by_timer=True)  # as for a replay read above
                 return _replayed(response_type, result.replay, fingerprint)
             if unread:
                 # Stale: read, then decide again (the read also answers not-found and etags).
@@ -974,9 +989,9 @@ class TableApp:
             raise
         if result.replay is not None:
             replayed = _replayed(api.CreateTableResponse, result.replay, fingerprint)
-            # A retry of a create whose answer was lost: what drives the table's bots (and its
-            # timer) may not have started when it was made.
-            self._start_driver(parse_table_name(replayed.view.table.name), timed=True)
+            # A retry of a create whose answer was lost: its timer may be armed nowhere (as
+            # for a replayed command, in _mutate).
+            self._start_driver(parse_table_name(replayed.view.table.name), by_timer=True)
             return replayed
         if not result.created:  # pragma: no cover - 40 random bits collided
             raise ServiceError("CONFLICT", "could not allocate a table id; try again")

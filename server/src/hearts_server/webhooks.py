@@ -178,32 +178,33 @@ class WebhookSender:
             free = self.BATCH - len(self._sending)
             claimed = 0
             try:
-                for item in await self._claim(free):
+                items, claimed = await self._claim(free)
+                for item in items:
                     task = asyncio.create_task(self._deliver(item), name=f"webhook-{item.id}")
                     self._sending.add(task)
                     task.add_done_callback(self._sending.discard)
-                    claimed += 1
             except Exception as error:  # the store, most likely: look again at the next poll
                 self._log_rarely("cannot send from the outbox: %s", error)
                 claimed = -1
-            if claimed == free:  # every slot busy, and more may be due: on when one frees
-                await asyncio.wait(self._sending, return_when=asyncio.FIRST_COMPLETED)
+            if claimed == free:  # more may be due: on at once, or when a slot frees
+                if len(self._sending) >= self.BATCH:
+                    await asyncio.wait(self._sending, return_when=asyncio.FIRST_COMPLETED)
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.POLL_SECONDS)
 
     async def send_due(self) -> int:
         """Claim the items due and send them, waiting for every post; how many were claimed."""
-        items = await self._claim(self.BATCH)
+        items, _ = await self._claim(self.BATCH)
         if items:
             await asyncio.gather(*(self._deliver(item) for item in items))
         return len(items)
 
-    async def _claim(self, limit: int) -> list[OutboxItem]:
-        """Claim up to ``limit`` items due, less the stale turn notices among them, which are
-        dropped unsent (see the design notes)."""
+    async def _claim(self, limit: int) -> tuple[list[OutboxItem], int]:
+        """Claim up to ``limit`` items due; those to send (the stale turn notices among them
+        are dropped unsent, see the design notes), and how many were claimed in all."""
         if limit <= 0:
-            return []
+            return [], 0
         now = self._clock()
         items = await self._store.outbox_claim(
             now_ms=int(now * 1000), lease_ms=int(self.LEASE_SECONDS * 1000), limit=limit
@@ -224,7 +225,7 @@ class WebhookSender:
                     self._log_rarely("cannot update webhook %s in the outbox: %s", item.id, error)
             else:
                 fresh.append(item)
-        return fresh
+        return fresh, len(items)
 
     async def _deliver(self, item: OutboxItem) -> None:
         attempt = item.attempts + 1

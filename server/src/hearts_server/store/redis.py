@@ -1029,10 +1029,12 @@ class RedisStore:
         """One pass of the sweeper: :meth:`sweep_index` slice after slice; how many ids it
         unlisted.
 
-        A pass walks at least a ``cover_passes``-th of the larger index, so the walk goes round
-        the whole index every ``cover_passes`` passes (5 minutes) however fast tables are made,
-        and then goes on while at least half of a slice was gone (up to ``slices`` in all, as
-        the gone ids of a busy fleet gather where tables expire). Before, a pass stopped at the
+        A pass walks at least a ``cover_passes``-th of the larger index (up to ``slices``), so
+        the walk goes round an index of up to ``slices * batch * cover_passes`` ids (100,000)
+        every ``cover_passes`` passes (5 minutes) however fast tables are made, and a larger
+        one at ``slices * batch`` ids a pass; it then goes on while at least half of a slice
+        was gone (up to ``slices`` in all, as the gone ids of a busy fleet gather where tables
+        expire). Before, a pass stopped at the
         first slice mostly alive: with more than a slice of new tables a minute the walk never
         came round again, and the ids it had passed while their tables were alive stayed in
         the index (and the active-tables gauge) for good.
