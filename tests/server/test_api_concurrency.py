@@ -219,6 +219,19 @@ async def test_a_player_takes_over_a_seat_a_bot_plays_for_someone_who_left(heart
     assert table.seats[2].occupant == pb.SEAT_OCCUPANT_HUMAN
 
 
+async def test_a_stand_in_is_named_after_the_player_within_forty_characters(hearts) -> None:
+    # "<name> (bot)" reached 46 characters for a 40-character name, past the proto's limit.
+    seated = await hearts.seated((0, 1), bots=dict.fromkeys((2, 3), pb.BOT_LEVEL_HEURISTIC))
+    shown = {}
+    for seat, name in ((0, "Ann"), (1, "N" * 40)):
+        await hearts.leave(seated.name, seated.tokens[seat])  # a stand-in takes the seat
+        joined = await hearts.join(seated.name, seat, player=name)  # the seat taken back
+        left = await hearts.leave(seated.name, joined.seat_token)
+        shown[seat] = left.view.table.seats[seat].player_display_name
+    assert shown == {0: "Ann (bot)", 1: "N" * 33 + "… (bot)"}
+    assert len(shown[1]) == 40
+
+
 @pytest.mark.parametrize("pass_cards", [False, True], ids=["playing", "passing"])
 async def test_the_game_waits_when_the_last_player_leaves_and_goes_on_when_one_is_back(
     hearts, pass_cards: bool

@@ -104,6 +104,9 @@ async def test_join_table_with_an_expired_seat_token_renews_it(hearts) -> None:
         assert (refusal.code, refusal.reason) == (grpc.StatusCode.ABORTED, "ETAG_MISMATCH")
     request = api.JoinTableRequest(name=seated.name, etag=etag)
     assert (await hearts.stub.JoinTable(request, metadata=bearer(expired))).seat == seat
+    request = api.JoinTableRequest(name=seated.name, request_id="r" * 129)  # the limit is 128
+    refusal = await failure(hearts.stub.JoinTable(request, metadata=bearer(expired)))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
     await hearts.play(seated.name, renewed.seat_token, view.legal_cards[0])
     # Asking to renew another seat with it is refused; so is a token whose seat was left.
     request = api.JoinTableRequest(name=seated.name, seat=(seat + 1) % 4)

@@ -1055,6 +1055,7 @@ class TableApp:
         only while the game has not started; then the table is full to that player).
         """
         table_id = parse_table_name(name)
+        _check_request_id(request_id)  # a renewal too, which answers before _mutate would check
         identity: Identity | None = None
         if token and identity_token:
             # A renewal keeps the seat's id; a token sent with it is checked all the same.
@@ -1694,7 +1695,7 @@ class TableApp:
             elif record.game.phase != Phase.GAME_OVER:
                 level = BotLevel.HEURISTIC
                 seats[seat] = SeatRecord(
-                    Occupant.BOT, f"{old.name} (bot)", level, old.epoch + 1, stand_in=True
+                    Occupant.BOT, _stand_in_name(old.name), level, old.epoch + 1, stand_in=True
                 )
                 left.player_left.replacement_bot_level = convert.BOT_LEVELS[level]
             else:
@@ -2594,6 +2595,14 @@ def turn_started_document(
 def _rfc3339(ms: int) -> str:
     seconds, millis = divmod(ms, 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def _stand_in_name(name: str) -> str:
+    """The name of the bot that stands in for the player ``name``: ``"Ann (bot)"``, at most
+    40 characters like every display name (a long name is cut, with an ellipsis)."""
+    suffix = " (bot)"
+    room = _MAX_NAME - len(suffix)
+    return (name if len(name) <= room else name[: room - 1] + "…") + suffix
 
 
 def _has_control_characters(text: str) -> bool:
