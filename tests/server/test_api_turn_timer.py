@@ -203,6 +203,28 @@ async def test_a_store_failure_at_the_deadline_only_delays_the_move(
     assert lines == ["the table store is unavailable: one Redis timeout"]
 
 
+def _answer_lost_once(call: Any) -> Any:
+    """``call`` (a store's write), whose first answer is lost after the write applied."""
+    lost: list[Any] = []
+
+    async def answer_lost_once(*args: Any, **kwargs: Any) -> Any:
+        result = await call(*args, **kwargs)
+        if not lost:
+            lost.append(result)
+            raise StoreUnavailableError("Redis timed out after applying the command")
+        return result
+
+    return answer_lost_once
+
+
+async def _until_timed_out(server: Any) -> None:
+    """Wait (5 s at most) until ``server`` made a move for a player out of time."""
+    for _ in range(100):
+        if server.app.timed_out_moves:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def test_a_write_whose_answer_was_lost_still_gets_its_timer(
     server, connect
 ) -> None:  # both stores
@@ -215,25 +237,13 @@ async def test_a_write_whose_answer_was_lost_still_gets_its_timer(
     created = await hearts.create(bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
     name = created.view.table.name
     store = server.app.store
-    commit, lost = store.commit, []
-
-    async def answer_lost_once(*args, **kwargs):
-        result = await commit(*args, **kwargs)
-        if not lost:
-            lost.append(result)
-            raise StoreUnavailableError("Redis timed out after applying the command")
-        return result
-
-    store.commit = answer_lost_once
+    store.commit = _answer_lost_once(store.commit)
     refusal = await failure(hearts.join(name, 0, request_id="join-once"))
     assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
     retried = await hearts.join(name, 0, request_id="join-once")
     assert retried.view.table.phase == pb.PHASE_PASSING  # the remembered answer
     assert server.app.timed_out_moves == 0
-    for _ in range(100):  # up to 5 s; no reads meanwhile: only a timer can make the move
-        if server.app.timed_out_moves:
-            break
-        await asyncio.sleep(0.05)
+    await _until_timed_out(server)  # no reads meanwhile: only a timer can make the move
     assert server.app.timed_out_moves == 1
     assert (await hearts.view(name)).table.phase == pb.PHASE_PLAYING  # seat 0's pass made
 
@@ -247,21 +257,11 @@ async def test_a_retry_on_another_replica_of_a_write_whose_answer_was_lost_arms_
     first, second = await make_server(store="redis"), await make_server(store="redis")
     created = await connect(first).create(bots=BOTS, deck_seed=5, turn_timeout_ms=1000)
     name = created.view.table.name
-    store = first.app.store
-    commit = store.commit
-
-    async def answer_lost(*args, **kwargs):
-        await commit(*args, **kwargs)
-        raise StoreUnavailableError("Redis timed out after applying the command")
-
-    store.commit = answer_lost
+    first.app.store.commit = _answer_lost_once(first.app.store.commit)
     await failure(connect(first).join(name, 0, request_id="join-once"))
     await first.stop(0.1)
     await connect(second).join(name, 0, request_id="join-once")  # the remembered answer
-    for _ in range(100):  # up to 5 s; no reads meanwhile
-        if second.app.timed_out_moves:
-            break
-        await asyncio.sleep(0.05)
+    await _until_timed_out(second)  # no reads meanwhile
     assert second.app.timed_out_moves == 1
 
 
@@ -282,13 +282,7 @@ async def test_a_create_retried_on_another_replica_is_driven_by_one_replica(
             return make_bot(BotLevel.HEURISTIC, seed=seed).decide(seat_view)
 
         server.app._decide_elsewhere = think
-    create = first.app.store.create
-
-    async def answer_lost(*args: Any, **kwargs: Any) -> Any:
-        await create(*args, **kwargs)
-        raise StoreUnavailableError("Redis timed out after applying the create")
-
-    first.app.store.create = answer_lost
+    first.app.store.create = _answer_lost_once(first.app.store.create)
     bots = dict.fromkeys(range(4), pb.BOT_LEVEL_MONTE_CARLO)
     await failure(connect(first).create(bots=bots, deck_seed=3, request_id="c1"))
     await connect(second).create(bots=bots, deck_seed=3, request_id="c1")

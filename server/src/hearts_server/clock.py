@@ -53,7 +53,6 @@ class StoreClock:
         # The reading in use: the store's time, and the monotonic time it was taken at, in one
         # tuple so that a reader on another thread (the webhook posts) never sees half of one.
         self._reading: tuple[float, float] | None = None
-        self._error = 0.0  # half the round trip of the reading in use
         self._task: asyncio.Task[None] | None = None
         self._warned = False
 
@@ -88,7 +87,7 @@ class StoreClock:
         assert best is not None
         trip, now, received = best
         # The reading was taken somewhere in the round trip: its middle is the best guess.
-        self._reading, self._error = (now + trip / 2, received), trip / 2
+        self._reading = (now + trip / 2, received)
         offset = self.offset
         if abs(offset) >= _WARN_OFFSET_SECONDS and not self._warned:
             self._warned = True
