@@ -839,7 +839,12 @@ async def _watch(  # noqa: PLR0917 - one stream's whole context
                 if message.HasField("snapshot"):
                     ready.set()
                     counter[0] += 1
-                elif sink is not None and not stop.is_set():
+                elif (
+                    sink is not None
+                    and not stop.is_set()
+                    # Each stream's opening presence is made for it, not delivered from a write.
+                    and not message.event.HasField("presence_changed")
+                ):
                     ms = message.event.event_time.ToMilliseconds()
                     sink.append(time.time() - ms / 1000.0)
             return

@@ -547,3 +547,34 @@ async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rema
     # Bob said no: his seat at the third table stays free.
     after = await client.get_table(third.name)
     assert after.table.seats[2].occupant == pb.SEAT_OCCUPANT_EMPTY
+
+
+async def test_the_command_says_when_another_player_is_away_and_back(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # Ann (this test, seat 1: East of Bob) has not opened a stream yet; Bob is the command.
+    created = await client.create_table("Presence", bots={0: "random", 3: "random"})
+    await client.join_table(created.name, "Ann", seat=1)
+    argv = ["play", "--server", server.address, "--table", created.name, "--name", "Bob"]
+    typist, out = _Typist(), io.StringIO()
+    async with hearts_command([*argv, "--auto", "--ascii"], typist, out) as command:
+        try:
+            await _until(out, "East is not connected.")
+
+            async def watch() -> None:
+                async for _ in client.watch(created.name):
+                    pass
+
+            ann = asyncio.create_task(watch())
+            await _until(out, "East is connected again.")
+            ann.cancel()
+            await _until(out, "East lost the connection.")
+            await client.leave_table(created.name)  # a bot plays Ann's seat: the game ends
+            async with asyncio.timeout(30):
+                code = await command
+        finally:
+            typist.type("")
+    text = out.getvalue()
+    assert code == 0, text
+    assert text.count("East lost the connection.") == 1
+    assert "connected" not in text.split("East lost the connection.")[1], text

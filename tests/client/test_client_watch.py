@@ -52,6 +52,12 @@ async def test_watch_starts_with_a_snapshot_then_live_events(client: HeartsClien
         assert first.HasField("snapshot")
         assert first.sequence == joined.view.sequence
         assert len(first.snapshot.hand) == 13  # the seat's own view
+        # Then who is connected: of the four seats only seat 0 is a player's, whose stream
+        # this is. Unstored, it repeats the snapshot's sequence, and gets through the client.
+        presence = await anext(stream)
+        told = presence.event.presence_changed
+        assert (told.seat, told.connected) == (0, True)
+        assert presence.sequence == first.sequence
         await client.pass_cards(name, joined.view.hand[:3])
         event = await anext(stream)
         assert event.HasField("event")
@@ -125,6 +131,8 @@ async def test_watch_resumes_through_a_server_restart_without_gap_or_duplicate()
                 stream = watcher.watch(name)
                 async with contextlib.aclosing(stream):
                     async for response in stream:
+                        if response.event.HasField("presence_changed"):
+                            continue  # each new stream's presence: not part of the log
                         received.append(_item(response))
                         if response.event.HasField("game_over"):
                             game_over.set()
@@ -193,6 +201,10 @@ async def test_reactions_reach_the_watchers_and_a_rate_limit_is_not_retried(
         stream = bo.watch(created.name)
         async with contextlib.aclosing(stream):
             first = await anext(stream)
+            # Who is connected (Bo, whose stream this is), then the reactions.
+            for seat, connected in ((0, False), (1, True)):
+                told = (await anext(stream)).event.presence_changed
+                assert (told.seat, told.connected) == (seat, connected)
             await ann.send_reaction(created.name, "thumbs-up")
             await ann.send_reaction(created.name, pb.REACTION_CLAP)
             for wanted in (pb.REACTION_THUMBS_UP, pb.REACTION_CLAP):

@@ -143,6 +143,7 @@ def test_table_event_oneof_has_every_event() -> None:
         "TurnTimedOutEvent",
         "RematchCreatedEvent",
         "ReactionEvent",
+        "PresenceChangedEvent",
     }
 
 

@@ -116,13 +116,23 @@ async def failure(call: Awaitable[Any]) -> Rejected:
 
 
 async def read_until(
-    call: Any, stop: Callable[[api.WatchTableResponse], bool], *, seconds: float = 10.0
+    call: Any,
+    stop: Callable[[api.WatchTableResponse], bool],
+    *,
+    seconds: float = 10.0,
+    presence: bool = False,
 ) -> list[api.WatchTableResponse]:
-    """Messages of a WatchTable call up to and including the first that ``stop`` accepts."""
+    """Messages of a WatchTable call up to and including the first that ``stop`` accepts.
+
+    Presence events (unstored; they arrive whenever a stream opens or closes) are skipped
+    unless ``presence``: the tests of presence read them, the others read the game.
+    """
     received: list[api.WatchTableResponse] = []
 
     async def read() -> None:
         async for message in call:
+            if not presence and message.event.HasField("presence_changed"):
+                continue
             received.append(message)
             if stop(message):
                 return
@@ -140,6 +150,11 @@ def event_kind(message: api.WatchTableResponse) -> str:
     if message.HasField("snapshot"):
         return "snapshot"
     return str(message.event.WhichOneof("event"))
+
+
+def stored(messages: Iterable[api.WatchTableResponse]) -> list[api.WatchTableResponse]:
+    """``messages`` without presence events (see :func:`read_until`)."""
+    return [m for m in messages if not m.event.HasField("presence_changed")]
 
 
 def bearer(token: str | None) -> tuple[tuple[str, str], ...]:

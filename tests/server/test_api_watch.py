@@ -11,7 +11,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 
-from .conftest import Rejected, event_kind, owing, read_until, rejected
+from .conftest import Rejected, event_kind, owing, read_until, rejected, stored
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -135,7 +135,7 @@ async def test_a_stream_ends_after_the_table_is_deleted(hearts) -> None:
         await read_until(watcher, lambda m: True)
     await hearts.delete(seated.name, seated.creator_token)
     for watcher in watchers:
-        rest = [message async for message in watcher]
+        rest = stored([message async for message in watcher])
         assert [event_kind(m) for m in rest] == ["table_deleted"]
         assert await watcher.code() == grpc.StatusCode.OK
 

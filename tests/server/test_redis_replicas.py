@@ -34,6 +34,7 @@ from .conftest import (
     owing,
     read_until,
     rejected,
+    stored,
 )
 
 SERVICE = "hearts.v1.TableService"
@@ -83,7 +84,7 @@ async def test_plays_through_either_replica_reach_watchers_on_the_other(replicas
     watcher = b.watch(name, tokens[0])
     await read_until(watcher, lambda m: True)
     await a.delete(name, seated.creator_token)
-    rest = [message async for message in watcher]
+    rest = stored([message async for message in watcher])
     assert [event_kind(m) for m in rest] == ["table_deleted"]
 
 
@@ -161,7 +162,7 @@ async def test_a_stream_resumes_on_a_new_server_after_its_server_stops(
 
     async def drain() -> None:
         async for message in flaky:
-            seen.append(message)
+            seen.extend(stored([message]))
 
     with pytest.raises(grpc.aio.AioRpcError) as ended:
         await drain()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
@@ -868,6 +869,38 @@ async def test_an_ephemeral_event_reaches_subscribers_unstored_within_its_rate(
     assert await publish(b"one", "1") is Published.SENT  # the stale one was not counted
     assert await store.delete(TABLE, expected_version=1, events=[])
     assert await publish(b"gone", "1") is Published.STALE
+    await subscription.close()
+
+
+async def test_presence_counts_each_seats_leases_and_announces_its_changes(store: Store) -> None:
+    subscription = store.subscribe(TABLE)
+    batches = live(subscription)
+    await store.read_events(TABLE, after=0)  # a watcher's starting point
+    # Real times: Redis expires the set by its own clock once the last lease runs out.
+    now = int(time.time() * 1000)
+    announce = [b"on 0", b"on 1", b"on 2", b"on 3", b"off 0", b"off 1", b"off 2", b"off 3"]
+
+    async def presence(at: int, **changes: Any) -> int:
+        return await store.presence(
+            TABLE, now_ms=at, until_ms=at + 30_000, announce=announce, **changes
+        )
+
+    assert await presence(now) == 0
+    assert await presence(now, hold=[(2, "a")]) == 0b0100
+    # A second stream of a seat announces nothing; the seat stays until its last one ends.
+    assert await presence(now, hold=[(2, "b"), (0, "c")]) == 0b0101
+    assert await presence(now, hold=[(2, "b")], drop=[(2, "a")]) == 0b0101  # a renewal
+    assert await presence(now, drop=[(2, "b")]) == 0b0001
+    # A lease that ran out unrenewed ends at the next update, from any process, announced.
+    assert await presence(now + 30_000) == 0
+    # Without announcements the same kind of change publishes nothing.
+    assert await store.presence(TABLE, now_ms=now, until_ms=now + 30_000, hold=[(3, "d")]) == 8
+    assert await presence(now, drop=[(3, "d"), (1, "never held")]) == 0
+    for payload in (b"on 2", b"on 0", b"off 2", b"off 0", b"off 3"):
+        assert await next_batch(batches) == (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)
+    # Presence is no change of the table, nor an event of its log.
+    assert (await store.load(TABLE)).version == 0
+    assert (await store.read_events(TABLE, after=0)).events == ()
     await subscription.close()
 
 

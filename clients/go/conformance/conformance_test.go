@@ -4,7 +4,8 @@
 // the whole game in order, a refused move says why, a forged token is refused, a finished game's
 // player gets a rematch (and does not before the game is over), SuggestMove's moves play a game
 // out, a player's reactions reach another seat's stream (with the number of the event before
-// them, as they are not stored) and change nothing, within a limit and for players only, an
+// them, as they are not stored) and change nothing, within a limit and for players only, a
+// stream tells which players have a stream open (their presence, never a bot's), an
 // identity token names the player on its seat, ListPlayerTables finds a signed-in player's seats
 // (and a new device gets the seat back), four QuickJoin callers asking for the same game
 // are seated together and play it out, and a QuickJoin caller whom nobody joins plays
@@ -647,6 +648,9 @@ func TestQuickJoinFillsTheTableWithBotsAfterTheWait(t *testing.T) {
 	}
 	var botSeats []int32
 	for _, message := range watch.received() {
+		if _, ok := presenceOf(message); ok {
+			continue // checked below, with the whole stream
+		}
 		event := message.GetEvent()
 		if event.GetRoundStarted() != nil {
 			if got := event.GetRoundStarted().GetRoundNumber(); got != 1 {
@@ -709,6 +713,17 @@ func TestQuickJoinFillsTheTableWithBotsAfterTheWait(t *testing.T) {
 		view = move(ctx, t, client, player, view, rng)
 	}
 	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetGameOver() != nil })
+	// The player's own stream was open throughout, and the bots that filled the table are never
+	// reported: one presence, the player's, connected.
+	var presences []presence
+	for _, message := range watch.received() {
+		if p, ok := presenceOf(message); ok {
+			presences = append(presences, p)
+		}
+	}
+	if want := []presence{{seat, true}}; !slices.Equal(presences, want) {
+		t.Errorf("seed %d: the stream reported presence %v, want only %v", seed, presences, want)
+	}
 	table = view.GetTable()
 	t.Logf("seed %d: game over at %s after %d rounds and %d moves, totals %v", seed, name,
 		table.GetRoundNumber(), moves, table.GetTotalScores())
@@ -718,7 +733,9 @@ func TestQuickJoinFillsTheTableWithBotsAfterTheWait(t *testing.T) {
 	}
 }
 
-// TestReactionReachesAnotherSeatAndChangesNothing seats two players with two bots. While seat 1
+// TestReactionReachesAnotherSeatAndChangesNothing seats two players with two bots. Seat 1's
+// stream reports both players' presence after its resumed events (seat 0 has no stream open,
+// seat 1 this one), then seat 0's first stream opening and its last closing. While seat 1
 // watches, seat 0 sends five reactions: seat 1's stream gets a ReactionEvent for each, in order,
 // numbered as the table's last event (a reaction is not stored, so it repeats the number of the
 // event before it), and the table's etag and sequence stay as they were. A sixth within the
@@ -754,6 +771,26 @@ func TestReactionReachesAnotherSeatAndChangesNothing(t *testing.T) {
 	// only to the streams open at the time.
 	watch := startWatch(ctx, t, client, name, tokens[watching], joinedFirst)
 	watch.waitFor(t, func(event *heartsv1.TableEvent) bool { return event.GetRoundStarted() != nil })
+	isPresence := func(seat int32, connected bool) func(*heartsv1.TableEvent) bool {
+		return func(event *heartsv1.TableEvent) bool {
+			changed := event.GetPresenceChanged()
+			return changed != nil && changed.GetSeat() == seat && changed.GetConnected() == connected
+		}
+	}
+	// The opening presence follows the resumed events (round_started among them).
+	opened := max(watch.waitFor(t, isPresence(sender, false)), watch.waitFor(t, isPresence(watching, true)))
+	if got, want := openingPresence(t, seed, watch.received(), sender, watching), []presence{{sender, false}, {watching, true}}; !slices.Equal(got, want) {
+		t.Errorf("seed %d: seat %d's stream starts with presence %v, want %v", seed, watching, got, want)
+	}
+
+	// Seat 0's first stream opens (once it has its own presence, its lease is held), then closes.
+	senderCtx, hangUp := context.WithCancel(ctx)
+	defer hangUp()
+	senderWatch := startWatch(senderCtx, t, client, name, tokens[sender], joinedFirst)
+	senderWatch.waitFor(t, isPresence(sender, true))
+	opened = watch.waitFrom(t, opened+1, isPresence(sender, true))
+	hangUp()
+	watch.waitFrom(t, opened+1, isPresence(sender, false))
 	before := getView(ctx, t, client, name, tokens[sender])
 
 	sent := []heartsv1.Reaction{
@@ -826,15 +863,18 @@ func TestReactionReachesAnotherSeatAndChangesNothing(t *testing.T) {
 	}
 }
 
-// TestOnlyAReactionRepeatsASequenceNumber checks the order the tests demand of a watch stream
-// (inSequence), without a server: a reaction may repeat the number before it, nothing else may,
-// and nothing goes back.
-func TestOnlyAReactionRepeatsASequenceNumber(t *testing.T) {
+// TestOnlyAnUnstoredEventRepeatsASequenceNumber checks the order the tests demand of a watch
+// stream (inSequence), without a server: a reaction or a presence change may repeat the number
+// before it, nothing else may, and nothing goes back.
+func TestOnlyAnUnstoredEventRepeatsASequenceNumber(t *testing.T) {
 	event := func(sequence int64, event *heartsv1.TableEvent) *heartsv1.WatchTableResponse {
 		return &heartsv1.WatchTableResponse{Sequence: sequence, Kind: &heartsv1.WatchTableResponse_Event{Event: event}}
 	}
 	reaction := &heartsv1.TableEvent{Event: &heartsv1.TableEvent_Reaction{
 		Reaction: &heartsv1.ReactionEvent{Reaction: heartsv1.Reaction_REACTION_WAVE},
+	}}
+	presenceChanged := &heartsv1.TableEvent{Event: &heartsv1.TableEvent_PresenceChanged{
+		PresenceChanged: &heartsv1.PresenceChangedEvent{Seat: 1, Connected: true},
 	}}
 	played := &heartsv1.TableEvent{Event: &heartsv1.TableEvent_CardPlayed{CardPlayed: &heartsv1.CardPlayedEvent{}}}
 	snapshot := &heartsv1.WatchTableResponse{Sequence: 7, Kind: &heartsv1.WatchTableResponse_Snapshot{Snapshot: &heartsv1.TableView{}}}
@@ -849,6 +889,9 @@ func TestOnlyAReactionRepeatsASequenceNumber(t *testing.T) {
 		{"an event repeating the last number", event(7, played), false},
 		{"a snapshot repeating the last number", snapshot, false},
 		{"a reaction numbered before the last", event(6, reaction), false},
+		{"a presence change repeating the last number", event(7, presenceChanged), true},
+		{"a presence change numbered after the last (the event before it was another seat's)", event(8, presenceChanged), true},
+		{"a presence change numbered before the last", event(6, presenceChanged), false},
 	} {
 		if got := inSequence(7, c.message); got != c.want {
 			t.Errorf("after sequence 7, %s: inSequence is %v, want %v", c.what, got, c.want)
@@ -1102,18 +1145,29 @@ func startWatch(ctx context.Context, t *testing.T, client heartsv1.TableServiceC
 	return w
 }
 
-// waitFor waits until the stream has delivered an event that satisfies want.
-func (w *watcher) waitFor(t *testing.T, want func(*heartsv1.TableEvent) bool) {
+// waitFor waits until the stream has delivered an event that satisfies want, and returns its
+// index among the stream's messages.
+func (w *watcher) waitFor(t *testing.T, want func(*heartsv1.TableEvent) bool) int {
+	t.Helper()
+	return w.waitFrom(t, 0, want)
+}
+
+// waitFrom waits until the stream has delivered, as its message `from` or a later one, an event
+// that satisfies want, and returns that message's index.
+func (w *watcher) waitFrom(t *testing.T, from int, want func(*heartsv1.TableEvent) bool) int {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		w.mu.Lock()
-		found := slices.ContainsFunc(w.messages, func(m *heartsv1.WatchTableResponse) bool {
-			return m.GetEvent() != nil && want(m.GetEvent())
-		})
+		found := -1
+		if from < len(w.messages) {
+			found = slices.IndexFunc(w.messages[from:], func(m *heartsv1.WatchTableResponse) bool {
+				return m.GetEvent() != nil && want(m.GetEvent())
+			})
+		}
 		w.mu.Unlock()
-		if found {
-			return
+		if found >= 0 {
+			return from + found
 		}
 		select {
 		case <-w.arrived:
@@ -1164,6 +1218,7 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 	totals := make([]int32, 4)
 	last := after
 	deleted := false
+	var presences []presence
 
 	for i, message := range messages {
 		if !inSequence(last, message) {
@@ -1232,7 +1287,16 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 			}
 		case event.GetTableDeleted() != nil:
 			deleted = true
+		case event.GetPresenceChanged() != nil:
+			p, _ := presenceOf(message)
+			presences = append(presences, p)
 		}
+	}
+
+	// The seat is the one player, and its stream was open throughout: the stream reports it
+	// connected once, after the resumed events, and nothing else (never a bot).
+	if want := []presence{{humanSeat, true}}; !slices.Equal(presences, want) {
+		fail("the stream reported presence %v, want only %v", presences, want)
 	}
 
 	table := final.GetTable()
@@ -1277,11 +1341,58 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 }
 
 // inSequence reports whether a watch stream may deliver message after one numbered last: numbers
-// grow, except that a ReactionEvent, which is not stored and so has no number of its own, repeats
-// the number of the event before it.
+// grow, except that an unstored event (a ReactionEvent, a PresenceChangedEvent), which has no
+// number of its own, repeats the number of the event before it.
 func inSequence(last int64, message *heartsv1.WatchTableResponse) bool {
 	sequence := message.GetSequence()
-	return sequence > last || (sequence == last && message.GetEvent().GetReaction() != nil)
+	unstored := message.GetEvent().GetReaction() != nil || message.GetEvent().GetPresenceChanged() != nil
+	return sequence > last || (sequence == last && unstored)
+}
+
+// presence is what a PresenceChangedEvent reports, comparable.
+type presence struct {
+	seat      int32
+	connected bool
+}
+
+// presenceOf is the presence a message reports, and whether it is a presence_changed event.
+func presenceOf(message *heartsv1.WatchTableResponse) (presence, bool) {
+	changed := message.GetEvent().GetPresenceChanged()
+	if changed == nil {
+		return presence{}, false
+	}
+	return presence{changed.GetSeat(), changed.GetConnected()}, true
+}
+
+// openingPresence is the presence a resumed stream starts with, right after its resumed events:
+// the first run of presence_changed messages in messages, one for each of the players' seats
+// (humans), in seat order. It fails the test unless there are exactly those seats (never a bot's).
+func openingPresence(t *testing.T, seed int64, messages []*heartsv1.WatchTableResponse, humans ...int32) []presence {
+	t.Helper()
+	start := slices.IndexFunc(messages, func(m *heartsv1.WatchTableResponse) bool {
+		_, ok := presenceOf(m)
+		return ok
+	})
+	if start < 0 || start+len(humans) > len(messages) {
+		t.Fatalf("seed %d: the stream delivered no presence for each of the players' seats %v: %v", seed, humans, messages)
+	}
+	var opening []presence
+	for _, message := range messages[start : start+len(humans)] {
+		p, ok := presenceOf(message)
+		if !ok {
+			t.Fatalf("seed %d: the stream's opening presence is cut short by %v; want one for each of seats %v", seed, message, humans)
+		}
+		opening = append(opening, p)
+	}
+	slices.SortFunc(opening, func(a, b presence) int { return int(a.seat - b.seat) })
+	seats := make([]int32, len(opening))
+	for i, p := range opening {
+		seats[i] = p.seat
+	}
+	if !slices.Equal(seats, humans) {
+		t.Fatalf("seed %d: the stream's opening presence reports seats %v, want the players' seats %v", seed, seats, humans)
+	}
+	return opening
 }
 
 // checkRoundPoints checks a round's points against its tricks under the default rules (no

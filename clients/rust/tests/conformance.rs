@@ -1,7 +1,8 @@
 //! Plays Hearts against a live hearts-server through this crate, exactly as a Rust program would:
 //! the generated tonic client, the seat token as `authorization` metadata, the error details read
 //! with `StatusDetails`. It checks what a client relies on: the watch stream tells the whole game
-//! in order and shows the seat no other seat's cards, a refused move says why (and which cards are
+//! in order and shows the seat no other seat's cards (and its own presence, connected, never a
+//! bot's), a refused move says why (and which cards are
 //! legal), a forged token is refused, SuggestMove's moves are legal and play a game out,
 //! RematchTable seats the player again, four players who QuickJoin at once are seated together
 //! and play their game out, and a signed-in player (an identity token) finds its tables with
@@ -33,10 +34,10 @@ use hearts_client::tonic::{Code, Response, Status, transport::Channel};
 use hearts_client::v1::{
     BotLevel, Card, CardPlayedEvent, CreateTableRequest, DeleteTableRequest, GameOverEvent,
     GetTableRequest, JoinTableRequest, LeaveTableRequest, ListPlayerTablesRequest,
-    PassCardsRequest, Phase, PlayCardRequest, PlayedCard, PlayerTable, QuickJoinRequest,
-    QuickJoinResponse, Rank, RematchTableRequest, RoundScore, Rules, Seat, SeatOccupant,
-    SuggestMoveRequest, Suit, Table, TableView, Trick, WatchTableRequest, WatchTableResponse,
-    table_event::Event, watch_table_response::Kind,
+    PassCardsRequest, Phase, PlayCardRequest, PlayedCard, PlayerTable, PresenceChangedEvent,
+    QuickJoinRequest, QuickJoinResponse, Rank, Reaction, ReactionEvent, RematchTableRequest,
+    RoundScore, Rules, Seat, SeatOccupant, SuggestMoveRequest, Suit, Table, TableEvent, TableView,
+    Trick, WatchTableRequest, WatchTableResponse, table_event::Event, watch_table_response::Kind,
 };
 use hearts_client::{BearerToken, StatusDetails, TableServiceClient};
 use hmac::{Hmac, KeyInit, Mac};
@@ -100,7 +101,8 @@ const MAX_DEALS: i64 = 200;
 /// Plays one human seat against three heuristic bots to the end, choosing only cards its own view
 /// offers, and on the way provokes every kind of refused move. Checks that the watch stream
 /// delivered every trick and every round's score in order, with growing sequence numbers and
-/// none of another seat's cards, and that the final totals and result agree everywhere.
+/// none of another seat's cards, that it reported the seat's presence (its own stream, open) and
+/// no bot's, and that the final totals and result agree everywhere.
 #[tokio::test]
 async fn a_whole_game_in_order_with_every_refusal() {
     let Some((client, address)) = connect().await else {
@@ -1348,6 +1350,7 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
     let mut totals = [0i32; 4];
     let mut last = after;
     let mut deleted = false;
+    let mut presences: Vec<(i32, bool)> = Vec::new();
 
     // The join's hand is the first round's deal; the history reveals it at the end.
     let dealt = |round: i32| {
@@ -1363,8 +1366,8 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
 
     for (i, message) in messages.iter().enumerate() {
         assert!(
-            message.sequence > last,
-            "seed {seed}: message {i} has sequence {} after {last}; sequences must grow",
+            in_sequence(last, message),
+            "seed {seed}: message {i} ({message:?}) has sequence {} after {last}; sequences must grow",
             message.sequence
         );
         last = message.sequence;
@@ -1476,6 +1479,9 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
                 game_over = Some(e);
             }
             Event::TableDeleted(_) => deleted = true,
+            Event::PresenceChanged(PresenceChangedEvent { seat, connected }) => {
+                presences.push((*seat, *connected));
+            }
             Event::PlayerJoined(_)
             | Event::PlayerLeft(_)
             | Event::SeatPassed(_)
@@ -1486,6 +1492,14 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
             | Event::Reaction(_) => {}
         }
     }
+
+    // The seat is the one player, and its stream was open throughout: the stream reports it
+    // connected once, after the resumed events, and nothing else (never a bot).
+    assert_eq!(
+        presences,
+        [(HUMAN_SEAT, true)],
+        "seed {seed}: the stream's presence_changed events (seat, connected)"
+    );
 
     let table = table(final_view);
     let game_over =
@@ -1527,6 +1541,52 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
         "seed {seed}: the game ended with totals {:?}, none at the target {TARGET_SCORE}",
         table.total_scores
     );
+}
+
+/// Whether a watch stream may deliver `message` after a message numbered `last`: numbers grow,
+/// except that an unstored event (a reaction, a presence change), which has no number of its own,
+/// repeats the number of the event before it.
+fn in_sequence(last: i64, message: &WatchTableResponse) -> bool {
+    let unstored = matches!(
+        &message.kind,
+        Some(Kind::Event(TableEvent {
+            event: Some(Event::Reaction(_) | Event::PresenceChanged(_)),
+            ..
+        }))
+    );
+    message.sequence > last || (message.sequence == last && unstored)
+}
+
+/// The order `in_sequence` demands, checked without a server: a reaction or a presence change
+/// may repeat the number before it, nothing else may, and nothing goes back.
+#[test]
+fn only_an_unstored_event_repeats_a_sequence_number() {
+    let event = |sequence: i64, event: Event| WatchTableResponse {
+        sequence,
+        kind: Some(Kind::Event(TableEvent { event: Some(event), ..TableEvent::default() })),
+    };
+    let reaction = || Event::Reaction(ReactionEvent { seat: 0, reaction: Reaction::Wave as i32 });
+    let presence = || Event::PresenceChanged(PresenceChangedEvent { seat: 1, connected: true });
+    let played = || Event::CardPlayed(CardPlayedEvent::default());
+    let snapshot =
+        WatchTableResponse { sequence: 7, kind: Some(Kind::Snapshot(TableView::default())) };
+    let cases = [
+        ("an event numbered after the last", event(8, played()), true),
+        ("a reaction repeating the last number", event(7, reaction()), true),
+        ("a reaction numbered before the last", event(6, reaction()), false),
+        ("a presence change repeating the last number", event(7, presence()), true),
+        (
+            "a presence change numbered after the last (the event before it was another seat's)",
+            event(8, presence()),
+            true,
+        ),
+        ("a presence change numbered before the last", event(6, presence()), false),
+        ("an event repeating the last number", event(7, played()), false),
+        ("a snapshot repeating the last number", snapshot, false),
+    ];
+    for (what, message, allowed) in cases {
+        assert_eq!(in_sequence(7, &message), allowed, "after sequence 7, {what}");
+    }
 }
 
 /// Checks a round's points against its tricks under the default rules (no bonuses): each seat

@@ -47,6 +47,8 @@ import {
   failureOf,
   inSequence,
   must,
+  presenceOf,
+  readOpeningPresence,
   scoreText,
   seededRandom,
   trickText,
@@ -113,6 +115,9 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.equal(snapshot.completedTricks.length, 0, "no trick is played before the seat passes");
     assert.equal(first.value.sequence, snapshot.sequence);
     assert.equal(cardsText(snapshot.hand), cardsText(must(joined.view, "JoinTable view").hand));
+    // Right after the snapshot, the presence of each seat a player holds (never a bot's), numbered
+    // as the snapshot: here only this seat's, connected, since this very stream is open.
+    assert.deepEqual(await readOpeningPresence(stream, messages, [seat]), [`${seat}:true`], "the opening presence");
     const watching = collectUntilGameOver(stream, messages);
     watching.catch(() => undefined); // Awaited below; this only keeps an early failure from going unhandled.
 
@@ -226,6 +231,10 @@ export function conformanceTests(protocol: string, newClient: () => TableService
         case "cardsReceived":
           assert.equal(event.value.seat, seat, "a stream carries only its own seat's passes");
           break;
+        case "presenceChanged":
+          // No bot is ever reported, and this seat's stream stays open throughout.
+          assert.deepEqual([event.value.seat, event.value.connected], [seat, true], "presence_changed of the one player");
+          break;
         default:
           break;
       }
@@ -295,11 +304,13 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.equal(gone.reason, "TABLE_NOT_FOUND");
   });
 
-  // Two players and two bots. While seat 1 watches, seat 0 sends five reactions: each reaches
-  // seat 1's stream, in order, numbered as the table's last event (a reaction is not stored, so it
-  // repeats the number of the event before it), and the table's etag and sequence stay as they
-  // were. A sixth within the window is TOO_MANY_REACTIONS; the creator token, which has no seat,
-  // is NOT_A_PLAYER. Deleting the table ends the stream, whose order (inSequence) holds throughout.
+  // Two players and two bots. Seat 1's stream starts with both players' presence (seat 0 has no
+  // stream open, seat 1 this one), and reports seat 0's first stream opening and its last closing.
+  // While seat 1 watches, seat 0 sends five reactions: each reaches seat 1's stream, in order,
+  // numbered as the table's last event (a reaction is not stored, so it repeats the number of the
+  // event before it), and the table's etag and sequence stay as they were. A sixth within the
+  // window is TOO_MANY_REACTIONS; the creator token, which has no seat, is NOT_A_PLAYER. Deleting
+  // the table ends the stream, whose order (inSequence) holds throughout.
   test(`${protocol}: a reaction reaches another seat's stream and changes nothing (seed ${seed})`, { timeout: 60_000 }, async (t) => {
     const client = newClient();
     const created = await client.createTable(
@@ -323,7 +334,8 @@ export function conformanceTests(protocol: string, newClient: () => TableService
       return joined.seatToken;
     };
     const sender = 0;
-    const asSender = { headers: bearer(await join(sender)), timeoutMs: CALL_TIMEOUT_MS };
+    const senderToken = await join(sender);
+    const asSender = { headers: bearer(senderToken), timeoutMs: CALL_TIMEOUT_MS };
     const watcherToken = await join(1); // the fourth seat: the first round is dealt
 
     // The snapshot shows that the stream is open (the server subscribes before it reads the
@@ -340,6 +352,35 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     };
     const messages = [await next("its snapshot")];
     assert.equal(messages[0]?.kind.case, "snapshot", "the first message of a watch is a snapshot");
+    assert.deepEqual(await readOpeningPresence(stream, messages, [sender, 1]), [`${sender}:false`, "1:true"],
+      "the opening presence: seat 0 has no stream open, seat 1 this one");
+    // Presence changes, kept apart from the game's messages: the next one that is not presence.
+    const nextOfGame = async (what: string) => {
+      for (;;) {
+        const message = await next(what);
+        messages.push(message);
+        if (presenceOf(message) === undefined) {
+          return message;
+        }
+      }
+    };
+
+    // Seat 0's first stream opens, then closes (its last): seat 1's stream is told both.
+    const senderAbort = new AbortController();
+    t.after(() => senderAbort.abort());
+    const senderStream = client
+      .watchTable({ name }, { headers: bearer(senderToken), signal: senderAbort.signal })
+      [Symbol.asyncIterator]();
+    const senderFirst = await senderStream.next();
+    assert.equal(senderFirst.done ? "end" : senderFirst.value.kind.case, "snapshot", "seat 0's stream starts");
+    const opened = await next("seat 0's stream is reported");
+    messages.push(opened);
+    assert.deepEqual(presenceOf(opened), { seat: sender, connected: true }, "seat 0's first stream opened");
+    senderAbort.abort();
+    const closed = await next("seat 0's stream is reported closed");
+    messages.push(closed);
+    assert.deepEqual(presenceOf(closed), { seat: sender, connected: false }, "seat 0's last stream closed");
+
     const before = must((await client.getTable({ name }, asSender)).view, "view");
 
     const sent = [Reaction.THUMBS_UP, Reaction.CLAP, Reaction.LAUGH, Reaction.WOW, Reaction.WAVE];
@@ -356,22 +397,21 @@ export function conformanceTests(protocol: string, newClient: () => TableService
     assert.equal(notAPlayer.reason, "NOT_A_PLAYER", "a reaction with the creator token");
 
     for (const _ of sent) {
-      messages.push(await next("the reactions"));
+      await nextOfGame("the reactions");
     }
     const after = must((await client.getTable({ name }, asSender)).view, "view");
     assert.deepEqual([after.table?.etag, after.sequence], [before.table?.etag, before.sequence], "reactions change nothing");
 
     await client.deleteTable({ name, requestId: randomUUID() }, asCreator);
-    const deleted = await next("table_deleted");
+    const deleted = await nextOfGame("table_deleted");
     assert.ok((await stream.next()).done, "the stream ends after table_deleted");
     assert.equal(deleted.kind.case === "event" && deleted.kind.value.event.case, "tableDeleted");
-    messages.push(deleted);
 
     const sequences = messages.map((message) => message.sequence);
     messages.slice(1).forEach((message, i) => {
       assert.ok(inSequence(sequences[i]!, message), `message ${i + 1} out of order: sequences ${sequences.join(",")}`);
     });
-    const reactions = messages.slice(1, -1).map(({ sequence, kind }) => {
+    const reactions = messages.slice(1, -1).filter((message) => presenceOf(message) === undefined).map(({ sequence, kind }) => {
       const event = kind.case === "event" ? kind.value.event : undefined;
       return event?.case === "reaction"
         ? [sequence, event.value.seat, Reaction[event.value.reaction]]

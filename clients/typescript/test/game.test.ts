@@ -6,11 +6,12 @@ import { Reaction, type TableEvent, TableEventSchema, TableViewSchema, WatchTabl
 import { inSequence } from "./game.js";
 
 const reaction = create(TableEventSchema, { event: { case: "reaction", value: { seat: 0, reaction: Reaction.WAVE } } });
+const presence = create(TableEventSchema, { event: { case: "presenceChanged", value: { seat: 1, connected: true } } });
 const played = create(TableEventSchema, { event: { case: "cardPlayed", value: { seat: 0 } } });
 const event = (sequence: bigint, value: TableEvent) =>
   create(WatchTableResponseSchema, { sequence, kind: { case: "event", value } });
 
-test("only a reaction repeats the number before it, and nothing goes back", () => {
+test("only an unstored event (a reaction, a presence change) repeats the number before it, and nothing goes back", () => {
   const snapshot = create(WatchTableResponseSchema, { sequence: 7n, kind: { case: "snapshot", value: create(TableViewSchema) } });
   const cases: [string, ReturnType<typeof event>, boolean][] = [
     ["an event numbered after the last", event(8n, played), true],
@@ -19,6 +20,9 @@ test("only a reaction repeats the number before it, and nothing goes back", () =
     ["an event repeating the last number", event(7n, played), false],
     ["a snapshot repeating the last number", snapshot, false],
     ["a reaction numbered before the last", event(6n, reaction), false],
+    ["a presence change repeating the last number", event(7n, presence), true],
+    ["a presence change numbered after the last (the event before it was another seat's)", event(8n, presence), true],
+    ["a presence change numbered before the last", event(6n, presence), false],
   ];
   for (const [what, message, allowed] of cases) {
     assert.equal(inSequence(7n, message), allowed, what);

@@ -1,9 +1,9 @@
 /**
  * What the conformance game needs in Node (conformance.ts) and in a browser (browser/page.ts):
  * the settings of the game, the seeded choices, a table with three bots and the seat joined, the
- * watch stream read to game_over and the order its messages must keep, and the texts that failure
- * messages compare. It imports nothing
- * from Node, so that the browser test's page can bundle it; failures here throw plain errors.
+ * watch stream read to game_over, the presence messages it starts with and the order its messages
+ * must keep, and the texts that failure messages compare. It imports nothing from Node, so that
+ * the browser test's page can bundle it; failures here throw plain errors.
  */
 import {
   BotLevel,
@@ -114,10 +114,57 @@ export async function collectUntilGameOver(
 
 /**
  * Whether a watch stream may deliver `message` after a message numbered `last`: numbers grow,
- * except that a reaction, which is not stored and so has no number of its own, repeats the number
- * of the event before it.
+ * except that an unstored event (a reaction, a presence change), which has no number of its own,
+ * repeats the number of the event before it.
  */
 export function inSequence(last: bigint, message: WatchTableResponse): boolean {
   const { sequence, kind } = message;
-  return sequence > last || (sequence === last && kind.case === "event" && kind.value.event.case === "reaction");
+  const unstored = kind.case === "event" && (kind.value.event.case === "reaction" || kind.value.event.case === "presenceChanged");
+  return sequence > last || (sequence === last && unstored);
+}
+
+/** The seat and connection a presence_changed message reports; undefined for any other message. */
+export function presenceOf(message: WatchTableResponse): { seat: number; connected: boolean } | undefined {
+  const { kind } = message;
+  if (kind.case !== "event" || kind.value.event.case !== "presenceChanged") {
+    return undefined;
+  }
+  const { seat, connected } = kind.value.event.value;
+  return { seat, connected };
+}
+
+/**
+ * Reads the presence messages a watch stream starts with, right after its snapshot (pushed onto
+ * `messages`, whose last is the snapshot): one for each seat of `humanSeats` (the seats players
+ * hold; bots are never reported), each numbered as the snapshot. Returns `seat:connected` texts in
+ * seat order, for comparisons and failure messages.
+ */
+export async function readOpeningPresence(
+  stream: AsyncIterator<WatchTableResponse>,
+  messages: WatchTableResponse[],
+  humanSeats: readonly number[],
+): Promise<string[]> {
+  const snapshot = must(messages.at(-1), "the snapshot");
+  const opening: { seat: number; connected: boolean }[] = [];
+  for (const _ of humanSeats) {
+    const next = await stream.next();
+    if (next.done) {
+      throw new Error(`the watch stream ended before its presence messages, after ${messages.length} messages`);
+    }
+    messages.push(next.value);
+    const presence = presenceOf(next.value);
+    if (presence === undefined || next.value.sequence !== snapshot.sequence) {
+      throw new Error(
+        `after the snapshot (sequence ${snapshot.sequence}) came ${next.value.kind.case} ` +
+          `${next.value.kind.case === "event" ? next.value.kind.value.event.case : ""} with sequence ` +
+          `${next.value.sequence}; want presence_changed for each of seats ${humanSeats.join(",")}, numbered as the snapshot`,
+      );
+    }
+    opening.push(presence);
+  }
+  const seats = opening.map(({ seat }) => seat).sort((a, b) => a - b);
+  if (seats.join(",") !== [...humanSeats].sort((a, b) => a - b).join(",")) {
+    throw new Error(`the opening presence messages report seats ${seats.join(",")}, want the players' seats ${humanSeats.join(",")}`);
+  }
+  return opening.sort((a, b) => a.seat - b.seat).map(({ seat, connected }) => `${seat}:${connected}`);
 }

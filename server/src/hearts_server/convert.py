@@ -56,6 +56,7 @@ __all__ = [
     "card_to_pb",
     "engine_event_bytes",
     "forget",
+    "presence_announcements",
     "rules_from_pb",
     "rules_to_pb",
     "table_bytes",
@@ -662,6 +663,19 @@ def reaction_bytes(seat: int, reaction: int, time_ms: int) -> bytes:
     event.reaction.seat = seat
     event.reaction.reaction = reaction  # type: ignore[assignment]  # checked by the caller
     return event.SerializeToString()
+
+
+def presence_announcements(time_ms: int) -> tuple[bytes, ...]:
+    """The eight serialized TableEvents a presence update may send (see ``Store.presence``):
+    seats 0 to 3 connected, then seats 0 to 3 disconnected, at ``time_ms``."""
+    announcements = []
+    for connected in (True, False):
+        for seat in range(4):
+            event = events_pb.TableEvent(event_time=timestamp(time_ms))
+            event.presence_changed.seat = seat
+            event.presence_changed.connected = connected
+            announcements.append(event.SerializeToString())
+    return tuple(announcements)
 
 
 def _event_time(time_ms: int) -> bytes:

@@ -541,6 +541,7 @@ class HeartsServer:
         deadline = asyncio.get_running_loop().time() + grace
         await self.health.enter_graceful_shutdown()
         self.servicer.shutting_down = True
+        self.app.keep_presence()  # the players reconnect elsewhere: no "gone" flicker
         self.store.end_all_watchers()
         await self.grpc_server.stop(grace)
         for task in (self._gauge_task, self._lag_task, self._store_task):

@@ -136,6 +136,11 @@ _SECURE = secrets.SystemRandom()
 
 _STORE_LOG_EVERY = 5.0  # seconds between two log lines about the store being unavailable
 _GONE_CHECK_SECONDS = 30.0  # how often each watched table is checked for having expired
+# Presence (see watch): a player's open stream holds a lease this long, renewed this often by
+# its process, which also ends the leases of other processes' streams that ran out unrenewed.
+PRESENCE_LEASE_SECONDS = 30.0
+PRESENCE_REFRESH_SECONDS = 10.0
+_PRESENCE_BATCH = 64  # tables whose presence a refresh updates at once
 
 
 def _has_human(record: TableRecord) -> bool:
@@ -388,6 +393,8 @@ class TableApp:
         webhooks: WebhookSender | None = None,
         max_tables_per_hour: int = 0,
         table_ttl_seconds: float = 3600.0,
+        presence_lease_seconds: float = PRESENCE_LEASE_SECONDS,
+        presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
     ) -> None:
         self.store = store
         self._table_ttl_ms = int(table_ttl_seconds * 1000)
@@ -422,6 +429,13 @@ class TableApp:
         # the timer that starts the driver then (see _arm_turn_timer).
         self._turn_timers: dict[str, tuple[int, asyncio.TimerHandle]] = {}
         self._draining = False  # see aclose
+        # Presence: the leases of the player streams open here, per table (stream id -> seat),
+        # and whether streams that end from now on leave theirs to run out (see keep_presence).
+        self._leases: dict[str, dict[str, int]] = {}
+        self._presence_lease_ms = int(presence_lease_seconds * 1000)
+        self._presence_refresh_seconds = presence_refresh_seconds
+        self._presence_kept = False
+        self._lease_drops: set[asyncio.Task[None]] = set()
         # Monte Carlo decisions waiting for or in a worker, at most max_thinking (see _think),
         # and how many the heuristic made instead; the server samples both for its metrics.
         self.thinking = 0
@@ -2340,9 +2354,14 @@ class TableApp:
         period = self._slow_bot_grace_ms / 1000
         next_kick = loop.time() + period
         next_gone_check = loop.time() + self._gone_check_seconds
+        next_presence = loop.time() + self._presence_refresh_seconds
+        nap = min(period, self._gone_check_seconds, self._presence_refresh_seconds)
         while self._watched:
-            await asyncio.sleep(min(period, self._gone_check_seconds))
+            await asyncio.sleep(nap)
             now = loop.time()
+            if now >= next_presence:
+                next_presence = now + self._presence_refresh_seconds
+                await self._refresh_presence()
             if now >= next_gone_check:
                 next_gone_check = now + self._gone_check_seconds
                 await self._end_streams_of_gone_tables()
@@ -2360,6 +2379,73 @@ class TableApp:
                     continue
                 except Exception:  # the sweep must go on for the other tables
                     log.exception("checking %s for an overdue bot failed", table_id)
+
+    async def _refresh_presence(self) -> None:
+        """Renew the leases of the player streams open here, and end those of every table
+        watched here that ran out: a stream whose process died announces nothing itself, so
+        the watchers of its table learn it from the processes still serving them."""
+        tables = list(self._watched)
+        for start in range(0, len(tables), _PRESENCE_BATCH):
+            chunk = tables[start : start + _PRESENCE_BATCH]
+            outcomes = await asyncio.gather(
+                *(self._update_presence(t, hold=self._held(t)) for t in chunk),
+                return_exceptions=True,
+            )
+            for table_id, outcome in zip(chunk, outcomes, strict=True):
+                if isinstance(outcome, StoreUnavailableError):
+                    self._store_unavailable(outcome)  # logged, rate-limited
+                elif isinstance(outcome, Exception):  # the others' leases must be renewed
+                    log.error("renewing the presence of %s failed", table_id, exc_info=outcome)
+
+    def _held(self, table_id: str) -> tuple[tuple[int, str], ...]:
+        return tuple((seat, stream) for stream, seat in self._leases.get(table_id, {}).items())
+
+    async def _update_presence(
+        self,
+        table_id: str,
+        *,
+        hold: Sequence[tuple[int, str]] = (),
+        drop: Sequence[tuple[int, str]] = (),
+    ) -> int:
+        """Update the table's presence (see ``Store.presence``): the seats connected after."""
+        now = self._now_ms()
+        return await self.store.presence(
+            table_id,
+            now_ms=now,
+            until_ms=now + self._presence_lease_ms,
+            hold=hold,
+            drop=drop,
+            announce=convert.presence_announcements(now),
+        )
+
+    def keep_presence(self) -> None:
+        """From now on (a drain), streams that end leave their leases to run out instead of
+        announcing their players gone: the players reconnect to another replica meanwhile."""
+        self._presence_kept = True
+
+    def _end_lease(self, table_id: str, seat: int, stream: str) -> None:
+        """Forget a stream's lease and, unless draining, end it in the store (in the
+        background: a stream's end must not wait for a round trip)."""
+        leases = self._leases.get(table_id, {})
+        leases.pop(stream, None)
+        if not leases:
+            self._leases.pop(table_id, None)
+        if self._presence_kept:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._drop_lease(table_id, seat, stream))
+        except RuntimeError:  # no loop left (the process is ending): the lease runs out
+            return
+        self._lease_drops.add(task)
+        task.add_done_callback(self._lease_drops.discard)
+
+    async def _drop_lease(self, table_id: str, seat: int, stream: str) -> None:
+        try:
+            await self._update_presence(table_id, drop=((seat, stream),))
+        except StoreUnavailableError as error:
+            self._store_unavailable(error)  # the lease runs out instead
+        except Exception:
+            log.exception("ending a presence lease of %s failed", table_id)
 
     async def _end_streams_of_gone_tables(self) -> None:
         for table_id in list(self._watched):
@@ -2396,6 +2482,9 @@ class TableApp:
         tasks = list(self._drivers.values())
         if self._sweeper is not None:
             tasks.append(self._sweeper)
+        if self._lease_drops:  # a moment for leases ended just before; the rest run out
+            await asyncio.wait(list(self._lease_drops), timeout=1.0)
+        tasks += self._lease_drops
         for task in tasks:
             task.cancel()
         if tasks:
@@ -2417,6 +2506,8 @@ class TableApp:
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
         swept = False
+        stream = secrets.token_hex(8)  # this stream's presence lease, once it holds one
+        leased = False
         self._watched[table_id] += 1
         self._start_sweeper()
         try:
@@ -2447,6 +2538,23 @@ class TableApp:
                     sequence=last,
                     snapshot=convert.view_to_pb(record, version, seat),
                 )
+            # Presence: this stream's player is connected while it is open; the stream starts
+            # with every seated player's presence (a resumed stream may have missed changes).
+            if seat is not None:
+                self._leases.setdefault(table_id, {})[stream] = seat
+                leased = True
+            try:
+                present = await self._update_presence(
+                    table_id, hold=((seat, stream),) if seat is not None else ()
+                )
+            except StoreUnavailableError as error:
+                raise self._store_unavailable(error) from None
+            for other, seat_record in enumerate(record.seats):
+                if seat_record.occupant is Occupant.HUMAN:
+                    response = api.WatchTableResponse(sequence=last)
+                    response.event.presence_changed.seat = other
+                    response.event.presence_changed.connected = bool(present >> other & 1)
+                    yield response
             # How far a move of the table can set its next deadline off: a turn's time, or,
             # while the table waits for players, the wait for bots (the sooner of the two; a
             # timer that fires early only reads the table and sets the real deadline).
@@ -2457,9 +2565,17 @@ class TableApp:
                     self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
                     if event.sequence == EPHEMERAL_SEQUENCE:
-                        # Unstored (a reaction): it takes the number of the event before it.
+                        # Unstored (a reaction, a presence change): it takes the number of the
+                        # event before it.
                         response = api.WatchTableResponse(sequence=last)
                         response.event.ParseFromString(event.payload)
+                        if response.event.HasField("presence_changed"):
+                            # Only what changes what this stream told (its own lease's
+                            # announcement, say, follows the presence it started with).
+                            changed = response.event.presence_changed
+                            if bool(present >> changed.seat & 1) == changed.connected:
+                                continue
+                            present ^= 1 << changed.seat
                         yield response
                         continue
                     if event.sequence <= last:
@@ -2496,6 +2612,9 @@ class TableApp:
         except TableGoneError:
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}") from None
         finally:
+            if leased:
+                assert seat is not None
+                self._end_lease(table_id, seat, stream)
             if swept:
                 self._unwatch_slow_bots(table_id)
             self._watched[table_id] -= 1

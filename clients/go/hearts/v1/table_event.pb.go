@@ -55,6 +55,7 @@ type TableEvent struct {
 	//	*TableEvent_TurnTimedOut
 	//	*TableEvent_RematchCreated
 	//	*TableEvent_Reaction
+	//	*TableEvent_PresenceChanged
 	Event         isTableEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -257,6 +258,15 @@ func (x *TableEvent) GetReaction() *ReactionEvent {
 	return nil
 }
 
+func (x *TableEvent) GetPresenceChanged() *PresenceChangedEvent {
+	if x != nil {
+		if x, ok := x.Event.(*TableEvent_PresenceChanged); ok {
+			return x.PresenceChanged
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Event interface {
 	isTableEvent_Event()
 }
@@ -350,6 +360,13 @@ type TableEvent_Reaction struct {
 	Reaction *ReactionEvent `protobuf:"bytes,18,opt,name=reaction,proto3,oneof"`
 }
 
+type TableEvent_PresenceChanged struct {
+	// Whether a seated player has a WatchTable stream open (presence). Not
+	// stored: every stream gets the presence of each seated player when it
+	// opens, then each change while it is open.
+	PresenceChanged *PresenceChangedEvent `protobuf:"bytes,19,opt,name=presence_changed,json=presenceChanged,proto3,oneof"`
+}
+
 func (*TableEvent_PlayerJoined) isTableEvent_Event() {}
 
 func (*TableEvent_PlayerLeft) isTableEvent_Event() {}
@@ -383,6 +400,8 @@ func (*TableEvent_TurnTimedOut) isTableEvent_Event() {}
 func (*TableEvent_RematchCreated) isTableEvent_Event() {}
 
 func (*TableEvent_Reaction) isTableEvent_Event() {}
+
+func (*TableEvent_PresenceChanged) isTableEvent_Event() {}
 
 // PlayerJoinedEvent says that a player took a seat.
 type PlayerJoinedEvent struct {
@@ -1331,11 +1350,73 @@ func (x *ReactionEvent) GetReaction() Reaction {
 	return Reaction_REACTION_UNSPECIFIED
 }
 
+// PresenceChangedEvent says whether a seated player is connected: whether a
+// stream of theirs (WatchTable with their seat token, on any replica) is open.
+// A stream gets one for each seat a player holds right after its snapshot (or
+// its resumed events), then one whenever a player's first stream opens or
+// last stream closes. A stream that ends without closing (the player's
+// connection or the server's process died) counts until its lease runs out,
+// within 45 seconds. Bots are never reported. Like a reaction it is not
+// stored: its WatchTableResponse.sequence is that of the event before it.
+type PresenceChangedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seat of the player.
+	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// Whether the player has a stream open now.
+	Connected     bool `protobuf:"varint,2,opt,name=connected,proto3" json:"connected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PresenceChangedEvent) Reset() {
+	*x = PresenceChangedEvent{}
+	mi := &file_hearts_v1_table_event_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PresenceChangedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PresenceChangedEvent) ProtoMessage() {}
+
+func (x *PresenceChangedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_event_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PresenceChangedEvent.ProtoReflect.Descriptor instead.
+func (*PresenceChangedEvent) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_event_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PresenceChangedEvent) GetSeat() int32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *PresenceChangedEvent) GetConnected() bool {
+	if x != nil {
+		return x.Connected
+	}
+	return false
+}
+
 var File_hearts_v1_table_event_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\n" +
-	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xa6\t\n" +
+	"\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xf4\t\n" +
 	"\n" +
 	"TableEvent\x129\n" +
 	"\n" +
@@ -1361,7 +1442,8 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\rtable_deleted\x18\x0f \x01(\v2\x1c.hearts.v1.TableDeletedEventH\x00R\ftableDeleted\x12D\n" +
 	"\x0eturn_timed_out\x18\x10 \x01(\v2\x1c.hearts.v1.TurnTimedOutEventH\x00R\fturnTimedOut\x12I\n" +
 	"\x0frematch_created\x18\x11 \x01(\v2\x1e.hearts.v1.RematchCreatedEventH\x00R\x0erematchCreated\x126\n" +
-	"\breaction\x18\x12 \x01(\v2\x18.hearts.v1.ReactionEventH\x00R\breactionB\a\n" +
+	"\breaction\x18\x12 \x01(\v2\x18.hearts.v1.ReactionEventH\x00R\breaction\x12L\n" +
+	"\x10presence_changed\x18\x13 \x01(\v2\x1f.hearts.v1.PresenceChangedEventH\x00R\x0fpresenceChangedB\a\n" +
 	"\x05event\"\x9c\x01\n" +
 	"\x11PlayerJoinedEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12.\n" +
@@ -1416,7 +1498,10 @@ const file_hearts_v1_table_event_proto_rawDesc = "" +
 	"\x04seat\x18\x02 \x01(\x05R\x04seat\"T\n" +
 	"\rReactionEvent\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12/\n" +
-	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionR\breactionB\x13B\x0fTableEventProtoP\x01b\x06proto3"
+	"\breaction\x18\x02 \x01(\x0e2\x13.hearts.v1.ReactionR\breaction\"H\n" +
+	"\x14PresenceChangedEvent\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\x05R\x04seat\x12\x1c\n" +
+	"\tconnected\x18\x02 \x01(\bR\tconnectedB\x13B\x0fTableEventProtoP\x01b\x06proto3"
 
 var (
 	file_hearts_v1_table_event_proto_rawDescOnce sync.Once
@@ -1430,7 +1515,7 @@ func file_hearts_v1_table_event_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_event_proto_rawDescData
 }
 
-var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_hearts_v1_table_event_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TableEvent)(nil),            // 0: hearts.v1.TableEvent
 	(*PlayerJoinedEvent)(nil),     // 1: hearts.v1.PlayerJoinedEvent
@@ -1450,17 +1535,18 @@ var file_hearts_v1_table_event_proto_goTypes = []any{
 	(*TurnTimedOutEvent)(nil),     // 15: hearts.v1.TurnTimedOutEvent
 	(*RematchCreatedEvent)(nil),   // 16: hearts.v1.RematchCreatedEvent
 	(*ReactionEvent)(nil),         // 17: hearts.v1.ReactionEvent
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(BotLevel)(0),                 // 19: hearts.v1.BotLevel
-	(PassDirection)(0),            // 20: hearts.v1.PassDirection
-	(*Card)(nil),                  // 21: hearts.v1.Card
-	(*Trick)(nil),                 // 22: hearts.v1.Trick
-	(*RoundScore)(nil),            // 23: hearts.v1.RoundScore
-	(*GameResult)(nil),            // 24: hearts.v1.GameResult
-	(Reaction)(0),                 // 25: hearts.v1.Reaction
+	(*PresenceChangedEvent)(nil),  // 18: hearts.v1.PresenceChangedEvent
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(BotLevel)(0),                 // 20: hearts.v1.BotLevel
+	(PassDirection)(0),            // 21: hearts.v1.PassDirection
+	(*Card)(nil),                  // 22: hearts.v1.Card
+	(*Trick)(nil),                 // 23: hearts.v1.Trick
+	(*RoundScore)(nil),            // 24: hearts.v1.RoundScore
+	(*GameResult)(nil),            // 25: hearts.v1.GameResult
+	(Reaction)(0),                 // 26: hearts.v1.Reaction
 }
 var file_hearts_v1_table_event_proto_depIdxs = []int32{
-	18, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
+	19, // 0: hearts.v1.TableEvent.event_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: hearts.v1.TableEvent.player_joined:type_name -> hearts.v1.PlayerJoinedEvent
 	2,  // 2: hearts.v1.TableEvent.player_left:type_name -> hearts.v1.PlayerLeftEvent
 	3,  // 3: hearts.v1.TableEvent.round_started:type_name -> hearts.v1.RoundStartedEvent
@@ -1478,24 +1564,25 @@ var file_hearts_v1_table_event_proto_depIdxs = []int32{
 	15, // 15: hearts.v1.TableEvent.turn_timed_out:type_name -> hearts.v1.TurnTimedOutEvent
 	16, // 16: hearts.v1.TableEvent.rematch_created:type_name -> hearts.v1.RematchCreatedEvent
 	17, // 17: hearts.v1.TableEvent.reaction:type_name -> hearts.v1.ReactionEvent
-	19, // 18: hearts.v1.PlayerJoinedEvent.bot_level:type_name -> hearts.v1.BotLevel
-	19, // 19: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
-	20, // 20: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
-	21, // 21: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
-	21, // 22: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
-	21, // 23: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
-	21, // 24: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
-	21, // 25: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
-	22, // 26: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
-	23, // 27: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
-	24, // 28: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
-	18, // 29: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
-	25, // 30: hearts.v1.ReactionEvent.reaction:type_name -> hearts.v1.Reaction
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	18, // 18: hearts.v1.TableEvent.presence_changed:type_name -> hearts.v1.PresenceChangedEvent
+	20, // 19: hearts.v1.PlayerJoinedEvent.bot_level:type_name -> hearts.v1.BotLevel
+	20, // 20: hearts.v1.PlayerLeftEvent.replacement_bot_level:type_name -> hearts.v1.BotLevel
+	21, // 21: hearts.v1.RoundStartedEvent.pass_direction:type_name -> hearts.v1.PassDirection
+	22, // 22: hearts.v1.HandDealtEvent.cards:type_name -> hearts.v1.Card
+	22, // 23: hearts.v1.CardsPassedEvent.cards:type_name -> hearts.v1.Card
+	22, // 24: hearts.v1.CardsReceivedEvent.cards:type_name -> hearts.v1.Card
+	22, // 25: hearts.v1.CardPlayedEvent.card:type_name -> hearts.v1.Card
+	22, // 26: hearts.v1.HeartsBrokenEvent.card:type_name -> hearts.v1.Card
+	23, // 27: hearts.v1.TrickWonEvent.trick:type_name -> hearts.v1.Trick
+	24, // 28: hearts.v1.RoundScoredEvent.score:type_name -> hearts.v1.RoundScore
+	25, // 29: hearts.v1.GameOverEvent.result:type_name -> hearts.v1.GameResult
+	19, // 30: hearts.v1.TurnChangedEvent.deadline:type_name -> google.protobuf.Timestamp
+	26, // 31: hearts.v1.ReactionEvent.reaction:type_name -> hearts.v1.Reaction
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_event_proto_init() }
@@ -1522,6 +1609,7 @@ func file_hearts_v1_table_event_proto_init() {
 		(*TableEvent_TurnTimedOut)(nil),
 		(*TableEvent_RematchCreated)(nil),
 		(*TableEvent_Reaction)(nil),
+		(*TableEvent_PresenceChanged)(nil),
 	}
 	file_hearts_v1_table_event_proto_msgTypes[1].OneofWrappers = []any{}
 	file_hearts_v1_table_event_proto_msgTypes[2].OneofWrappers = []any{}
@@ -1531,7 +1619,7 @@ func file_hearts_v1_table_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_event_proto_rawDesc), len(file_hearts_v1_table_event_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -125,6 +125,7 @@ class _Game:
         self.symbols = symbols
         self.rounds = 0
         self.filled = False  # bots took the seats nobody came for (fill_with_bots_after)
+        self.connected: dict[int, bool] = {}  # the other players' presence, as last told
         self.sequence = 0  # the last sequence of the table's stream that was shown
         self._line: asyncio.Future[str] | None = None  # a line read, not yet answered
         isatty = getattr(inp, "isatty", None)
@@ -224,9 +225,11 @@ class _Game:
                 [("this round", score.points), ("total", score.total_scores)],
             )
         elif kind == "player_joined":
+            self.connected.pop(event.player_joined.seat, None)  # someone new
             self.show_joined(event.player_joined)
         elif kind == "player_left":
             left = event.player_left
+            self.connected.pop(left.seat, None)
             self.say(f"{left.player_display_name} ({self.who(left.seat)}) left the table.")
         elif kind == "rematch_created":
             created = event.rematch_created
@@ -235,12 +238,28 @@ class _Game:
             shown = event.reaction
             if shown.seat != self.seat:  # ours was said when we sent it
                 self.say(f"  {self.who(shown.seat)}: {self.reaction_label(shown.reaction)}")
+        elif kind == "presence_changed":
+            self.show_presence(event.presence_changed.seat, event.presence_changed.connected)
         elif kind == "turn_timed_out":
             seat = event.turn_timed_out.seat
             if seat == self.seat:
                 self.say("  Your time ran out: the server moves for you.")
             else:
                 self.say(f"  {self.who(seat)} ran out of time: the server moves for them.")
+
+    def show_presence(self, seat: int, connected: bool) -> None:
+        """Another player's connection: said when it changes, or when first told it is down."""
+        known = self.connected.get(seat)
+        self.connected[seat] = connected
+        if seat == self.seat or known == connected:
+            return
+        if known is None:
+            if not connected:
+                self.say(f"  {self.who(seat)} is not connected.")
+        elif connected:
+            self.say(f"  {self.who(seat)} is connected again.")
+        else:
+            self.say(f"  {self.who(seat)} lost the connection.")
 
     def show_joined(self, joined: events_pb.PlayerJoinedEvent) -> None:
         """A player who sat down, or a bot that took a seat nobody came for in time."""

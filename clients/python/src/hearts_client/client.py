@@ -847,9 +847,10 @@ class HeartsClient:
         resumes after the last sequence it delivered, skipping anything it already delivered;
         it gives up after ``max_reconnects`` (default: ``max_retries``) failed attempts in a
         row. A new snapshot may arrive when the server no longer holds the missed events:
-        treat it as the new state. A ``reaction`` event repeats the sequence of the event
-        before it (reactions are not stored; a reconnect does not bring back one missed). The
-        iteration ends after a ``table_deleted`` event.
+        treat it as the new state. A ``reaction`` or ``presence_changed`` event repeats the
+        sequence of the event before it (neither is stored; a reconnect does not bring back one
+        missed, but each stream starts with every seated player's presence, so a reconnect
+        brings the presence up to date). The iteration ends after a ``table_deleted`` event.
 
         Close the iterator when done (``contextlib.aclosing``) to end the call promptly.
         """
@@ -868,7 +869,7 @@ class HeartsClient:
                 async for response in call:
                     failures = 0
                     if response.HasField("event"):
-                        if response.event.HasField("reaction"):
+                        if response.event.WhichOneof("event") in _UNSTORED:
                             # Unstored: it repeats the sequence before it, and a resumed
                             # stream never sends it again.
                             yield response
@@ -897,6 +898,10 @@ class HeartsClient:
             await asyncio.sleep(self._delay(failures))
             if self._channel is not channel:
                 return  # closed while waiting to reconnect: the iteration ends, as documented
+
+
+_UNSTORED = frozenset({"reaction", "presence_changed"})
+"""The events a stream sends without a sequence number of their own (see ``watch``)."""
 
 
 def _set_duration(field: duration_pb2.Duration, value: float | datetime.timedelta) -> None:

@@ -901,7 +901,7 @@ pub struct TableEvent {
     /// What happened.
     #[prost(
         oneof = "table_event::Event",
-        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18"
+        tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19"
     )]
     pub event: ::core::option::Option<table_event::Event>,
 }
@@ -965,6 +965,11 @@ pub mod table_event {
         /// streams open when it is sent, and a resumed stream does not repeat it.
         #[prost(message, tag = "18")]
         Reaction(super::ReactionEvent),
+        /// Whether a seated player has a WatchTable stream open (presence). Not
+        /// stored: every stream gets the presence of each seated player when it
+        /// opens, then each change while it is open.
+        #[prost(message, tag = "19")]
+        PresenceChanged(super::PresenceChangedEvent),
     }
 }
 impl ::prost::Name for TableEvent {
@@ -1326,6 +1331,33 @@ impl ::prost::Name for ReactionEvent {
     }
     fn type_url() -> ::prost::alloc::string::String {
         "type.googleapis.com/hearts.v1.ReactionEvent".into()
+    }
+}
+/// PresenceChangedEvent says whether a seated player is connected: whether a
+/// stream of theirs (WatchTable with their seat token, on any replica) is open.
+/// A stream gets one for each seat a player holds right after its snapshot (or
+/// its resumed events), then one whenever a player's first stream opens or
+/// last stream closes. A stream that ends without closing (the player's
+/// connection or the server's process died) counts until its lease runs out,
+/// within 45 seconds. Bots are never reported. Like a reaction it is not
+/// stored: its WatchTableResponse.sequence is that of the event before it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PresenceChangedEvent {
+    /// The seat of the player.
+    #[prost(int32, tag = "1")]
+    pub seat: i32,
+    /// Whether the player has a stream open now.
+    #[prost(bool, tag = "2")]
+    pub connected: bool,
+}
+impl ::prost::Name for PresenceChangedEvent {
+    const NAME: &'static str = "PresenceChangedEvent";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.PresenceChangedEvent".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.PresenceChangedEvent".into()
     }
 }
 /// GetTableRequest names the table to return.

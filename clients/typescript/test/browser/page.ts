@@ -10,8 +10,9 @@
  *
  * The checks are those of test/conformance.ts, which cannot run here (it uses node:test and
  * node:assert); both take the game's helpers from test/game.ts: play only what the seat's own view says is legal, one refused move and its error
- * details, every trick and round score of the watch stream equal to GetTable's history, the
- * final totals, and a forged seat token refused as Unauthenticated.
+ * details, the presence the watch stream starts with (the seat's own, connected; no bot's), every
+ * trick and round score of the watch stream equal to GetTable's history, the final totals, and a
+ * forged seat token refused as Unauthenticated.
  */
 import { equals } from "@bufbuild/protobuf";
 import {
@@ -41,6 +42,8 @@ import {
   failureOf,
   inSequence,
   must,
+  presenceOf,
+  readOpeningPresence,
   scoreText,
   seededRandom,
   trickText,
@@ -79,6 +82,12 @@ async function play(gateway: string, protocol: WebProtocol, seed: number) {
   const first = await stream.next();
   check(!first.done && first.value.kind.case === "snapshot", "the watch stream starts with a snapshot");
   messages.push(first.value);
+  // Right after the snapshot, the presence of each seat a player holds (never a bot's): here only
+  // this seat's, connected, since this very stream is open.
+  stage = "presence";
+  const opening = await readOpeningPresence(stream, messages, [joined.seat]);
+  check(opening.join(" ") === `${joined.seat}:true`, `the opening presence is [${opening.join(" ")}], want [${joined.seat}:true]`);
+  stage = "WatchTable";
   const watching = collectUntilGameOver(stream, messages);
   watching.catch(() => undefined); // awaited below; only keeps an early failure from going unhandled
 
@@ -144,6 +153,11 @@ async function play(gateway: string, protocol: WebProtocol, seed: number) {
     check(inSequence(must(messages[i], "message").sequence, message), "sequence numbers grow");
     check(message.kind.case === "event", "only the first message is a snapshot");
     const { event } = message.kind.value;
+    const presence = presenceOf(message);
+    if (presence !== undefined) {
+      // No bot is ever reported, and this seat's stream stays open throughout.
+      check(presence.seat === joined.seat && presence.connected, `presence_changed ${presence.seat}:${presence.connected}`);
+    }
     if (event.case === "roundStarted") tricks.push([]);
     if (event.case === "trickWon") must(tricks.at(-1), "round").push(must(event.value.trick, "trick"));
     if (event.case === "roundScored") scores.push(must(event.value.score, "score"));

@@ -290,6 +290,28 @@ class Store(Protocol):
         """
         ...
 
+    async def presence(
+        self,
+        table_id: str,
+        *,
+        now_ms: int,
+        until_ms: int,
+        hold: Sequence[tuple[int, str]] = (),
+        drop: Sequence[tuple[int, str]] = (),
+        announce: Sequence[bytes] = (),
+    ) -> int:
+        """Update the table's presence (which seats have a player's stream open) and return it:
+        bit ``1 << seat`` set for each seat holding at least one lease after the update.
+
+        Leases that ran out by ``now_ms`` go first; then the streams ``drop`` (``(seat, stream
+        id)``) end theirs and the streams ``hold`` take or renew theirs until ``until_ms``.
+        With ``announce`` (eight events: seat 0 to 3 connected, then seat 0 to 3 disconnected),
+        each seat whose bit changed has its event sent to the table's watchers in every process,
+        unstored (as :meth:`publish_ephemeral` sends), in the same atomic step, so events of two
+        processes reach every watcher in the order the changes happened.
+        """
+        ...
+
     async def count_use(
         self, name: str, *, window_ms: int, create_request_id: str | None = None
     ) -> int:

@@ -97,6 +97,16 @@ def ephemeral_rate(table_id: str, sender: str) -> str:
     return f"{_PREFIX}:{{{check_table_id(table_id)}}}:x:{sender}"
 
 
+def presence(table_id: str) -> str:
+    """Sorted set of the table's open player streams (presence): members ``<seat>:<stream id>``
+    scored by the time (ms) their lease runs out. It expires shortly after its last lease.
+
+    >>> presence("abc")
+    'hearts:{abc}:p'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:p"
+
+
 def quota(name: str) -> str:
     """Counter of a quota's uses in its current window (see ``Store.count_use``); the name is
     hashed, so that any text (an identity's id) makes a short key of one shape.

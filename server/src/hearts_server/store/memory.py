@@ -79,6 +79,8 @@ class MemoryStore:
         # Players' lists of tables: player id -> (when the list expires, table id -> seat ms).
         self._players: dict[str, tuple[float, dict[str, int]]] = {}
         self._players_sweep_at = _WINDOWS_SWEEP
+        # Presence leases: table id -> ((seat, stream id) -> when the lease runs out, ms).
+        self._presence: dict[str, dict[tuple[int, str], int]] = {}
 
     def _get(self, table_id: str) -> _Table | None:
         table = self._tables.get(table_id)
@@ -312,6 +314,34 @@ class MemoryStore:
         self.hub.publish(table_id, (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),))
         return Published.SENT
 
+    async def presence(
+        self,
+        table_id: str,
+        *,
+        now_ms: int,
+        until_ms: int,
+        hold: Sequence[tuple[int, str]] = (),
+        drop: Sequence[tuple[int, str]] = (),
+        announce: Sequence[bytes] = (),
+    ) -> int:
+        leases = self._presence.get(table_id, {})
+        before = _seat_bits(leases)
+        leases = {lease: until for lease, until in leases.items() if until > now_ms}
+        for lease in drop:
+            leases.pop(lease, None)
+        for lease in hold:
+            leases[lease] = until_ms
+        if leases:
+            self._presence[table_id] = leases
+        else:
+            self._presence.pop(table_id, None)
+        after = _seat_bits(leases)
+        for seat in range(4) if announce else ():
+            if (after ^ before) >> seat & 1:
+                payload = announce[seat if after >> seat & 1 else 4 + seat]
+                self.hub.publish(table_id, (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),))
+        return after
+
     def _use(self, key: str, window_ms: int) -> int:
         """Count a use of ``key`` in its window (which starts with its first use); the uses in
         the window so far, this one included. Like the Redis store's counters that expire."""
@@ -394,3 +424,11 @@ class MemoryStore:
         """Tables held now, expired ones forgotten first (for metrics, every few seconds)."""
         self._sweep()
         return len(self._tables)
+
+
+def _seat_bits(leases: dict[tuple[int, str], int]) -> int:
+    """The seats holding a lease in ``leases``, as bits (``1 << seat``)."""
+    bits = 0
+    for seat, _ in leases:
+        bits |= 1 << seat
+    return bits

@@ -139,6 +139,7 @@ _EPHEMERAL = _Script.read("ephemeral")
 _QUOTA = _Script.read("quota")
 _LOBBY = _Script.read("lobby")
 _PLAYER = _Script.read("player")
+_PRESENCE = _Script.read("presence")
 _SCRIPTS = (
     _LOAD,
     _CREATE,
@@ -150,6 +151,7 @@ _SCRIPTS = (
     _QUOTA,
     _LOBBY,
     _PLAYER,
+    _PRESENCE,
 )
 
 _APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
@@ -837,6 +839,35 @@ class RedisStore:
             )
         )
         return _PUBLISHED[int(published)]
+
+    async def presence(
+        self,
+        table_id: str,
+        *,
+        now_ms: int,
+        until_ms: int,
+        hold: Sequence[tuple[int, str]] = (),
+        drop: Sequence[tuple[int, str]] = (),
+        announce: Sequence[bytes] = (),
+    ) -> int:
+        batches = [encode_batch((StoredEvent(EPHEMERAL_SEQUENCE, None, e),)) for e in announce]
+        bits = await self._run_one(
+            (
+                "EVALSHA",
+                _PRESENCE.sha,
+                1,
+                keys.presence(table_id),
+                now_ms,
+                until_ms,
+                keys.notify_channel(table_id),
+                len(batches),
+                *batches,
+                len(drop),
+                *(f"{seat}:{stream}" for seat, stream in drop),
+                *(f"{seat}:{stream}" for seat, stream in hold),
+            )
+        )
+        return int(bits)
 
     async def table_count(self) -> int:
         """Entries in the indexes (for metrics); expired tables count until swept."""

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from hearts.v1 import table_pb2 as hearts_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xc2\x07\n\nTableEvent\x12.\n\nevent_time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x35\n\rplayer_joined\x18\x02 \x01(\x0b\x32\x1c.hearts.v1.PlayerJoinedEventH\x00\x12\x31\n\x0bplayer_left\x18\x03 \x01(\x0b\x32\x1a.hearts.v1.PlayerLeftEventH\x00\x12\x35\n\rround_started\x18\x04 \x01(\x0b\x32\x1c.hearts.v1.RoundStartedEventH\x00\x12/\n\nhand_dealt\x18\x05 \x01(\x0b\x32\x19.hearts.v1.HandDealtEventH\x00\x12\x31\n\x0bseat_passed\x18\x06 \x01(\x0b\x32\x1a.hearts.v1.SeatPassedEventH\x00\x12\x33\n\x0c\x63\x61rds_passed\x18\x07 \x01(\x0b\x32\x1b.hearts.v1.CardsPassedEventH\x00\x12\x37\n\x0e\x63\x61rds_received\x18\x08 \x01(\x0b\x32\x1d.hearts.v1.CardsReceivedEventH\x00\x12\x31\n\x0b\x63\x61rd_played\x18\t \x01(\x0b\x32\x1a.hearts.v1.CardPlayedEventH\x00\x12\x35\n\rhearts_broken\x18\n \x01(\x0b\x32\x1c.hearts.v1.HeartsBrokenEventH\x00\x12-\n\ttrick_won\x18\x0b \x01(\x0b\x32\x18.hearts.v1.TrickWonEventH\x00\x12\x33\n\x0cround_scored\x18\x0c \x01(\x0b\x32\x1b.hearts.v1.RoundScoredEventH\x00\x12-\n\tgame_over\x18\r \x01(\x0b\x32\x18.hearts.v1.GameOverEventH\x00\x12\x33\n\x0cturn_changed\x18\x0e \x01(\x0b\x32\x1b.hearts.v1.TurnChangedEventH\x00\x12\x35\n\rtable_deleted\x18\x0f \x01(\x0b\x32\x1c.hearts.v1.TableDeletedEventH\x00\x12\x36\n\x0eturn_timed_out\x18\x10 \x01(\x0b\x32\x1c.hearts.v1.TurnTimedOutEventH\x00\x12\x39\n\x0frematch_created\x18\x11 \x01(\x0b\x32\x1e.hearts.v1.RematchCreatedEventH\x00\x12,\n\x08reaction\x18\x12 \x01(\x0b\x32\x18.hearts.v1.ReactionEventH\x00\x42\x07\n\x05\x65vent\"y\n\x11PlayerJoinedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x13player_display_name\x18\x02 \x01(\t\x12+\n\tbot_level\x18\x03 \x01(\x0e\x32\x13.hearts.v1.BotLevelH\x00\x88\x01\x01\x42\x0c\n\n_bot_level\"\x8f\x01\n\x0fPlayerLeftEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x13player_display_name\x18\x02 \x01(\t\x12\x37\n\x15replacement_bot_level\x18\x03 \x01(\x0e\x32\x13.hearts.v1.BotLevelH\x00\x88\x01\x01\x42\x18\n\x16_replacement_bot_level\"k\n\x11RoundStartedEvent\x12\x14\n\x0cround_number\x18\x01 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\x05\x12\x30\n\x0epass_direction\x18\x03 \x01(\x0e\x32\x18.hearts.v1.PassDirection\">\n\x0eHandDealtEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Card\"\x1f\n\x0fSeatPassedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"Q\n\x10\x43\x61rdsPassedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0f\n\x07to_seat\x18\x02 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x0f.hearts.v1.Card\"U\n\x12\x43\x61rdsReceivedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tfrom_seat\x18\x02 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x0f.hearts.v1.Card\"T\n\x0f\x43\x61rdPlayedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.Card\x12\x14\n\x0ctrick_number\x18\x03 \x01(\x05\"@\n\x11HeartsBrokenEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.Card\"0\n\rTrickWonEvent\x12\x1f\n\x05trick\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Trick\"8\n\x10RoundScoredEvent\x12$\n\x05score\x18\x01 \x01(\x0b\x32\x15.hearts.v1.RoundScore\"L\n\rGameOverEvent\x12\x14\n\x0ctotal_scores\x18\x01 \x03(\x05\x12%\n\x06result\x18\x02 \x01(\x0b\x32\x15.hearts.v1.GameResult\"N\n\x10TurnChangedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x13\n\x11TableDeletedEvent\"!\n\x11TurnTimedOutEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"2\n\x13RematchCreatedEvent\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"D\n\rReactionEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12%\n\x08reaction\x18\x02 \x01(\x0e\x32\x13.hearts.v1.ReactionB\x13\x42\x0fTableEventProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bhearts/v1/table_event.proto\x12\thearts.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\"\xff\x07\n\nTableEvent\x12.\n\nevent_time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x35\n\rplayer_joined\x18\x02 \x01(\x0b\x32\x1c.hearts.v1.PlayerJoinedEventH\x00\x12\x31\n\x0bplayer_left\x18\x03 \x01(\x0b\x32\x1a.hearts.v1.PlayerLeftEventH\x00\x12\x35\n\rround_started\x18\x04 \x01(\x0b\x32\x1c.hearts.v1.RoundStartedEventH\x00\x12/\n\nhand_dealt\x18\x05 \x01(\x0b\x32\x19.hearts.v1.HandDealtEventH\x00\x12\x31\n\x0bseat_passed\x18\x06 \x01(\x0b\x32\x1a.hearts.v1.SeatPassedEventH\x00\x12\x33\n\x0c\x63\x61rds_passed\x18\x07 \x01(\x0b\x32\x1b.hearts.v1.CardsPassedEventH\x00\x12\x37\n\x0e\x63\x61rds_received\x18\x08 \x01(\x0b\x32\x1d.hearts.v1.CardsReceivedEventH\x00\x12\x31\n\x0b\x63\x61rd_played\x18\t \x01(\x0b\x32\x1a.hearts.v1.CardPlayedEventH\x00\x12\x35\n\rhearts_broken\x18\n \x01(\x0b\x32\x1c.hearts.v1.HeartsBrokenEventH\x00\x12-\n\ttrick_won\x18\x0b \x01(\x0b\x32\x18.hearts.v1.TrickWonEventH\x00\x12\x33\n\x0cround_scored\x18\x0c \x01(\x0b\x32\x1b.hearts.v1.RoundScoredEventH\x00\x12-\n\tgame_over\x18\r \x01(\x0b\x32\x18.hearts.v1.GameOverEventH\x00\x12\x33\n\x0cturn_changed\x18\x0e \x01(\x0b\x32\x1b.hearts.v1.TurnChangedEventH\x00\x12\x35\n\rtable_deleted\x18\x0f \x01(\x0b\x32\x1c.hearts.v1.TableDeletedEventH\x00\x12\x36\n\x0eturn_timed_out\x18\x10 \x01(\x0b\x32\x1c.hearts.v1.TurnTimedOutEventH\x00\x12\x39\n\x0frematch_created\x18\x11 \x01(\x0b\x32\x1e.hearts.v1.RematchCreatedEventH\x00\x12,\n\x08reaction\x18\x12 \x01(\x0b\x32\x18.hearts.v1.ReactionEventH\x00\x12;\n\x10presence_changed\x18\x13 \x01(\x0b\x32\x1f.hearts.v1.PresenceChangedEventH\x00\x42\x07\n\x05\x65vent\"y\n\x11PlayerJoinedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x13player_display_name\x18\x02 \x01(\t\x12+\n\tbot_level\x18\x03 \x01(\x0e\x32\x13.hearts.v1.BotLevelH\x00\x88\x01\x01\x42\x0c\n\n_bot_level\"\x8f\x01\n\x0fPlayerLeftEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1b\n\x13player_display_name\x18\x02 \x01(\t\x12\x37\n\x15replacement_bot_level\x18\x03 \x01(\x0e\x32\x13.hearts.v1.BotLevelH\x00\x88\x01\x01\x42\x18\n\x16_replacement_bot_level\"k\n\x11RoundStartedEvent\x12\x14\n\x0cround_number\x18\x01 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\x05\x12\x30\n\x0epass_direction\x18\x03 \x01(\x0e\x32\x18.hearts.v1.PassDirection\">\n\x0eHandDealtEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.Card\"\x1f\n\x0fSeatPassedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"Q\n\x10\x43\x61rdsPassedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0f\n\x07to_seat\x18\x02 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x0f.hearts.v1.Card\"U\n\x12\x43\x61rdsReceivedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tfrom_seat\x18\x02 \x01(\x05\x12\x1e\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x0f.hearts.v1.Card\"T\n\x0f\x43\x61rdPlayedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.Card\x12\x14\n\x0ctrick_number\x18\x03 \x01(\x05\"@\n\x11HeartsBrokenEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x1d\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.Card\"0\n\rTrickWonEvent\x12\x1f\n\x05trick\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Trick\"8\n\x10RoundScoredEvent\x12$\n\x05score\x18\x01 \x01(\x0b\x32\x15.hearts.v1.RoundScore\"L\n\rGameOverEvent\x12\x14\n\x0ctotal_scores\x18\x01 \x03(\x05\x12%\n\x06result\x18\x02 \x01(\x0b\x32\x15.hearts.v1.GameResult\"N\n\x10TurnChangedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12,\n\x08\x64\x65\x61\x64line\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x13\n\x11TableDeletedEvent\"!\n\x11TurnTimedOutEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"2\n\x13RematchCreatedEvent\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"D\n\rReactionEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12%\n\x08reaction\x18\x02 \x01(\x0e\x32\x13.hearts.v1.Reaction\"7\n\x14PresenceChangedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tconnected\x18\x02 \x01(\x08\x42\x13\x42\x0fTableEventProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,39 +35,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'B\017TableEventProtoP\001'
   _globals['_TABLEEVENT']._serialized_start=99
-  _globals['_TABLEEVENT']._serialized_end=1061
-  _globals['_PLAYERJOINEDEVENT']._serialized_start=1063
-  _globals['_PLAYERJOINEDEVENT']._serialized_end=1184
-  _globals['_PLAYERLEFTEVENT']._serialized_start=1187
-  _globals['_PLAYERLEFTEVENT']._serialized_end=1330
-  _globals['_ROUNDSTARTEDEVENT']._serialized_start=1332
-  _globals['_ROUNDSTARTEDEVENT']._serialized_end=1439
-  _globals['_HANDDEALTEVENT']._serialized_start=1441
-  _globals['_HANDDEALTEVENT']._serialized_end=1503
-  _globals['_SEATPASSEDEVENT']._serialized_start=1505
-  _globals['_SEATPASSEDEVENT']._serialized_end=1536
-  _globals['_CARDSPASSEDEVENT']._serialized_start=1538
-  _globals['_CARDSPASSEDEVENT']._serialized_end=1619
-  _globals['_CARDSRECEIVEDEVENT']._serialized_start=1621
-  _globals['_CARDSRECEIVEDEVENT']._serialized_end=1706
-  _globals['_CARDPLAYEDEVENT']._serialized_start=1708
-  _globals['_CARDPLAYEDEVENT']._serialized_end=1792
-  _globals['_HEARTSBROKENEVENT']._serialized_start=1794
-  _globals['_HEARTSBROKENEVENT']._serialized_end=1858
-  _globals['_TRICKWONEVENT']._serialized_start=1860
-  _globals['_TRICKWONEVENT']._serialized_end=1908
-  _globals['_ROUNDSCOREDEVENT']._serialized_start=1910
-  _globals['_ROUNDSCOREDEVENT']._serialized_end=1966
-  _globals['_GAMEOVEREVENT']._serialized_start=1968
-  _globals['_GAMEOVEREVENT']._serialized_end=2044
-  _globals['_TURNCHANGEDEVENT']._serialized_start=2046
-  _globals['_TURNCHANGEDEVENT']._serialized_end=2124
-  _globals['_TABLEDELETEDEVENT']._serialized_start=2126
-  _globals['_TABLEDELETEDEVENT']._serialized_end=2145
-  _globals['_TURNTIMEDOUTEVENT']._serialized_start=2147
-  _globals['_TURNTIMEDOUTEVENT']._serialized_end=2180
-  _globals['_REMATCHCREATEDEVENT']._serialized_start=2182
-  _globals['_REMATCHCREATEDEVENT']._serialized_end=2232
-  _globals['_REACTIONEVENT']._serialized_start=2234
-  _globals['_REACTIONEVENT']._serialized_end=2302
+  _globals['_TABLEEVENT']._serialized_end=1122
+  _globals['_PLAYERJOINEDEVENT']._serialized_start=1124
+  _globals['_PLAYERJOINEDEVENT']._serialized_end=1245
+  _globals['_PLAYERLEFTEVENT']._serialized_start=1248
+  _globals['_PLAYERLEFTEVENT']._serialized_end=1391
+  _globals['_ROUNDSTARTEDEVENT']._serialized_start=1393
+  _globals['_ROUNDSTARTEDEVENT']._serialized_end=1500
+  _globals['_HANDDEALTEVENT']._serialized_start=1502
+  _globals['_HANDDEALTEVENT']._serialized_end=1564
+  _globals['_SEATPASSEDEVENT']._serialized_start=1566
+  _globals['_SEATPASSEDEVENT']._serialized_end=1597
+  _globals['_CARDSPASSEDEVENT']._serialized_start=1599
+  _globals['_CARDSPASSEDEVENT']._serialized_end=1680
+  _globals['_CARDSRECEIVEDEVENT']._serialized_start=1682
+  _globals['_CARDSRECEIVEDEVENT']._serialized_end=1767
+  _globals['_CARDPLAYEDEVENT']._serialized_start=1769
+  _globals['_CARDPLAYEDEVENT']._serialized_end=1853
+  _globals['_HEARTSBROKENEVENT']._serialized_start=1855
+  _globals['_HEARTSBROKENEVENT']._serialized_end=1919
+  _globals['_TRICKWONEVENT']._serialized_start=1921
+  _globals['_TRICKWONEVENT']._serialized_end=1969
+  _globals['_ROUNDSCOREDEVENT']._serialized_start=1971
+  _globals['_ROUNDSCOREDEVENT']._serialized_end=2027
+  _globals['_GAMEOVEREVENT']._serialized_start=2029
+  _globals['_GAMEOVEREVENT']._serialized_end=2105
+  _globals['_TURNCHANGEDEVENT']._serialized_start=2107
+  _globals['_TURNCHANGEDEVENT']._serialized_end=2185
+  _globals['_TABLEDELETEDEVENT']._serialized_start=2187
+  _globals['_TABLEDELETEDEVENT']._serialized_end=2206
+  _globals['_TURNTIMEDOUTEVENT']._serialized_start=2208
+  _globals['_TURNTIMEDOUTEVENT']._serialized_end=2241
+  _globals['_REMATCHCREATEDEVENT']._serialized_start=2243
+  _globals['_REMATCHCREATEDEVENT']._serialized_end=2293
+  _globals['_REACTIONEVENT']._serialized_start=2295
+  _globals['_REACTIONEVENT']._serialized_end=2363
+  _globals['_PRESENCECHANGEDEVENT']._serialized_start=2365
+  _globals['_PRESENCECHANGEDEVENT']._serialized_end=2420
 # @@protoc_insertion_point(module_scope)

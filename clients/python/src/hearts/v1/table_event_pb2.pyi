@@ -50,6 +50,7 @@ class TableEvent(_message.Message):
     TURN_TIMED_OUT_FIELD_NUMBER: _builtins.int
     REMATCH_CREATED_FIELD_NUMBER: _builtins.int
     REACTION_FIELD_NUMBER: _builtins.int
+    PRESENCE_CHANGED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When the event happened."""
@@ -129,6 +130,13 @@ class TableEvent(_message.Message):
         streams open when it is sent, and a resumed stream does not repeat it.
         """
 
+    @_builtins.property
+    def presence_changed(self) -> Global___PresenceChangedEvent:
+        """Whether a seated player has a WatchTable stream open (presence). Not
+        stored: every stream gets the presence of each seated player when it
+        opens, then each change while it is open.
+        """
+
     def __init__(
         self,
         *,
@@ -150,12 +158,13 @@ class TableEvent(_message.Message):
         turn_timed_out: Global___TurnTimedOutEvent | None = ...,
         rematch_created: Global___RematchCreatedEvent | None = ...,
         reaction: Global___ReactionEvent | None = ...,
+        presence_changed: Global___PresenceChangedEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "presence_changed", b"presence_changed", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_passed", b"cards_passed", "cards_received", b"cards_received", "event", b"event", "event_time", b"event_time", "game_over", b"game_over", "hand_dealt", b"hand_dealt", "hearts_broken", b"hearts_broken", "player_joined", b"player_joined", "player_left", b"player_left", "presence_changed", b"presence_changed", "reaction", b"reaction", "rematch_created", b"rematch_created", "round_scored", b"round_scored", "round_started", b"round_started", "seat_passed", b"seat_passed", "table_deleted", b"table_deleted", "trick_won", b"trick_won", "turn_changed", b"turn_changed", "turn_timed_out", b"turn_timed_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out", "rematch_created", "reaction"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["player_joined", "player_left", "round_started", "hand_dealt", "seat_passed", "cards_passed", "cards_received", "card_played", "hearts_broken", "trick_won", "round_scored", "game_over", "turn_changed", "table_deleted", "turn_timed_out", "rematch_created", "reaction", "presence_changed"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
@@ -645,3 +654,37 @@ class ReactionEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReactionEvent: _TypeAlias = ReactionEvent  # noqa: Y015
+
+@_typing.final
+class PresenceChangedEvent(_message.Message):
+    """PresenceChangedEvent says whether a seated player is connected: whether a
+    stream of theirs (WatchTable with their seat token, on any replica) is open.
+    A stream gets one for each seat a player holds right after its snapshot (or
+    its resumed events), then one whenever a player's first stream opens or
+    last stream closes. A stream that ends without closing (the player's
+    connection or the server's process died) counts until its lease runs out,
+    within 45 seconds. Bots are never reported. Like a reaction it is not
+    stored: its WatchTableResponse.sequence is that of the event before it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat of the player."""
+    connected: _builtins.bool
+    """Whether the player has a stream open now."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        connected: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PresenceChangedEvent: _TypeAlias = PresenceChangedEvent  # noqa: Y015

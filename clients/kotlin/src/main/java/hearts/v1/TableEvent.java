@@ -76,6 +76,7 @@ private static final long serialVersionUID = 0L;
     TURN_TIMED_OUT(16),
     REMATCH_CREATED(17),
     REACTION(18),
+    PRESENCE_CHANGED(19),
     EVENT_NOT_SET(0);
     private final int value;
     private EventCase(int value) {
@@ -110,6 +111,7 @@ private static final long serialVersionUID = 0L;
         case 16: return TURN_TIMED_OUT;
         case 17: return REMATCH_CREATED;
         case 18: return REACTION;
+        case 19: return PRESENCE_CHANGED;
         case 0: return EVENT_NOT_SET;
         default: return null;
       }
@@ -906,6 +908,55 @@ private static final long serialVersionUID = 0L;
     return hearts.v1.ReactionEvent.getDefaultInstance();
   }
 
+  public static final int PRESENCE_CHANGED_FIELD_NUMBER = 19;
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   * @return Whether the presenceChanged field is set.
+   */
+  @java.lang.Override
+  public boolean hasPresenceChanged() {
+    return eventCase_ == 19;
+  }
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   * @return The presenceChanged.
+   */
+  @java.lang.Override
+  public hearts.v1.PresenceChangedEvent getPresenceChanged() {
+    if (eventCase_ == 19) {
+       return (hearts.v1.PresenceChangedEvent) event_;
+    }
+    return hearts.v1.PresenceChangedEvent.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   */
+  @java.lang.Override
+  public hearts.v1.PresenceChangedEventOrBuilder getPresenceChangedOrBuilder() {
+    if (eventCase_ == 19) {
+       return (hearts.v1.PresenceChangedEvent) event_;
+    }
+    return hearts.v1.PresenceChangedEvent.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -973,6 +1024,9 @@ private static final long serialVersionUID = 0L;
     }
     if (eventCase_ == 18) {
       output.writeMessage(18, (hearts.v1.ReactionEvent) event_);
+    }
+    if (eventCase_ == 19) {
+      output.writeMessage(19, (hearts.v1.PresenceChangedEvent) event_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1049,6 +1103,10 @@ private static final long serialVersionUID = 0L;
     if (eventCase_ == 18) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(18, (hearts.v1.ReactionEvent) event_);
+    }
+    if (eventCase_ == 19) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(19, (hearts.v1.PresenceChangedEvent) event_);
     }
     return size;
   }
@@ -1149,6 +1207,10 @@ private static final long serialVersionUID = 0L;
         if (!getReaction()
             .equals(other.getReaction())) return false;
         break;
+      case 19:
+        if (!getPresenceChanged()
+            .equals(other.getPresenceChanged())) return false;
+        break;
       case 0:
       default:
     }
@@ -1235,6 +1297,10 @@ private static final long serialVersionUID = 0L;
       case 18:
         hash = (37 * hash) + REACTION_FIELD_NUMBER;
         hash = (53 * hash) + getReaction().hashCode();
+        break;
+      case 19:
+        hash = (37 * hash) + PRESENCE_CHANGED_FIELD_NUMBER;
+        hash = (53 * hash) + getPresenceChanged().hashCode();
         break;
       case 0:
       default:
@@ -1436,6 +1502,9 @@ private static final long serialVersionUID = 0L;
       if (reactionBuilder_ != null) {
         reactionBuilder_.clear();
       }
+      if (presenceChangedBuilder_ != null) {
+        presenceChangedBuilder_.clear();
+      }
       eventCase_ = 0;
       event_ = null;
       return this;
@@ -1553,6 +1622,10 @@ private static final long serialVersionUID = 0L;
           reactionBuilder_ != null) {
         result.event_ = reactionBuilder_.build();
       }
+      if (eventCase_ == 19 &&
+          presenceChangedBuilder_ != null) {
+        result.event_ = presenceChangedBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -1637,6 +1710,10 @@ private static final long serialVersionUID = 0L;
         }
         case REACTION: {
           mergeReaction(other.getReaction());
+          break;
+        }
+        case PRESENCE_CHANGED: {
+          mergePresenceChanged(other.getPresenceChanged());
           break;
         }
         case EVENT_NOT_SET: {
@@ -1795,6 +1872,13 @@ private static final long serialVersionUID = 0L;
               eventCase_ = 18;
               break;
             } // case 146
+            case 154: {
+              input.readMessage(
+                  internalGetPresenceChangedFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              eventCase_ = 19;
+              break;
+            } // case 154
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -5044,6 +5128,202 @@ private static final long serialVersionUID = 0L;
       eventCase_ = 18;
       onChanged();
       return reactionBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.PresenceChangedEvent, hearts.v1.PresenceChangedEvent.Builder, hearts.v1.PresenceChangedEventOrBuilder> presenceChangedBuilder_;
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     * @return Whether the presenceChanged field is set.
+     */
+    @java.lang.Override
+    public boolean hasPresenceChanged() {
+      return eventCase_ == 19;
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     * @return The presenceChanged.
+     */
+    @java.lang.Override
+    public hearts.v1.PresenceChangedEvent getPresenceChanged() {
+      if (presenceChangedBuilder_ == null) {
+        if (eventCase_ == 19) {
+          return (hearts.v1.PresenceChangedEvent) event_;
+        }
+        return hearts.v1.PresenceChangedEvent.getDefaultInstance();
+      } else {
+        if (eventCase_ == 19) {
+          return presenceChangedBuilder_.getMessage();
+        }
+        return hearts.v1.PresenceChangedEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    public Builder setPresenceChanged(hearts.v1.PresenceChangedEvent value) {
+      if (presenceChangedBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        event_ = value;
+        onChanged();
+      } else {
+        presenceChangedBuilder_.setMessage(value);
+      }
+      eventCase_ = 19;
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    public Builder setPresenceChanged(
+        hearts.v1.PresenceChangedEvent.Builder builderForValue) {
+      if (presenceChangedBuilder_ == null) {
+        event_ = builderForValue.build();
+        onChanged();
+      } else {
+        presenceChangedBuilder_.setMessage(builderForValue.build());
+      }
+      eventCase_ = 19;
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    public Builder mergePresenceChanged(hearts.v1.PresenceChangedEvent value) {
+      if (presenceChangedBuilder_ == null) {
+        if (eventCase_ == 19 &&
+            event_ != hearts.v1.PresenceChangedEvent.getDefaultInstance()) {
+          event_ = hearts.v1.PresenceChangedEvent.newBuilder((hearts.v1.PresenceChangedEvent) event_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          event_ = value;
+        }
+        onChanged();
+      } else {
+        if (eventCase_ == 19) {
+          presenceChangedBuilder_.mergeFrom(value);
+        } else {
+          presenceChangedBuilder_.setMessage(value);
+        }
+      }
+      eventCase_ = 19;
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    public Builder clearPresenceChanged() {
+      if (presenceChangedBuilder_ == null) {
+        if (eventCase_ == 19) {
+          eventCase_ = 0;
+          event_ = null;
+          onChanged();
+        }
+      } else {
+        if (eventCase_ == 19) {
+          eventCase_ = 0;
+          event_ = null;
+        }
+        presenceChangedBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    public hearts.v1.PresenceChangedEvent.Builder getPresenceChangedBuilder() {
+      return internalGetPresenceChangedFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    @java.lang.Override
+    public hearts.v1.PresenceChangedEventOrBuilder getPresenceChangedOrBuilder() {
+      if ((eventCase_ == 19) && (presenceChangedBuilder_ != null)) {
+        return presenceChangedBuilder_.getMessageOrBuilder();
+      } else {
+        if (eventCase_ == 19) {
+          return (hearts.v1.PresenceChangedEvent) event_;
+        }
+        return hearts.v1.PresenceChangedEvent.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * </pre>
+     *
+     * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.PresenceChangedEvent, hearts.v1.PresenceChangedEvent.Builder, hearts.v1.PresenceChangedEventOrBuilder> 
+        internalGetPresenceChangedFieldBuilder() {
+      if (presenceChangedBuilder_ == null) {
+        if (!(eventCase_ == 19)) {
+          event_ = hearts.v1.PresenceChangedEvent.getDefaultInstance();
+        }
+        presenceChangedBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            hearts.v1.PresenceChangedEvent, hearts.v1.PresenceChangedEvent.Builder, hearts.v1.PresenceChangedEventOrBuilder>(
+                (hearts.v1.PresenceChangedEvent) event_,
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      eventCase_ = 19;
+      onChanged();
+      return presenceChangedBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.TableEvent)

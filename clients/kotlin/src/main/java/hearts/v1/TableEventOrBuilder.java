@@ -508,5 +508,38 @@ public interface TableEventOrBuilder extends
    */
   hearts.v1.ReactionEventOrBuilder getReactionOrBuilder();
 
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   * @return Whether the presenceChanged field is set.
+   */
+  boolean hasPresenceChanged();
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   * @return The presenceChanged.
+   */
+  hearts.v1.PresenceChangedEvent getPresenceChanged();
+  /**
+   * <pre>
+   * Whether a seated player has a WatchTable stream open (presence). Not
+   * stored: every stream gets the presence of each seated player when it
+   * opens, then each change while it is open.
+   * </pre>
+   *
+   * <code>.hearts.v1.PresenceChangedEvent presence_changed = 19;</code>
+   */
+  hearts.v1.PresenceChangedEventOrBuilder getPresenceChangedOrBuilder();
+
   hearts.v1.TableEvent.EventCase getEventCase();
 }

@@ -116,6 +116,11 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_ReactionEvent_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_PresenceChangedEvent_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_PresenceChangedEvent_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -127,7 +132,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\033hearts/v1/table_event.proto\022\thearts.v1" +
       "\032\037google/protobuf/timestamp.proto\032\025heart" +
-      "s/v1/table.proto\"\302\007\n\nTableEvent\022.\n\nevent" +
+      "s/v1/table.proto\"\377\007\n\nTableEvent\022.\n\nevent" +
       "_time\030\001 \001(\0132\032.google.protobuf.Timestamp\022" +
       "5\n\rplayer_joined\030\002 \001(\0132\034.hearts.v1.Playe" +
       "rJoinedEventH\000\0221\n\013player_left\030\003 \001(\0132\032.he" +
@@ -151,39 +156,42 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       "arts.v1.TurnTimedOutEventH\000\0229\n\017rematch_c" +
       "reated\030\021 \001(\0132\036.hearts.v1.RematchCreatedE" +
       "ventH\000\022,\n\010reaction\030\022 \001(\0132\030.hearts.v1.Rea" +
-      "ctionEventH\000B\007\n\005event\"y\n\021PlayerJoinedEve" +
-      "nt\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_name\030" +
-      "\002 \001(\t\022+\n\tbot_level\030\003 \001(\0162\023.hearts.v1.Bot" +
-      "LevelH\000\210\001\001B\014\n\n_bot_level\"\217\001\n\017PlayerLeftE" +
-      "vent\022\014\n\004seat\030\001 \001(\005\022\033\n\023player_display_nam" +
-      "e\030\002 \001(\t\0227\n\025replacement_bot_level\030\003 \001(\0162\023" +
-      ".hearts.v1.BotLevelH\000\210\001\001B\030\n\026_replacement" +
-      "_bot_level\"k\n\021RoundStartedEvent\022\024\n\014round" +
-      "_number\030\001 \001(\005\022\016\n\006dealer\030\002 \001(\005\0220\n\016pass_di" +
-      "rection\030\003 \001(\0162\030.hearts.v1.PassDirection\"" +
-      ">\n\016HandDealtEvent\022\014\n\004seat\030\001 \001(\005\022\036\n\005cards" +
-      "\030\002 \003(\0132\017.hearts.v1.Card\"\037\n\017SeatPassedEve" +
-      "nt\022\014\n\004seat\030\001 \001(\005\"Q\n\020CardsPassedEvent\022\014\n\004" +
-      "seat\030\001 \001(\005\022\017\n\007to_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003" +
-      "(\0132\017.hearts.v1.Card\"U\n\022CardsReceivedEven" +
-      "t\022\014\n\004seat\030\001 \001(\005\022\021\n\tfrom_seat\030\002 \001(\005\022\036\n\005ca" +
-      "rds\030\003 \003(\0132\017.hearts.v1.Card\"T\n\017CardPlayed" +
-      "Event\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hear" +
-      "ts.v1.Card\022\024\n\014trick_number\030\003 \001(\005\"@\n\021Hear" +
-      "tsBrokenEvent\022\014\n\004seat\030\001 \001(\005\022\035\n\004card\030\002 \001(" +
-      "\0132\017.hearts.v1.Card\"0\n\rTrickWonEvent\022\037\n\005t" +
-      "rick\030\001 \001(\0132\020.hearts.v1.Trick\"8\n\020RoundSco" +
-      "redEvent\022$\n\005score\030\001 \001(\0132\025.hearts.v1.Roun" +
-      "dScore\"L\n\rGameOverEvent\022\024\n\014total_scores\030" +
-      "\001 \003(\005\022%\n\006result\030\002 \001(\0132\025.hearts.v1.GameRe" +
-      "sult\"N\n\020TurnChangedEvent\022\014\n\004seat\030\001 \001(\005\022," +
-      "\n\010deadline\030\002 \001(\0132\032.google.protobuf.Times" +
-      "tamp\"\023\n\021TableDeletedEvent\"!\n\021TurnTimedOu" +
-      "tEvent\022\014\n\004seat\030\001 \001(\005\"2\n\023RematchCreatedEv" +
-      "ent\022\r\n\005table\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\"D\n\rReac" +
-      "tionEvent\022\014\n\004seat\030\001 \001(\005\022%\n\010reaction\030\002 \001(" +
-      "\0162\023.hearts.v1.ReactionB\023B\017TableEventProt" +
-      "oP\001b\006proto3"
+      "ctionEventH\000\022;\n\020presence_changed\030\023 \001(\0132\037" +
+      ".hearts.v1.PresenceChangedEventH\000B\007\n\005eve" +
+      "nt\"y\n\021PlayerJoinedEvent\022\014\n\004seat\030\001 \001(\005\022\033\n" +
+      "\023player_display_name\030\002 \001(\t\022+\n\tbot_level\030" +
+      "\003 \001(\0162\023.hearts.v1.BotLevelH\000\210\001\001B\014\n\n_bot_" +
+      "level\"\217\001\n\017PlayerLeftEvent\022\014\n\004seat\030\001 \001(\005\022" +
+      "\033\n\023player_display_name\030\002 \001(\t\0227\n\025replacem" +
+      "ent_bot_level\030\003 \001(\0162\023.hearts.v1.BotLevel" +
+      "H\000\210\001\001B\030\n\026_replacement_bot_level\"k\n\021Round" +
+      "StartedEvent\022\024\n\014round_number\030\001 \001(\005\022\016\n\006de" +
+      "aler\030\002 \001(\005\0220\n\016pass_direction\030\003 \001(\0162\030.hea" +
+      "rts.v1.PassDirection\">\n\016HandDealtEvent\022\014" +
+      "\n\004seat\030\001 \001(\005\022\036\n\005cards\030\002 \003(\0132\017.hearts.v1." +
+      "Card\"\037\n\017SeatPassedEvent\022\014\n\004seat\030\001 \001(\005\"Q\n" +
+      "\020CardsPassedEvent\022\014\n\004seat\030\001 \001(\005\022\017\n\007to_se" +
+      "at\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts.v1.Card" +
+      "\"U\n\022CardsReceivedEvent\022\014\n\004seat\030\001 \001(\005\022\021\n\t" +
+      "from_seat\030\002 \001(\005\022\036\n\005cards\030\003 \003(\0132\017.hearts." +
+      "v1.Card\"T\n\017CardPlayedEvent\022\014\n\004seat\030\001 \001(\005" +
+      "\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\022\024\n\014trick" +
+      "_number\030\003 \001(\005\"@\n\021HeartsBrokenEvent\022\014\n\004se" +
+      "at\030\001 \001(\005\022\035\n\004card\030\002 \001(\0132\017.hearts.v1.Card\"" +
+      "0\n\rTrickWonEvent\022\037\n\005trick\030\001 \001(\0132\020.hearts" +
+      ".v1.Trick\"8\n\020RoundScoredEvent\022$\n\005score\030\001" +
+      " \001(\0132\025.hearts.v1.RoundScore\"L\n\rGameOverE" +
+      "vent\022\024\n\014total_scores\030\001 \003(\005\022%\n\006result\030\002 \001" +
+      "(\0132\025.hearts.v1.GameResult\"N\n\020TurnChanged" +
+      "Event\022\014\n\004seat\030\001 \001(\005\022,\n\010deadline\030\002 \001(\0132\032." +
+      "google.protobuf.Timestamp\"\023\n\021TableDelete" +
+      "dEvent\"!\n\021TurnTimedOutEvent\022\014\n\004seat\030\001 \001(" +
+      "\005\"2\n\023RematchCreatedEvent\022\r\n\005table\030\001 \001(\t\022" +
+      "\014\n\004seat\030\002 \001(\005\"D\n\rReactionEvent\022\014\n\004seat\030\001" +
+      " \001(\005\022%\n\010reaction\030\002 \001(\0162\023.hearts.v1.React" +
+      "ion\"7\n\024PresenceChangedEvent\022\014\n\004seat\030\001 \001(" +
+      "\005\022\021\n\tconnected\030\002 \001(\010B\023B\017TableEventProtoP" +
+      "\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -196,7 +204,7 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_TableEvent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_TableEvent_descriptor,
-        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "RematchCreated", "Reaction", "Event", });
+        new java.lang.String[] { "EventTime", "PlayerJoined", "PlayerLeft", "RoundStarted", "HandDealt", "SeatPassed", "CardsPassed", "CardsReceived", "CardPlayed", "HeartsBroken", "TrickWon", "RoundScored", "GameOver", "TurnChanged", "TableDeleted", "TurnTimedOut", "RematchCreated", "Reaction", "PresenceChanged", "Event", });
     internal_static_hearts_v1_PlayerJoinedEvent_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_hearts_v1_PlayerJoinedEvent_fieldAccessorTable = new
@@ -299,6 +307,12 @@ public final class TableEventProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_ReactionEvent_descriptor,
         new java.lang.String[] { "Seat", "Reaction", });
+    internal_static_hearts_v1_PresenceChangedEvent_descriptor =
+      getDescriptor().getMessageType(18);
+    internal_static_hearts_v1_PresenceChangedEvent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_PresenceChangedEvent_descriptor,
+        new java.lang.String[] { "Seat", "Connected", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
     hearts.v1.TableProto.getDescriptor();

@@ -695,6 +695,48 @@ public object TableEventKt {
     public fun hasReaction(): kotlin.Boolean {
       return _builder.hasReaction()
     }
+
+    /**
+     * ```
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * ```
+     *
+     * `.hearts.v1.PresenceChangedEvent presence_changed = 19;`
+     */
+    public var presenceChanged: hearts.v1.PresenceChangedEvent
+      @kotlin.jvm.JvmName("getPresenceChanged")
+        get() = _builder.presenceChanged
+      @kotlin.jvm.JvmName("setPresenceChanged")
+        set(value) {
+        _builder.presenceChanged = value
+      }
+    /**
+     * ```
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * ```
+     *
+     * `.hearts.v1.PresenceChangedEvent presence_changed = 19;`
+     */
+    public fun clearPresenceChanged() {
+      _builder.clearPresenceChanged()
+    }
+    /**
+     * ```
+     * Whether a seated player has a WatchTable stream open (presence). Not
+     * stored: every stream gets the presence of each seated player when it
+     * opens, then each change while it is open.
+     * ```
+     *
+     * `.hearts.v1.PresenceChangedEvent presence_changed = 19;`
+     * @return Whether the presenceChanged field is set.
+     */
+    public fun hasPresenceChanged(): kotlin.Boolean {
+      return _builder.hasPresenceChanged()
+    }
     public val eventCase: hearts.v1.TableEvent.EventCase
     @kotlin.jvm.JvmName("getEventCase")
       get() = _builder.getEventCase()
@@ -761,4 +803,7 @@ public val hearts.v1.TableEventOrBuilder.rematchCreatedOrNull: hearts.v1.Rematch
 
 public val hearts.v1.TableEventOrBuilder.reactionOrNull: hearts.v1.ReactionEvent?
   get() = if (hasReaction()) getReaction() else null
+
+public val hearts.v1.TableEventOrBuilder.presenceChangedOrNull: hearts.v1.PresenceChangedEvent?
+  get() = if (hasPresenceChanged()) getPresenceChanged() else null
 

@@ -2,7 +2,8 @@
  * Plays Hearts against a live hearts-server through the generated Kotlin client, as an Android or
  * JVM app would: the coroutine stubs over the OkHttp transport, the seat token as `authorization`
  * metadata, error details read with StatusProto. It checks what a client relies on: the watch
- * stream tells the whole game in order, a refused move says why, a forged token is refused,
+ * stream tells the whole game in order (and the seat's presence, never a bot's), a refused move
+ * says why, a forged token is refused,
  * SuggestMove's moves are legal and play a game out, RematchTable seats the player again, four
  * players who QuickJoin at once are seated together and play their game out, and a signed-in
  * player (an identity token) finds its tables with ListPlayerTables and its seat again on a new
@@ -31,12 +32,17 @@ import hearts.v1.Card
 import hearts.v1.JoinTableResponse
 import hearts.v1.Phase
 import hearts.v1.PlayedCard
+import hearts.v1.PresenceChangedEvent
+import hearts.v1.ReactionEvent
 import hearts.v1.RoundScore
 import hearts.v1.SeatOccupant
 import hearts.v1.TableView
 import hearts.v1.Trick
 import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
 import hearts.v1.WatchTableResponse
+import hearts.v1.tableEvent
+import hearts.v1.tableView
+import hearts.v1.watchTableResponse
 import hearts.v1.createTableRequest
 import hearts.v1.deleteTableRequest
 import hearts.v1.getTableRequest
@@ -775,9 +781,10 @@ class ConformanceTest {
         val totals = IntArray(4)
         var last = after
         var deleted = false
+        val presences = mutableListOf<Pair<Int, Boolean>>() // seat to connected
 
         for ((i, message) in messages.withIndex()) {
-            if (message.sequence <= last) failures.add("message $i has sequence ${message.sequence} after $last; sequences must grow")
+            if (!inSequence(last, message)) failures.add("message $i has sequence ${message.sequence} after $last; sequences must grow")
             last = message.sequence
             if (message.hasSnapshot()) {
                 failures.add("message $i is a snapshot: the stream could not resume after $after, so events were lost")
@@ -840,8 +847,14 @@ class ConformanceTest {
                     if (scores.size != round) failures.add("game_over after ${scores.size} round_scored events in round $round")
                 }
                 TableEvent.EventCase.TABLE_DELETED -> deleted = true
+                TableEvent.EventCase.PRESENCE_CHANGED -> presences += event.presenceChanged.seat to event.presenceChanged.connected
                 else -> {}
             }
+        }
+        // The seat is the one player, and its stream was open throughout: the stream reports it
+        // connected once, after the resumed events, and nothing else (never a bot).
+        if (presences != listOf(HUMAN_SEAT to true)) {
+            failures.add("presence_changed events (seat to connected) $presences, want only ${listOf(HUMAN_SEAT to true)}")
         }
 
         val table = final.table
@@ -879,6 +892,38 @@ class ConformanceTest {
         if (highest < TARGET_SCORE) failures.add("the game ended with totals ${table.totalScoresList}, none at the target $TARGET_SCORE")
         log("the stream told ${scores.size} rounds, ${scores.size * 13} tricks, final totals ${table.totalScoresList}")
         failures.check()
+    }
+
+    /**
+     * Whether a watch stream may deliver [message] after a message numbered [last]: numbers grow,
+     * except that an unstored event (a reaction, a presence change), which has no number of its
+     * own, repeats the number of the event before it.
+     */
+    private fun inSequence(last: Long, message: WatchTableResponse): Boolean {
+        val unstored = message.hasEvent() && (message.event.hasReaction() || message.event.hasPresenceChanged())
+        return message.sequence > last || (message.sequence == last && unstored)
+    }
+
+    @Test
+    fun `only an unstored event repeats a sequence number`() {
+        fun event(sequence: Long, value: TableEvent) = watchTableResponse { this.sequence = sequence; event = value }
+        val reaction = tableEvent { reaction = ReactionEvent.newBuilder().setSeat(0).build() }
+        val presence = tableEvent { presenceChanged = PresenceChangedEvent.newBuilder().setSeat(1).setConnected(true).build() }
+        val played = tableEvent { cardPlayed = hearts.v1.CardPlayedEvent.getDefaultInstance() }
+        val snapshot = watchTableResponse { sequence = 7; snapshot = tableView {} }
+        val cases = listOf(
+            Triple("an event numbered after the last", event(8, played), true),
+            Triple("a reaction repeating the last number", event(7, reaction), true),
+            Triple("a reaction numbered before the last", event(6, reaction), false),
+            Triple("a presence change repeating the last number", event(7, presence), true),
+            Triple("a presence change numbered after the last (the event before it was another seat's)", event(8, presence), true),
+            Triple("a presence change numbered before the last", event(6, presence), false),
+            Triple("an event repeating the last number", event(7, played), false),
+            Triple("a snapshot repeating the last number", snapshot, false),
+        )
+        for ((what, message, allowed) in cases) {
+            if (inSequence(7, message) != allowed) fail("after sequence 7, $what: inSequence is ${!allowed}, want $allowed")
+        }
     }
 
     /**

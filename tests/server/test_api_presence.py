@@ -1,0 +1,191 @@
+"""Presence: which seated players have a WatchTable stream open, told to every stream."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
+from hearts_server.server import HeartsServer
+
+from .conftest import Hearts, ServerFactory, event_kind
+
+HEURISTIC = pb.BOT_LEVEL_HEURISTIC
+
+
+def presence_of(message: api.WatchTableResponse) -> tuple[int, bool]:
+    assert event_kind(message) == "presence_changed", message
+    changed = message.event.presence_changed
+    return changed.seat, changed.connected
+
+
+class Stream:
+    """A WatchTable call read in the background, so that waiting for a message that must not
+    come (a timeout) leaves the stream open."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.messages: asyncio.Queue[api.WatchTableResponse] = asyncio.Queue()
+        self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for message in self.call:
+            await self.messages.put(message)
+
+    async def next(self, seconds: float = 5.0) -> api.WatchTableResponse:
+        return await asyncio.wait_for(self.messages.get(), seconds)
+
+    async def opening(self, humans: int) -> list[tuple[int, bool]]:
+        """The snapshot, then the presence of each of the ``humans`` seated players."""
+        assert (await self.next()).HasField("snapshot")
+        return [presence_of(await self.next()) for _ in range(humans)]
+
+    async def next_presence(self, seconds: float = 5.0) -> tuple[int, bool]:
+        while True:
+            message = await self.next(seconds)
+            if event_kind(message) == "presence_changed":
+                return presence_of(message)
+
+    async def nothing_within(self, seconds: float) -> None:
+        try:
+            message = await self.next(seconds)
+        except TimeoutError:
+            return
+        raise AssertionError(f"unexpected: {message}")
+
+    def close(self) -> None:
+        self.call.cancel()
+        self._reader.cancel()
+
+
+async def test_a_stream_starts_with_each_seated_players_presence(hearts: Hearts) -> None:
+    seated = await hearts.seated((0, 2), bots={1: HEURISTIC, 3: HEURISTIC})
+    player = Stream(hearts.watch(seated.name, seated.tokens[0]))
+    try:
+        # Its own stream counts; bots are never reported.
+        assert await player.opening(humans=2) == [(0, True), (2, False)]
+        # The announcement of its own lease is not told again.
+        await player.nothing_within(0.3)
+        spectator = Stream(hearts.watch(seated.name))
+        assert await spectator.opening(humans=2) == [(0, True), (2, False)]
+        spectator.close()
+    finally:
+        player.close()
+
+
+async def test_a_players_first_stream_and_last_stream_are_announced(hearts: Hearts) -> None:
+    seated = await hearts.seated((0, 2), bots={1: HEURISTIC, 3: HEURISTIC})
+    name = seated.name
+    etag = await hearts.etag(name)
+    spectator = Stream(hearts.watch(name))
+    await spectator.opening(humans=2)
+    snapshot_sequence = (await hearts.view(name)).sequence
+    phone = Stream(hearts.watch(name, seated.tokens[2]))
+    await phone.opening(humans=2)
+    message = await spectator.next()
+    assert presence_of(message) == (2, True)
+    # Unstored: it takes the number of the event before it.
+    assert message.sequence == snapshot_sequence
+    # A second device of the same player changes nothing; the player is gone with the last.
+    tablet = Stream(hearts.watch(name, seated.tokens[2]))
+    await tablet.opening(humans=2)
+    phone.close()
+    await spectator.nothing_within(0.5)
+    tablet.close()
+    assert await spectator.next_presence() == (2, False)
+    spectator.close()
+    # Presence is not a change of the table.
+    assert await hearts.etag(name) == etag
+
+
+@pytest.mark.redis
+async def test_presence_reaches_the_watchers_of_every_replica(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    one = connect(await make_server(store="redis"))
+    two = connect(await make_server(store="redis"))
+    seated = await one.seated((0, 1), bots={2: HEURISTIC, 3: HEURISTIC})
+    spectator = Stream(two.watch(seated.name))
+    await spectator.opening(humans=2)
+    player = Stream(one.watch(seated.name, seated.tokens[1]))
+    await player.opening(humans=2)
+    assert await spectator.next_presence() == (1, True)
+    player.close()
+    assert await spectator.next_presence() == (1, False)
+    spectator.close()
+
+
+def short_leases(server: HeartsServer, lease: float = 1.0, refresh: float = 0.2) -> None:
+    server.app._presence_lease_ms = int(lease * 1000)
+    server.app._presence_refresh_seconds = refresh
+
+
+@pytest.mark.redis
+async def test_the_lease_of_a_stream_whose_process_died_runs_out_and_is_announced(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    server = await make_server(store="redis")
+    short_leases(server)
+    hearts = connect(server)
+    seated = await hearts.seated((0, 3), bots={1: HEURISTIC, 2: HEURISTIC})
+    # Seat 3's stream was open on a process that died: its lease is all that is left of it.
+    table_id = seated.name.removeprefix("tables/")
+    now = server.app._now_ms()
+    await server.store.presence(table_id, now_ms=now, until_ms=now + 1000, hold=[(3, "dead")])
+    spectator = Stream(hearts.watch(seated.name))
+    assert await spectator.opening(humans=2) == [(0, False), (3, True)]
+    # Nobody renews it: a replica watching the table ends it and tells its watchers.
+    assert await spectator.next_presence(seconds=3) == (3, False)
+    spectator.close()
+
+
+@pytest.mark.redis
+async def test_a_draining_replica_leaves_its_players_leases_to_run_out(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    draining = await make_server(store="redis")
+    staying = await make_server(store="redis")
+    short_leases(staying)
+    short_leases(draining, lease=2.0)
+    seated = await connect(staying).seated((0,), bots={1: HEURISTIC, 2: HEURISTIC, 3: HEURISTIC})
+    spectator = Stream(connect(staying).watch(seated.name))
+    await spectator.opening(humans=1)
+    player = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
+    await player.opening(humans=1)
+    assert await spectator.next_presence() == (0, True)
+    # A rolling update: the player's stream ends with SHUTTING_DOWN and the app reconnects to
+    # another replica within the lease, so nobody is told the player went away meanwhile.
+    await draining.stop(0.5)
+    await spectator.nothing_within(1.0)
+    back = Stream(connect(staying).watch(seated.name, seated.tokens[0]))
+    await back.opening(humans=1)
+    await spectator.nothing_within(2.0)  # the old lease ran out, the new one holds the seat
+    back.close()
+    assert await spectator.next_presence() == (0, False)
+    spectator.close()
+    player.close()
+
+
+async def test_presence_of_a_player_who_leaves_ends_with_the_seat(hearts: Hearts) -> None:
+    seated = await hearts.seated((0, 1, 2, 3), deck_seed=5)
+    spectator = Stream(hearts.watch(seated.name))
+    await spectator.opening(humans=4)
+    player = Stream(hearts.watch(seated.name, seated.tokens[3]))
+    await player.opening(humans=4)
+    assert await spectator.next_presence() == (3, True)
+    await hearts.leave(seated.name, seated.tokens[3])  # a bot plays on for them
+    kinds = []
+    while "presence_changed" not in kinds:
+        message = await spectator.next()
+        kinds.append(event_kind(message))
+    assert "player_left" in kinds
+    assert presence_of(message) == (3, False)
+    # A stream opened now no longer reports the seat a bot plays.
+    again = Stream(hearts.watch(seated.name))
+    assert await again.opening(humans=3) == [(0, False), (1, False), (2, False)]
+    again.close()
+    spectator.close()
+    player.close()
