@@ -189,3 +189,79 @@ async def test_presence_of_a_player_who_leaves_ends_with_the_seat(hearts: Hearts
     again.close()
     spectator.close()
     player.close()
+
+
+async def test_a_player_who_reconnects_within_the_grace_is_never_told_away(
+    hearts: Hearts,
+) -> None:
+    # A flaky network, or a client that opens and closes streams in a loop: one announcement.
+    seated = await hearts.seated((0, 1))
+    spectator = Stream(hearts.watch(seated.name))
+    await spectator.opening(humans=2)
+    for _ in range(30):
+        player = Stream(hearts.watch(seated.name, seated.tokens[1]))
+        await player.opening(humans=2)
+        player.close()
+    assert await spectator.next_presence() == (1, True)
+    await spectator.nothing_within(1.0)
+    assert await spectator.next_presence() == (1, False)  # the grace after the last one
+    await spectator.nothing_within(0.5)
+    spectator.close()
+
+
+async def test_a_player_who_sits_down_while_a_stream_opens_is_told_connected(
+    server: HeartsServer, connect: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hearts = connect(server)
+    seated = await hearts.seated((0, 1))  # seats 2 and 3 are free: the table waits
+    update = server.store.presence
+    opening = asyncio.Event()
+
+    async def late(*args: Any, **kwargs: Any) -> int:
+        # The spectator's stream has read its record (seat 2 free); its presence update is
+        # slow, and a player sits down at seat 2 and connects before it lands.
+        monkeypatch.setattr(server.store, "presence", update)
+        opening.set()
+        await asyncio.sleep(0.5)
+        return await update(*args, **kwargs)
+
+    monkeypatch.setattr(server.store, "presence", late)
+    spectator = Stream(hearts.watch(seated.name))
+    await opening.wait()
+    joined = await hearts.join(seated.name, 2, player="late")
+    player = Stream(hearts.watch(seated.name, joined.seat_token))
+    assert await spectator.opening(humans=2) == [(0, False), (1, False)]
+    kinds = []
+    while "presence_changed" not in kinds:
+        message = await spectator.next()
+        kinds.append(event_kind(message))
+    assert kinds == ["player_joined", "presence_changed"]
+    assert presence_of(message) == (2, True)
+    player.close()
+    spectator.close()
+
+
+@pytest.mark.redis
+async def test_the_next_player_in_a_seat_is_not_shown_with_the_last_ones_lease(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    draining = await make_server(store="redis")
+    staying = connect(await make_server(store="redis"))
+    seated = await staying.seated((0, 1))
+    spectator = Stream(staying.watch(seated.name))
+    await spectator.opening(humans=2)
+    old = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
+    await old.opening(humans=2)
+    assert await spectator.next_presence() == (0, True)
+    # A rolling update leaves seat 0's lease to run out; its player leaves meanwhile.
+    await draining.stop(0.5)
+    await staying.leave(seated.name, seated.tokens[0])
+    assert await spectator.next_presence() == (0, False)
+    newcomer = await staying.join(seated.name, 0, player="newcomer")
+    late = Stream(staying.watch(seated.name))
+    assert await late.opening(humans=2) == [(0, False), (1, False)]
+    connected = Stream(staying.watch(seated.name, newcomer.seat_token))
+    await connected.opening(humans=2)
+    assert await spectator.next_presence() == (0, True)
+    for stream in (spectator, old, late, connected):
+        stream.close()

@@ -896,7 +896,10 @@ async def test_presence_counts_each_seats_leases_and_announces_its_changes(store
     # Without announcements the same kind of change publishes nothing.
     assert await store.presence(TABLE, now_ms=now, until_ms=now + 30_000, hold=[(3, "d")]) == 8
     assert await presence(now, drop=[(3, "d"), (1, "never held")]) == 0
-    for payload in (b"on 2", b"on 0", b"off 2", b"off 0", b"off 3"):
+    # A seat whose player left loses every lease of it at once; other seats keep theirs.
+    assert await presence(now, hold=[(1, "e"), (1, "f"), (3, "g")]) == 0b1010
+    assert await presence(now, vacate=[1]) == 0b1000
+    for payload in (b"on 2", b"on 0", b"off 2", b"off 0", b"off 3", b"on 1", b"on 3", b"off 1"):
         assert await next_batch(batches) == (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)
     # Presence is no change of the table, nor an event of its log.
     assert (await store.load(TABLE)).version == 0

@@ -140,6 +140,9 @@ _GONE_CHECK_SECONDS = 30.0  # how often each watched table is checked for having
 # its process, which also ends the leases of other processes' streams that ran out unrenewed.
 PRESENCE_LEASE_SECONDS = 30.0
 PRESENCE_REFRESH_SECONDS = 10.0
+# A stream that closes ends its lease this much later: a player who reconnects meanwhile (or
+# opens and closes streams in a loop) is never told away, and stays one announcement.
+PRESENCE_GRACE_SECONDS = 2.0
 _PRESENCE_BATCH = 64  # tables whose presence a refresh updates at once
 
 
@@ -395,6 +398,7 @@ class TableApp:
         table_ttl_seconds: float = 3600.0,
         presence_lease_seconds: float = PRESENCE_LEASE_SECONDS,
         presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
+        presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
     ) -> None:
         self.store = store
         self._table_ttl_ms = int(table_ttl_seconds * 1000)
@@ -434,6 +438,7 @@ class TableApp:
         self._leases: dict[str, dict[str, int]] = {}
         self._presence_lease_ms = int(presence_lease_seconds * 1000)
         self._presence_refresh_seconds = presence_refresh_seconds
+        self._presence_grace_seconds = presence_grace_seconds
         self._presence_kept = False
         self._lease_drops: set[asyncio.Task[None]] = set()
         # Monte Carlo decisions waiting for or in a worker, at most max_thinking (see _think),
@@ -1730,7 +1735,7 @@ class TableApp:
 
             return _Decision(new, batch, respond, open_seats=new.has_free_seat)
 
-        return _message(
+        response = _message(
             await self._mutate(
                 table_id,
                 caller_key=caller.key,
@@ -1741,6 +1746,14 @@ class TableApp:
                 fingerprint=_fingerprint(request_id, b"LeaveTable", name, etag),
             )
         )
+        # The seat's presence goes with its player: leases of their streams that are left
+        # (on a replica that died or drained) must not speak for whoever sits there next.
+        if caller.seat is not None:
+            try:
+                await self._update_presence(table_id, vacate=(caller.seat,))
+            except StoreUnavailableError as error:
+                self._store_unavailable(error)  # left; the leases run out instead
+        return response
 
     async def delete_table(
         self, name: str, token: str | None, *, etag: str, request_id: str
@@ -2406,6 +2419,7 @@ class TableApp:
         *,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
+        vacate: Sequence[int] = (),
     ) -> int:
         """Update the table's presence (see ``Store.presence``): the seats connected after."""
         now = self._now_ms()
@@ -2415,6 +2429,7 @@ class TableApp:
             until_ms=now + self._presence_lease_ms,
             hold=hold,
             drop=drop,
+            vacate=vacate,
             announce=convert.presence_announcements(now),
         )
 
@@ -2424,8 +2439,9 @@ class TableApp:
         self._presence_kept = True
 
     def _end_lease(self, table_id: str, seat: int, stream: str) -> None:
-        """Forget a stream's lease and, unless draining, end it in the store (in the
-        background: a stream's end must not wait for a round trip)."""
+        """Forget a stream's lease and, unless draining, end it in the store after the grace
+        (in the background: a stream's end must not wait for it). Until then it stands: its
+        last renewal keeps it at least 20 s."""
         leases = self._leases.get(table_id, {})
         leases.pop(stream, None)
         if not leases:
@@ -2440,6 +2456,10 @@ class TableApp:
         task.add_done_callback(self._lease_drops.discard)
 
     async def _drop_lease(self, table_id: str, seat: int, stream: str) -> None:
+        # A reconnect within the grace finds the seat still present: nothing is announced.
+        await asyncio.sleep(self._presence_grace_seconds)
+        if self._presence_kept:
+            return  # a drain began meanwhile: the lease runs out
         try:
             await self._update_presence(table_id, drop=((seat, stream),))
         except StoreUnavailableError as error:
@@ -2482,9 +2502,7 @@ class TableApp:
         tasks = list(self._drivers.values())
         if self._sweeper is not None:
             tasks.append(self._sweeper)
-        if self._lease_drops:  # a moment for leases ended just before; the rest run out
-            await asyncio.wait(list(self._lease_drops), timeout=1.0)
-        tasks += self._lease_drops
+        tasks += self._lease_drops  # within their grace: those leases run out
         for task in tasks:
             task.cancel()
         if tasks:
@@ -2555,6 +2573,10 @@ class TableApp:
                     response.event.presence_changed.seat = other
                     response.event.presence_changed.connected = bool(present >> other & 1)
                     yield response
+                else:
+                    # Not told: a player who sat down there since this stream's record was
+                    # read, and is connected, is told with the events that follow.
+                    present &= ~(1 << other)
             # How far a move of the table can set its next deadline off: a turn's time, or,
             # while the table waits for players, the wait for bots (the sooner of the two; a
             # timer that fires early only reads the table and sets the real deadline).

@@ -1354,10 +1354,11 @@ func (x *ReactionEvent) GetReaction() Reaction {
 // stream of theirs (WatchTable with their seat token, on any replica) is open.
 // A stream gets one for each seat a player holds right after its snapshot (or
 // its resumed events), then one whenever a player's first stream opens or
-// last stream closes. A stream that ends without closing (the player's
-// connection or the server's process died) counts until its lease runs out,
-// within 45 seconds. Bots are never reported. Like a reaction it is not
-// stored: its WatchTableResponse.sequence is that of the event before it.
+// last stream closes (2 seconds after, unless the player opened another
+// meanwhile). A stream that ends without closing (the player's app or the
+// server's process vanished) counts for at most about 45 seconds. Bots are
+// never reported. Like a reaction it is not stored: its
+// WatchTableResponse.sequence is that of the event before it.
 type PresenceChangedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat of the player.

@@ -322,11 +322,16 @@ class MemoryStore:
         until_ms: int,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
+        vacate: Sequence[int] = (),
         announce: Sequence[bytes] = (),
     ) -> int:
         leases = self._presence.get(table_id, {})
         before = _seat_bits(leases)
-        leases = {lease: until for lease, until in leases.items() if until > now_ms}
+        leases = {
+            lease: until
+            for lease, until in leases.items()
+            if until > now_ms and lease[0] not in vacate
+        }
         for lease in drop:
             leases.pop(lease, None)
         for lease in hold:

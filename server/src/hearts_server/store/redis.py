@@ -848,6 +848,7 @@ class RedisStore:
         until_ms: int,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
+        vacate: Sequence[int] = (),
         announce: Sequence[bytes] = (),
     ) -> int:
         batches = [encode_batch((StoredEvent(EPHEMERAL_SEQUENCE, None, e),)) for e in announce]
@@ -864,6 +865,8 @@ class RedisStore:
                 *batches,
                 len(drop),
                 *(f"{seat}:{stream}" for seat, stream in drop),
+                len(vacate),
+                *vacate,
                 *(f"{seat}:{stream}" for seat, stream in hold),
             )
         )

@@ -3,7 +3,8 @@
 -- KEYS: 1 the table's presence set
 -- ARGV: 1 now (ms), 2 when new and renewed leases run out (ms), 3 the table's channel,
 --       4 how many event batches follow (8 or 0): seats 0-3 connected, then seats 0-3
---       disconnected, 5 how many members to drop, then the members to drop, then those to hold
+--       disconnected, then how many members to drop and those members, then how many seats
+--       to vacate (every lease of each ends) and those seats, then the members to hold
 -- Returns the seats with a lease after the update, as bits (1 << seat). Each seat whose bit
 -- changed (a lease that ran out counts as dropped) has its batch published, in this one step.
 local function seats()
@@ -22,7 +23,20 @@ local drops = tonumber(ARGV[first])
 for i = first + 1, first + drops do
   redis.call('ZREM', KEYS[1], ARGV[i])
 end
-for i = first + drops + 1, #ARGV do
+local vacating = first + drops + 1
+local vacates = tonumber(ARGV[vacating])
+if vacates > 0 then
+  local gone = {}
+  for i = vacating + 1, vacating + vacates do
+    gone[ARGV[i]] = true
+  end
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+    if gone[string.sub(member, 1, 1)] then
+      redis.call('ZREM', KEYS[1], member)
+    end
+  end
+end
+for i = vacating + vacates + 1, #ARGV do
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[i])
 end
 -- The set goes one lease after its last lease runs out (an empty set is gone already): until
