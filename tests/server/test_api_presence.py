@@ -265,3 +265,44 @@ async def test_the_next_player_in_a_seat_is_not_shown_with_the_last_ones_lease(
     assert await spectator.next_presence() == (0, True)
     for stream in (spectator, old, late, connected):
         stream.close()
+
+
+async def test_a_leave_retried_after_the_next_player_sat_down_leaves_their_presence(
+    hearts: Hearts,
+) -> None:
+    seated = await hearts.seated((0, 1))  # seats 2 and 3 are free: no game yet
+    name = seated.name
+    spectator = Stream(hearts.watch(name))
+    await spectator.opening(humans=2)
+    await hearts.leave(name, seated.tokens[0], request_id="leave-1")
+    newcomer = await hearts.join(name, 0, player="newcomer")
+    phone = Stream(hearts.watch(name, newcomer.seat_token))
+    await phone.opening(humans=2)
+    assert await spectator.next_presence() == (0, True)
+    # The first player's client retries its leave (the answer was lost): answered from memory,
+    # it ends nothing of the newcomer's.
+    await hearts.leave(name, seated.tokens[0], request_id="leave-1")
+    await spectator.nothing_within(1.0)
+    late = Stream(hearts.watch(name))
+    assert await late.opening(humans=2) == [(0, True), (1, False)]
+    for stream in (spectator, phone, late):
+        stream.close()
+
+
+@pytest.mark.redis
+async def test_a_stream_closed_just_before_a_drain_is_announced_at_the_drain(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    draining = await make_server(store="redis")
+    staying = connect(await make_server(store="redis"))
+    seated = await staying.seated((0, 1))
+    spectator = Stream(staying.watch(seated.name))
+    await spectator.opening(humans=2)
+    player = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
+    await player.opening(humans=2)
+    assert await spectator.next_presence() == (0, True)
+    player.close()  # the app closed it: away is due 2 s later
+    await asyncio.sleep(0.5)
+    await draining.stop(0.5)  # a rolling update meanwhile does not put it off for 30 s
+    assert await spectator.next_presence(seconds=2) == (0, False)
+    spectator.close()

@@ -497,6 +497,13 @@ def test_event_bytes_are_the_events_serialized() -> None:
             turn.turn_changed.seat = seat
             payload = convert.turn_changed_bytes(seat, time_ms)
             assert payload == turn.SerializeToString(deterministic=True)
+    for time_ms in times:
+        announced = convert.presence_announcements(time_ms)
+        for index, (connected, seat) in enumerate((c, s) for c in (True, False) for s in range(4)):
+            presence = events_pb.TableEvent(event_time=_timestamp(time_ms))
+            presence.presence_changed.seat = seat
+            presence.presence_changed.connected = connected
+            assert announced[index] == presence.SerializeToString(deterministic=True)
 
 
 @pytest.mark.parametrize("hand_size", [0, 1, 5, 13])

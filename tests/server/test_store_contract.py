@@ -896,10 +896,15 @@ async def test_presence_counts_each_seats_leases_and_announces_its_changes(store
     # Without announcements the same kind of change publishes nothing.
     assert await store.presence(TABLE, now_ms=now, until_ms=now + 30_000, hold=[(3, "d")]) == 8
     assert await presence(now, drop=[(3, "d"), (1, "never held")]) == 0
-    # A seat whose player left loses every lease of it at once; other seats keep theirs.
-    assert await presence(now, hold=[(1, "e"), (1, "f"), (3, "g")]) == 0b1010
-    assert await presence(now, vacate=[1]) == 0b1000
-    for payload in (b"on 2", b"on 0", b"off 2", b"off 0", b"off 3", b"on 1", b"on 3", b"off 1"):
+    # A seat whose player left loses every lease of theirs at once (the stream ids start with
+    # the seat's epoch); the next player's there, and other seats', stay.
+    assert await presence(now, hold=[(1, "4:e"), (1, "4:f"), (2, "5:h"), (3, "4:g")]) == 0b1110
+    assert await presence(now, vacate=[(1, "4:"), (2, "4:")]) == 0b1100
+    assert await presence(now, drop=[(2, "5:h"), (3, "4:g")]) == 0
+    for payload in (
+        *(b"on 2", b"on 0", b"off 2", b"off 0", b"off 3"),
+        *(b"on 1", b"on 2", b"on 3", b"off 1", b"off 2", b"off 3"),
+    ):
         assert await next_batch(batches) == (StoredEvent(EPHEMERAL_SEQUENCE, None, payload),)
     # Presence is no change of the table, nor an event of its log.
     assert (await store.load(TABLE)).version == 0

@@ -668,14 +668,8 @@ def reaction_bytes(seat: int, reaction: int, time_ms: int) -> bytes:
 def presence_announcements(time_ms: int) -> tuple[bytes, ...]:
     """The eight serialized TableEvents a presence update may send (see ``Store.presence``):
     seats 0 to 3 connected, then seats 0 to 3 disconnected, at ``time_ms``."""
-    announcements = []
-    for connected in (True, False):
-        for seat in range(4):
-            event = events_pb.TableEvent(event_time=timestamp(time_ms))
-            event.presence_changed.seat = seat
-            event.presence_changed.connected = connected
-            announcements.append(event.SerializeToString())
-    return tuple(announcements)
+    time = _event_time(time_ms)
+    return tuple(time + body for body in _PRESENCE_BODIES)
 
 
 def _event_time(time_ms: int) -> bytes:
@@ -691,6 +685,13 @@ _PLAYED_BODIES: dict[int, bytes] = {}  # at most 4 × 52 × 13 entries
 _EVENT_TIMES: _Memo[int, bytes] = _Memo(256)
 _TURN_BODIES = tuple(
     events_pb.TableEvent(turn_changed=events_pb.TurnChangedEvent(seat=seat)).SerializeToString()
+    for seat in range(4)
+)
+_PRESENCE_BODIES = tuple(
+    events_pb.TableEvent(
+        presence_changed=events_pb.PresenceChangedEvent(seat=seat, connected=connected)
+    ).SerializeToString()
+    for connected in (True, False)
     for seat in range(4)
 )
 _TIMED_OUT_BODIES = tuple(

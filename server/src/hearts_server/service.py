@@ -25,6 +25,7 @@ import binascii
 import collections
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -440,6 +441,7 @@ class TableApp:
         self._presence_refresh_seconds = presence_refresh_seconds
         self._presence_grace_seconds = presence_grace_seconds
         self._presence_kept = False
+        self._presence_draining = asyncio.Event()  # set with _presence_kept: see _drop_lease
         self._lease_drops: set[asyncio.Task[None]] = set()
         # Monte Carlo decisions waiting for or in a worker, at most max_thinking (see _think),
         # and how many the heuristic made instead; the server samples both for its metrics.
@@ -1747,10 +1749,13 @@ class TableApp:
             )
         )
         # The seat's presence goes with its player: leases of their streams that are left
-        # (on a replica that died or drained) must not speak for whoever sits there next.
-        if caller.seat is not None:
+        # (on a replica that died or drained) must not speak for whoever sits there next. Only
+        # those of the player's token (its epoch), so a retry answered from memory after the
+        # next player sat down there leaves that player's alone.
+        if caller.claims is not None and caller.seat is not None:
             try:
-                await self._update_presence(table_id, vacate=(caller.seat,))
+                vacated = (caller.seat, f"{caller.claims.epoch}:")
+                await self._update_presence(table_id, vacate=(vacated,))
             except StoreUnavailableError as error:
                 self._store_unavailable(error)  # left; the leases run out instead
         return response
@@ -2419,7 +2424,7 @@ class TableApp:
         *,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
-        vacate: Sequence[int] = (),
+        vacate: Sequence[tuple[int, str]] = (),
     ) -> int:
         """Update the table's presence (see ``Store.presence``): the seats connected after."""
         now = self._now_ms()
@@ -2435,8 +2440,10 @@ class TableApp:
 
     def keep_presence(self) -> None:
         """From now on (a drain), streams that end leave their leases to run out instead of
-        announcing their players gone: the players reconnect to another replica meanwhile."""
+        announcing their players gone: the players reconnect to another replica meanwhile.
+        Streams their apps closed before are announced at once, without their grace."""
         self._presence_kept = True
+        self._presence_draining.set()
 
     def _end_lease(self, table_id: str, seat: int, stream: str) -> None:
         """Forget a stream's lease and, unless draining, end it in the store after the grace
@@ -2456,10 +2463,10 @@ class TableApp:
         task.add_done_callback(self._lease_drops.discard)
 
     async def _drop_lease(self, table_id: str, seat: int, stream: str) -> None:
-        # A reconnect within the grace finds the seat still present: nothing is announced.
-        await asyncio.sleep(self._presence_grace_seconds)
-        if self._presence_kept:
-            return  # a drain began meanwhile: the lease runs out
+        # A reconnect within the grace finds the seat still present: nothing is announced. A
+        # drain ends the grace: the app closed this stream itself, so no reconnect is due.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._presence_draining.wait(), self._presence_grace_seconds)
         try:
             await self._update_presence(table_id, drop=((seat, stream),))
         except StoreUnavailableError as error:
@@ -2502,7 +2509,9 @@ class TableApp:
         tasks = list(self._drivers.values())
         if self._sweeper is not None:
             tasks.append(self._sweeper)
-        tasks += self._lease_drops  # within their grace: those leases run out
+        if self._lease_drops:  # woken by the drain (keep_presence): a moment to finish
+            await asyncio.wait(list(self._lease_drops), timeout=1.0)
+        tasks += self._lease_drops  # the rest run out
         for task in tasks:
             task.cancel()
         if tasks:
@@ -2524,7 +2533,8 @@ class TableApp:
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
         swept = False
-        stream = secrets.token_hex(8)  # this stream's presence lease, once it holds one
+        # This stream's presence lease, once it holds one: the seat's epoch first (see vacate).
+        stream = f"{caller.claims.epoch if caller.claims else 0}:{secrets.token_hex(8)}"
         leased = False
         self._watched[table_id] += 1
         self._start_sweeper()

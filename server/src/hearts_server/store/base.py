@@ -298,15 +298,17 @@ class Store(Protocol):
         until_ms: int,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
-        vacate: Sequence[int] = (),
+        vacate: Sequence[tuple[int, str]] = (),
         announce: Sequence[bytes] = (),
     ) -> int:
         """Update the table's presence (which seats have a player's stream open) and return it:
         bit ``1 << seat`` set for each seat holding at least one lease after the update.
 
         Leases that ran out by ``now_ms`` go first; then the streams ``drop`` (``(seat, stream
-        id)``) end theirs, every lease of the seats ``vacate`` ends (their player left), and
-        the streams ``hold`` take or renew theirs until ``until_ms``.
+        id)``) end theirs, every lease of a seat whose stream id starts with the prefix given
+        with it in ``vacate`` (``(seat, prefix)``: a player left, and the service starts its
+        stream ids with the seat's epoch) ends, and the streams ``hold`` take or renew theirs
+        until ``until_ms``.
         With ``announce`` (eight events: seat 0 to 3 connected, then seat 0 to 3 disconnected),
         each seat whose bit changed has its event sent to the table's watchers in every process,
         unstored (as :meth:`publish_ephemeral` sends), in the same atomic step, so events of two

@@ -322,7 +322,7 @@ class MemoryStore:
         until_ms: int,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
-        vacate: Sequence[int] = (),
+        vacate: Sequence[tuple[int, str]] = (),
         announce: Sequence[bytes] = (),
     ) -> int:
         leases = self._presence.get(table_id, {})
@@ -330,7 +330,8 @@ class MemoryStore:
         leases = {
             lease: until
             for lease, until in leases.items()
-            if until > now_ms and lease[0] not in vacate
+            if until > now_ms
+            and not any(lease[0] == seat and lease[1].startswith(prefix) for seat, prefix in vacate)
         }
         for lease in drop:
             leases.pop(lease, None)

@@ -848,7 +848,7 @@ class RedisStore:
         until_ms: int,
         hold: Sequence[tuple[int, str]] = (),
         drop: Sequence[tuple[int, str]] = (),
-        vacate: Sequence[int] = (),
+        vacate: Sequence[tuple[int, str]] = (),
         announce: Sequence[bytes] = (),
     ) -> int:
         batches = [encode_batch((StoredEvent(EPHEMERAL_SEQUENCE, None, e),)) for e in announce]
@@ -866,7 +866,7 @@ class RedisStore:
                 len(drop),
                 *(f"{seat}:{stream}" for seat, stream in drop),
                 len(vacate),
-                *vacate,
+                *(f"{seat}:{prefix}" for seat, prefix in vacate),
                 *(f"{seat}:{stream}" for seat, stream in hold),
             )
         )

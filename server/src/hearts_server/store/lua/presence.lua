@@ -3,8 +3,9 @@
 -- KEYS: 1 the table's presence set
 -- ARGV: 1 now (ms), 2 when new and renewed leases run out (ms), 3 the table's channel,
 --       4 how many event batches follow (8 or 0): seats 0-3 connected, then seats 0-3
---       disconnected, then how many members to drop and those members, then how many seats
---       to vacate (every lease of each ends) and those seats, then the members to hold
+--       disconnected, then how many members to drop and those members, then how many
+--       prefixes to vacate (every member that starts with one ends) and those prefixes, then
+--       the members to hold
 -- Returns the seats with a lease after the update, as bits (1 << seat). Each seat whose bit
 -- changed (a lease that ran out counts as dropped) has its batch published, in this one step.
 local function seats()
@@ -26,13 +27,12 @@ end
 local vacating = first + drops + 1
 local vacates = tonumber(ARGV[vacating])
 if vacates > 0 then
-  local gone = {}
-  for i = vacating + 1, vacating + vacates do
-    gone[ARGV[i]] = true
-  end
   for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-    if gone[string.sub(member, 1, 1)] then
-      redis.call('ZREM', KEYS[1], member)
+    for i = vacating + 1, vacating + vacates do
+      if string.sub(member, 1, #ARGV[i]) == ARGV[i] then
+        redis.call('ZREM', KEYS[1], member)
+        break
+      end
     end
   end
 end
