@@ -11,7 +11,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
 
-from .conftest import Hearts, ServerFactory, event_kind
+from .conftest import Hearts, Seated, ServerFactory, event_kind
 
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
 
@@ -241,18 +241,29 @@ async def test_a_player_who_sits_down_while_a_stream_opens_is_told_connected(
     spectator.close()
 
 
-@pytest.mark.redis
-async def test_the_next_player_in_a_seat_is_not_shown_with_the_last_ones_lease(
+async def _player_on_a_replica_that_drains(
     make_server: ServerFactory, connect: Any
-) -> None:
+) -> tuple[HeartsServer, Hearts, Seated, Stream, Stream]:
+    """Two replicas on one Redis and a table of two players: a spectator on the one that stays,
+    seat 0's stream on the one that will drain, and the spectator told seat 0 connected."""
     draining = await make_server(store="redis")
     staying = connect(await make_server(store="redis"))
     seated = await staying.seated((0, 1))
     spectator = Stream(staying.watch(seated.name))
     await spectator.opening(humans=2)
-    old = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
-    await old.opening(humans=2)
+    player = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
+    await player.opening(humans=2)
     assert await spectator.next_presence() == (0, True)
+    return draining, staying, seated, spectator, player
+
+
+@pytest.mark.redis
+async def test_the_next_player_in_a_seat_is_not_shown_with_the_last_ones_lease(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    draining, staying, seated, spectator, old = await _player_on_a_replica_that_drains(
+        make_server, connect
+    )
     # A rolling update leaves seat 0's lease to run out; its player leaves meanwhile.
     await draining.stop(0.5)
     await staying.leave(seated.name, seated.tokens[0])
@@ -293,14 +304,7 @@ async def test_a_leave_retried_after_the_next_player_sat_down_leaves_their_prese
 async def test_a_stream_closed_just_before_a_drain_is_announced_at_the_drain(
     make_server: ServerFactory, connect: Any
 ) -> None:
-    draining = await make_server(store="redis")
-    staying = connect(await make_server(store="redis"))
-    seated = await staying.seated((0, 1))
-    spectator = Stream(staying.watch(seated.name))
-    await spectator.opening(humans=2)
-    player = Stream(connect(draining).watch(seated.name, seated.tokens[0]))
-    await player.opening(humans=2)
-    assert await spectator.next_presence() == (0, True)
+    draining, _, _, spectator, player = await _player_on_a_replica_that_drains(make_server, connect)
     player.close()  # the app closed it: away is due 2 s later
     await asyncio.sleep(0.5)
     await draining.stop(0.5)  # a rolling update meanwhile does not put it off for 30 s
