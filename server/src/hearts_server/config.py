@@ -25,12 +25,14 @@ from hearts_server.tokens import MIN_SECRET_BYTES
 __all__ = [
     "MAX_CONNECTION_AGE_SECONDS",
     "MIN_CONNECTION_AGE_SECONDS",
+    "MIN_KEEPALIVE_SECONDS",
     "Settings",
     "networks",
     "parse_settings",
 ]
 
 MIN_CONNECTION_AGE_SECONDS = 0.1
+MIN_KEEPALIVE_SECONDS = 0.1
 MAX_CONNECTION_AGE_SECONDS = 2_000_000  # about 23 days; gRPC's limit is 2**31 - 1 milliseconds
 
 
@@ -58,6 +60,8 @@ class Settings:
     bot_workers: int = 1
     record_cache_size: int = 4096
     max_connection_age_seconds: float = 300.0
+    keepalive_seconds: float = 30.0
+    keepalive_timeout_seconds: float = 10.0
     identity_secret: str = ""
     identity_jwks_url: str = ""
     identity_issuer: str = ""
@@ -110,6 +114,11 @@ def parse_settings(
         "max_connection_age_seconds": "after this long a client connection is asked to move on "
         "(its calls and streams go on; new calls reconnect, so new replicas get their share); "
         "0: never",
+        "keepalive_seconds": "how long a client connection may be silent before the server pings "
+        "it (a watcher whose network vanished is found out, and shown as not connected, by the "
+        "ping that gets no answer)",
+        "keepalive_timeout_seconds": "how long the server waits for a ping's answer before it "
+        "closes the connection",
         "identity_secret": "secret that checks HS256/384/512 identity tokens (JWTs the app's "
         "backend signs); at least 32 bytes",
         "identity_jwks_url": "https URL of the JSON Web Key Set that checks RS/PS/ES/EdDSA "
@@ -315,6 +324,13 @@ def _problem(settings: Settings) -> str | None:
             f"--max-connection-age-seconds must be 0 or {MIN_CONNECTION_AGE_SECONDS:g} to "
             f"{MAX_CONNECTION_AGE_SECONDS:,} (got {age:g})"
         )
+    for name in ("keepalive_seconds", "keepalive_timeout_seconds"):
+        # gRPC takes whole milliseconds in a 32-bit int; under 1 ms would be 0, its "never".
+        if not MIN_KEEPALIVE_SECONDS <= getattr(settings, name) <= MAX_CONNECTION_AGE_SECONDS:
+            return (
+                f"--{name.replace('_', '-')} must be {MIN_KEEPALIVE_SECONDS:g} to "
+                f"{MAX_CONNECTION_AGE_SECONDS:,} (got {getattr(settings, name):g})"
+            )
     for field in dataclasses.fields(Settings):
         value = getattr(settings, field.name)
         if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison

@@ -328,6 +328,8 @@ class HeartsServer:
             trusted_proxies=networks(settings.trusted_proxies),
         )
         self.health = _HealthServicer()
+        keepalive_ms = round(settings.keepalive_seconds * 1000)
+        timeout_ms = round(settings.keepalive_timeout_seconds * 1000)
         options = [
             ("grpc.max_send_message_length", settings.max_message_bytes),
             ("grpc.max_receive_message_length", settings.max_message_bytes),
@@ -341,13 +343,18 @@ class HeartsServer:
             # running any Python (the client sees CANCELLED: gRPC's way).
             ("grpc.server.max_pending_requests", 2 * settings.max_pending_rpcs),
             ("grpc.server.max_pending_requests_hard_limit", 4 * settings.max_pending_rpcs),
-            ("grpc.keepalive_time_ms", 30_000),
-            ("grpc.keepalive_timeout_ms", 10_000),
+            # A connection silent this long gets a ping; one whose answer does not come in time
+            # is closed, and with it the streams of a client whose network vanished without a
+            # word (presence then shows its player as not connected).
+            ("grpc.keepalive_time_ms", keepalive_ms),
+            ("grpc.keepalive_timeout_ms", timeout_ms),
             # grpcio waits for a keepalive ping's answer as long as for any ping (60 s by
             # default), whatever keepalive_timeout_ms says: a client that vanished without
-            # closing (presence: "away") would be found out after 90 s instead of 40.
-            ("grpc.http2.ping_timeout_ms", 10_000),
-            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+            # closing would be found out after 90 s instead of 40.
+            ("grpc.http2.ping_timeout_ms", timeout_ms),
+            # The least time between two pings the server sends while no data flows, which
+            # would otherwise hold a keepalive shorter than 10 s back to that.
+            ("grpc.http2.min_ping_interval_without_data_ms", min(keepalive_ms, 10_000)),
             # A second process started on a port in use must fail, not share it unnoticed.
             ("grpc.so_reuseport", 0),
         ]
