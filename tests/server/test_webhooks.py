@@ -187,7 +187,8 @@ async def test_an_item_whose_sender_died_is_sent_once_its_lease_runs_out(
     await store.commit("01table", expected_version=1, data=b"{}", events=[], outbox=(item, 0))
     now = [1_000.0]
     # A sender claims it and dies before posting: the item is leased to it.
-    assert await store.outbox_claim(now_ms=1_000_000, lease_ms=60_000, limit=1) == [item]
+    [claimed] = await store.outbox_claim(now_ms=1_000_000, lease_ms=60_000, limit=1)
+    assert (claimed.id, claimed.attempts) == (item.id, 1)
     sender = WebhookSender(store, url=receiver.url, secret=b"s" * 32, clock=lambda: now[0])
     try:
         assert await sender.send_due() == 0  # still leased
@@ -198,6 +199,8 @@ async def test_an_item_whose_sender_died_is_sent_once_its_lease_runs_out(
     assert [body for _, body in receiver.posts] == [item.payload]
     headers, _ = receiver.posts[0]
     assert headers["hearts-signature"] == signature(b"s" * 32, 1_061, item.payload)
+    # The dead sender's delivery counts: the receiver may have had it (and this is its retry).
+    assert headers["hearts-webhook-attempt"] == "2"
     assert await store.outbox_size() == 0
 
 

@@ -228,7 +228,7 @@ class WebhookSender:
         return fresh, len(items)
 
     async def _deliver(self, item: OutboxItem) -> None:
-        attempt = item.attempts + 1
+        attempt = item.attempts  # this delivery's number, counted when it was claimed
         failure = await self._attempt(item, attempt)
         try:
             if failure is None:
@@ -243,7 +243,7 @@ class WebhookSender:
             else:
                 wait = min(self.FIRST_WAIT_SECONDS * 2 ** (attempt - 1), self.MAX_WAIT_SECONDS)
                 due_ms = int((self._clock() + wait) * 1000)
-                if await self._store.outbox_retry(item, due_ms=due_ms, attempts=attempt):
+                if await self._store.outbox_retry(item, due_ms=due_ms):
                     self.retried += 1
                     log.warning(
                         "webhook %s attempt %d failed (%s); next in %.0f s",

@@ -66,7 +66,8 @@ PLAYER_TABLES_KEPT = 100
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OutboxItem:
-    """Something to send (a webhook): its id, its payload, and how many times it was tried.
+    """Something to send (a webhook): its id, its payload, and how many deliveries of it were
+    tried: for a claimed item, this claim's included (its delivery's number, from 1).
 
     ``lease_ms``: for a claimed item, when the claimer's lease runs out (it identifies the
     claim: a retry by a claimer whose lease ran out changes nothing).
@@ -253,17 +254,18 @@ class Store(Protocol):
 
     async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
         """Up to ``limit`` outbox items due by ``now_ms``, oldest due first, each now leased:
-        due again at ``now_ms + lease_ms`` unless done or retried before."""
+        due again at ``now_ms + lease_ms`` unless done or retried before. Each claim counts a
+        delivery tried (``attempts``), so one whose claimer died before it could say how the
+        delivery went counts too."""
         ...
 
     async def outbox_done(self, item_id: str) -> None:
         """Remove an item from the outbox (sent, or given up)."""
         ...
 
-    async def outbox_retry(self, item: OutboxItem, *, due_ms: int, attempts: int) -> bool:
-        """Make a claimed item due at ``due_ms``, ``attempts`` deliveries tried so far, if the
-        claim is still the item's (its lease has not run out and been claimed again, nor the
-        item sent meanwhile); whether it was."""
+    async def outbox_retry(self, item: OutboxItem, *, due_ms: int) -> bool:
+        """Make a claimed item due at ``due_ms``, if the claim is still the item's (its lease
+        has not run out and been claimed again, nor the item sent meanwhile); whether it was."""
         ...
 
     async def outbox_size(self) -> int:

@@ -209,18 +209,18 @@ class MemoryStore:
         claimed = []
         for _, item_id in due:
             _, payload, attempts = self._outbox[item_id]
-            self._outbox[item_id] = (now_ms + lease_ms, payload, attempts)
-            claimed.append(OutboxItem(item_id, payload, attempts, now_ms + lease_ms))
+            self._outbox[item_id] = (now_ms + lease_ms, payload, attempts + 1)
+            claimed.append(OutboxItem(item_id, payload, attempts + 1, now_ms + lease_ms))
         return claimed
 
     async def outbox_done(self, item_id: str) -> None:
         self._outbox.pop(item_id, None)
 
-    async def outbox_retry(self, item: OutboxItem, *, due_ms: int, attempts: int) -> bool:
+    async def outbox_retry(self, item: OutboxItem, *, due_ms: int) -> bool:
         entry = self._outbox.get(item.id)
         if entry is None or entry[0] != item.lease_ms:
             return False
-        self._outbox[item.id] = (due_ms, entry[1], attempts)
+        self._outbox[item.id] = (due_ms, entry[1], entry[2])
         return True
 
     async def outbox_size(self) -> int:

@@ -725,19 +725,9 @@ class RedisStore:
             ("HDEL", keys.OUTBOX_ATTEMPTS, item_id),
         )
 
-    async def outbox_retry(self, item: OutboxItem, *, due_ms: int, attempts: int) -> bool:
+    async def outbox_retry(self, item: OutboxItem, *, due_ms: int) -> bool:
         [applied] = await self._run(
-            (
-                "EVALSHA",
-                _OUTBOX_RETRY.sha,
-                2,
-                keys.OUTBOX,
-                keys.OUTBOX_ATTEMPTS,
-                item.id,
-                item.lease_ms,
-                due_ms,
-                attempts,
-            )
+            ("EVALSHA", _OUTBOX_RETRY.sha, 1, keys.OUTBOX, item.id, item.lease_ms, due_ms)
         )
         return bool(applied)
 
