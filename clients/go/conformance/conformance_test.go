@@ -41,6 +41,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -59,6 +60,10 @@ const quickTargetScore = 30
 // fillTargetScore is the target score of the game that bots fill, which no other test asks for
 // (see quickTargetScore); it is small, to keep the game short.
 const fillTargetScore = 15
+
+// keepaliveParams are the README's: a ping after 60 s without anything from the server, while a
+// call is open, and 20 s for its answer. Time must stay at least 10 s, the server's limit.
+var keepaliveParams = keepalive.ClientParameters{Time: 60 * time.Second, Timeout: 20 * time.Second}
 
 // testTimeout bounds each test; a whole game with inline bots takes well under a second.
 const testTimeout = 60 * time.Second
@@ -916,7 +921,8 @@ func connect(t *testing.T) (context.Context, heartsv1.TableServiceClient) {
 	if address == "" {
 		t.Skip("HEARTS_SERVER is unset; run under scripts/with-server.sh to test against a live server")
 	}
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithKeepaliveParams(keepaliveParams))
 	if err != nil {
 		t.Fatalf("dial %s: %v", address, err)
 	}

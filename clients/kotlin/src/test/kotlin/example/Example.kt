@@ -22,6 +22,7 @@ import io.grpc.StatusException
 import io.grpc.okhttp.OkHttpChannelBuilder
 import io.grpc.protobuf.StatusProto
 import io.grpc.stub.MetadataUtils
+import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 
@@ -33,7 +34,13 @@ fun bearer(token: String): Metadata = Metadata().apply {
 fun main(args: Array<String>) = runBlocking {
     val address = args.firstOrNull() ?: "127.0.0.1:50051"
     // Plaintext for a local server; use TlsChannelCredentials.create() for a real one.
-    val channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create()).build()
+    // Keepalive: while a call is open, a connection silent for 60 s gets a ping, and one whose
+    // answer takes over 20 s is given up, so that a stream on a connection that died silently
+    // fails with UNAVAILABLE instead of hanging. The time must stay at least 10 s.
+    val channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create())
+        .keepAliveTime(60, TimeUnit.SECONDS)
+        .keepAliveTimeout(20, TimeUnit.SECONDS)
+        .build()
     val client = TableServiceCoroutineStub(channel)
     try {
         // Seats 1 to 3 start as bots; seat 0 stays empty for us. Unset rules take the defaults.

@@ -144,7 +144,11 @@ class ConformanceTest {
         assumeTrue(!address.isNullOrEmpty(), SKIP_MESSAGE)
         this.address = address
         testName = info.displayName
-        channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create()).build()
+        // Keepalive as the README's example sets it (KeepaliveTest checks what it is for).
+        channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create())
+            .keepAliveTime(60, TimeUnit.SECONDS)
+            .keepAliveTimeout(20, TimeUnit.SECONDS)
+            .build()
         client = TableServiceCoroutineStub(channel)
     }
 
