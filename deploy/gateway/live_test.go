@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
 )
@@ -450,6 +451,75 @@ func TestLiveShutdownEndsStreamsWithShuttingDown(t *testing.T) {
 	}
 	if elapsed := time.Since(started); elapsed > 3*time.Second {
 		t.Errorf("shutdown with an open stream took %s; streams should end at once", elapsed)
+	}
+}
+
+// A quiet table (three bots and a free seat: the game waits for a player) watched through the
+// gateway over the Connect protocol with JSON and heartbeat_interval 5 s: after the snapshot, the
+// next message is a heartbeat, within 8 s but not before about 5 s, numbered as the snapshot,
+// with the server's clock. What keeps a page's stream alive behind a proxy's idle timeout.
+func TestLiveWatchHeartbeatOverConnectJSON(t *testing.T) {
+	base := gatewayURL(t)
+	create := connect.NewClient[heartsv1.CreateTableRequest, heartsv1.CreateTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_CreateTable_FullMethodName, connect.WithProtoJSON())
+	watch := connect.NewClient[heartsv1.WatchTableRequest, heartsv1.WatchTableResponse](
+		http.DefaultClient, base+heartsv1.TableService_WatchTable_FullMethodName, connect.WithProtoJSON())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	bots := []*heartsv1.Seat{}
+	for seat := int32(1); seat <= 3; seat++ {
+		bots = append(bots, &heartsv1.Seat{Seat: seat, Occupant: heartsv1.SeatOccupant_SEAT_OCCUPANT_BOT, BotLevel: heartsv1.BotLevel_BOT_LEVEL_RANDOM})
+	}
+	created, err := create.CallUnary(ctx, connect.NewRequest(&heartsv1.CreateTableRequest{
+		Table: &heartsv1.Table{DisplayName: "gateway heartbeats", Seats: bots},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := watch.CallServerStream(ctx, connect.NewRequest(&heartsv1.WatchTableRequest{
+		Name:              created.Msg.GetView().GetTable().GetName(),
+		HeartbeatInterval: durationpb.New(5 * time.Second),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	if !stream.Receive() || stream.Msg().GetSnapshot() == nil {
+		t.Fatalf("no snapshot first: %v", stream.Err())
+	}
+	snapshot := stream.Msg().GetSequence()
+	snapshotAt := time.Now()
+
+	next := make(chan *heartsv1.WatchTableResponse, 1)
+	go func() {
+		defer close(next)
+		if stream.Receive() {
+			next <- stream.Msg()
+		}
+	}()
+	var message *heartsv1.WatchTableResponse
+	select {
+	case message = <-next:
+	case <-time.After(8 * time.Second):
+		t.Fatal("no message within 8 s of the snapshot, want a heartbeat after 5 s")
+	}
+	if message == nil {
+		t.Fatalf("the stream ended after its snapshot: %v", stream.Err())
+	}
+	waited := time.Since(snapshotAt)
+	heartbeat := message.GetHeartbeat()
+	if heartbeat == nil {
+		t.Fatalf("after the snapshot came %v, want a heartbeat", message)
+	}
+	if waited < 4*time.Second {
+		t.Errorf("the heartbeat came %s after the snapshot, before the 5 s asked for", waited)
+	}
+	if message.GetSequence() != snapshot {
+		t.Errorf("heartbeat sequence %d, want the snapshot's %d", message.GetSequence(), snapshot)
+	}
+	if skew := time.Since(heartbeat.GetServerTime().AsTime()).Abs(); skew > 3*time.Second {
+		t.Errorf("heartbeat server_time %s is %s from now", heartbeat.GetServerTime().AsTime(), skew)
 	}
 }
 

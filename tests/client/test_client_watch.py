@@ -17,6 +17,7 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_client import HeartsClient, HeartsError, UnavailableError
+from hearts_server import service
 from hearts_server.server import HeartsServer
 from hearts_server.store.base import StoreUnavailableError
 from hearts_server.store.memory import MemoryStore
@@ -269,3 +270,24 @@ async def test_closing_the_client_while_a_watch_waits_to_reconnect_ends_it() -> 
     await asyncio.wait_for(task, 10)  # the iteration ends, without an error
     assert [item.HasField("snapshot") for item in received] == [True]
     assert client._channel is None  # nothing reopened on the closed client
+
+
+async def test_a_watch_that_asks_for_heartbeats_gets_them_between_events(
+    client: HeartsClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service, "_MIN_HEARTBEAT_SECONDS", 0.1)  # the API's least is 5 s
+    joined = await table_with_bots(client)
+    name = joined.view.table.name
+    stream = client.watch(name, heartbeat_interval=0.2)
+    async with contextlib.aclosing(stream):
+        assert (await anext(stream)).HasField("snapshot")
+        assert (await anext(stream)).event.HasField("presence_changed")
+        beat = await asyncio.wait_for(anext(stream), 2)
+        assert beat.HasField("heartbeat")
+        assert beat.sequence == joined.view.sequence  # it repeats the sequence before it
+        assert abs(beat.heartbeat.server_time.ToMilliseconds() - time.time() * 1000) < 5_000
+    # Out of range: refused, not retried.
+    with pytest.raises(HeartsError) as refused:
+        async for _ in client.watch(name, heartbeat_interval=0.05):
+            pass
+    assert refused.value.reason == "INVALID_REQUEST"

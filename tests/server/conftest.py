@@ -149,6 +149,8 @@ def event_kind(message: api.WatchTableResponse) -> str:
     """``snapshot``, or the event's kind (``card_played``, ...)."""
     if message.HasField("snapshot"):
         return "snapshot"
+    if message.HasField("heartbeat"):
+        return "heartbeat"
     return str(message.event.WhichOneof("event"))
 
 
@@ -317,12 +319,19 @@ class Hearts:
         return await self.stub.DeleteTable(request, metadata=bearer(token))
 
     def watch(
-        self, name: str, token: str | None = None, *, after_sequence: int | None = None
+        self,
+        name: str,
+        token: str | None = None,
+        *,
+        after_sequence: int | None = None,
+        heartbeat_seconds: float | None = None,
     ) -> Any:
         """A WatchTable call (iterate it; ``cancel()`` it to disconnect)."""
         request = api.WatchTableRequest(name=name)
         if after_sequence is not None:
             request.after_sequence = after_sequence
+        if heartbeat_seconds is not None:
+            request.heartbeat_interval.FromMilliseconds(round(heartbeat_seconds * 1000))
         return self.stub.WatchTable(request, metadata=bearer(token))
 
     async def move(self, name: str, token: str, seat_view: pb.TableView, rng: random.Random) -> Any:

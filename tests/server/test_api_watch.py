@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import grpc
@@ -10,6 +11,7 @@ import pytest
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
+from hearts_server import service
 
 from .conftest import Rejected, event_kind, owing, read_until, rejected, stored
 
@@ -285,3 +287,64 @@ async def test_a_resume_with_nothing_missed_answers_its_headers_at_once(hearts) 
     watch = hearts.watch(seated.name, seated.tokens[0], after_sequence=last)
     await asyncio.wait_for(watch.initial_metadata(), 5)
     watch.cancel()
+
+
+@pytest.fixture
+def quick_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heartbeat intervals from 0.1 s (the API's least is 5 s)."""
+    monkeypatch.setattr(service, "_MIN_HEARTBEAT_SECONDS", 0.1)
+
+
+async def test_a_quiet_stream_beats_at_the_interval_it_asked_for(
+    hearts, quick_heartbeats: None
+) -> None:
+    # A table that waits for players: nothing happens on it.
+    created = await hearts.create(bots={1: pb.BOT_LEVEL_RANDOM})
+    name = created.view.table.name
+    loop = asyncio.get_running_loop()
+    call = hearts.watch(name, heartbeat_seconds=0.3)
+    messages = aiter(call)
+    snapshot = await anext(messages)
+    assert snapshot.HasField("snapshot")
+    opened = loop.time()
+    beats = [await asyncio.wait_for(anext(messages), 2) for _ in range(3)]
+    assert [event_kind(m) for m in beats] == ["heartbeat"] * 3
+    # Each repeats the number of the message before it, and tells the server's time.
+    assert {m.sequence for m in beats} == {snapshot.sequence}
+    now_ms = time.time() * 1000  # the server's clock is this machine's
+    assert all(0 <= now_ms - m.heartbeat.server_time.ToMilliseconds() < 5_000 for m in beats)
+    assert 0.85 <= loop.time() - opened < 3  # three intervals of 0.3 s (a busy machine: more)
+    # An event in between: the next heartbeat comes one interval after it.
+    joined = await hearts.join(name, 0, player="late")
+    event = await asyncio.wait_for(anext(messages), 2)
+    while event_kind(event) != "player_joined":  # a heartbeat may have been on its way
+        event = await asyncio.wait_for(anext(messages), 2)
+    after_event = loop.time()
+    beat = await asyncio.wait_for(anext(messages), 2)
+    assert event_kind(beat) == "heartbeat"
+    assert 0.25 <= loop.time() - after_event < 2
+    assert beat.sequence == event.sequence == joined.view.sequence
+    call.cancel()
+
+
+async def test_a_stream_that_asks_for_no_heartbeat_gets_none(
+    hearts, quick_heartbeats: None
+) -> None:
+    created = await hearts.create(bots={1: pb.BOT_LEVEL_RANDOM})
+    call = hearts.watch(created.view.table.name)
+    messages = aiter(call)
+    assert (await anext(messages)).HasField("snapshot")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(anext(messages), 0.8)
+    call.cancel()
+
+
+@pytest.mark.parametrize("seconds", [-1.0, 4.9, 600.5])
+async def test_a_heartbeat_interval_out_of_range_is_refused(hearts, seconds: float) -> None:
+    created = await hearts.create()
+    call = hearts.watch(created.view.table.name, heartbeat_seconds=seconds)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await anext(aiter(call))  # refused before any message
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert rejected(caught.value).reason == "INVALID_REQUEST"
+    assert "heartbeat_interval" in (caught.value.details() or "")

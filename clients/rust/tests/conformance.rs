@@ -1285,9 +1285,11 @@ impl Watcher {
             .await
             .unwrap_or_else(|e| panic!("connect to {address}: {e}"));
         let mut client = TableServiceClient::new(channel);
-        let request = game
-            .seat
-            .request(WatchTableRequest { name: game.name.clone(), after_sequence: Some(after) });
+        let request = game.seat.request(WatchTableRequest {
+            name: game.name.clone(),
+            after_sequence: Some(after),
+            ..WatchTableRequest::default()
+        });
         let (sender, arrived) = mpsc::unbounded_channel();
         let task = tokio::spawn(async move {
             let mut stream = client.watch_table(request).await?.into_inner();
@@ -1376,6 +1378,9 @@ fn check_stream(game: &Game, after: i64, messages: &[WatchTableResponse], final_
             Some(Kind::Snapshot(_)) => panic!(
                 "seed {seed}: message {i} is a snapshot: the stream could not resume after {after}, so events were lost"
             ),
+            Some(Kind::Heartbeat(_)) => {
+                panic!("seed {seed}: message {i} is a heartbeat nobody asked for")
+            }
             None => None,
         };
         let event = event.unwrap_or_else(|| panic!("seed {seed}: message {i} holds no event"));

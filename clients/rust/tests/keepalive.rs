@@ -74,7 +74,7 @@ async fn a_watch_stream_on_a_dead_connection_fails_instead_of_hanging() {
     let channel = tokio::time::timeout(WAIT, endpoint.connect()).await;
     let channel = channel.expect("connected within WAIT").expect("connect to the relay");
     let mut watcher = TableServiceClient::new(channel);
-    let request = WatchTableRequest { name: name.clone(), after_sequence: None };
+    let request = WatchTableRequest { name: name.clone(), ..WatchTableRequest::default() };
     let watch = tokio::time::timeout(WAIT, watcher.watch_table(request)).await;
     let mut stream = watch.expect("WatchTable within WAIT").expect("WatchTable").into_inner();
     let first = tokio::time::timeout(WAIT, stream.message()).await.expect("a snapshot within WAIT");

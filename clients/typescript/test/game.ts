@@ -114,12 +114,14 @@ export async function collectUntilGameOver(
 
 /**
  * Whether a watch stream may deliver `message` after a message numbered `last`: numbers grow,
- * except that an unstored event (a reaction, a presence change), which has no number of its own,
- * repeats the number of the event before it.
+ * except that an unstored message (a reaction, a presence change, a heartbeat), which has no
+ * number of its own, repeats the number of the event before it.
  */
 export function inSequence(last: bigint, message: WatchTableResponse): boolean {
   const { sequence, kind } = message;
-  const unstored = kind.case === "event" && (kind.value.event.case === "reaction" || kind.value.event.case === "presenceChanged");
+  const unstored =
+    kind.case === "heartbeat" ||
+    (kind.case === "event" && (kind.value.event.case === "reaction" || kind.value.event.case === "presenceChanged"));
   return sequence > last || (sequence === last && unstored);
 }
 

@@ -553,7 +553,9 @@ class TableServicer(api_grpc.TableServiceServicer):
             # send for minutes: clients that wait for them to hand out the stream (tonic) would
             # wait as long.
             await context.send_initial_metadata(())
-            async for response in self.app.watch(request.name, bearer_token(context), after):
+            beat = request.heartbeat_interval if request.HasField("heartbeat_interval") else None
+            watch = self.app.watch(request.name, bearer_token(context), after, beat)
+            async for response in watch:
                 yield response
                 if first:
                     first = False

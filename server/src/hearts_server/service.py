@@ -131,6 +131,10 @@ _DRIVER_STANDSTILL = 3
 # server's (see TableApp). A driver a turn timer started that could not finish tries again after
 # _TIMER_RETRY_MS.
 _MIN_TURN_TIMEOUT_MS = 1_000
+# A watch's heartbeat_interval: a proxy's idle timeout is rarely under 30 s, and more than a
+# few thousand streams beating every second would cost more than their events.
+_MIN_HEARTBEAT_SECONDS = 5
+_MAX_HEARTBEAT_SECONDS = 600
 _TIMER_RETRY_MS = 2_000
 _SECURE = secrets.SystemRandom()
 
@@ -2520,15 +2524,21 @@ class TableApp:
     # ------------------------------------------------------------------ watching
 
     async def watch(
-        self, name: str, token: str | None, after_sequence: int | None
+        self,
+        name: str,
+        token: str | None,
+        after_sequence: int | None,
+        heartbeat_interval: duration_pb2.Duration | None = None,
     ) -> AsyncIterator[api.WatchTableResponse]:
         """A snapshot of the caller's view, then every event it may see, in order.
 
         With ``after_sequence`` the stream resumes: the events after it, or a new snapshot first
         when those are no longer kept. Subscribing happens before reading, so no event falls in
-        the gap between the snapshot and the live feed.
+        the gap between the snapshot and the live feed. With ``heartbeat_interval``, a
+        ``Heartbeat`` whenever the stream has sent nothing for that long.
         """
         table_id = parse_table_name(name)
+        heartbeat = _heartbeat_seconds(heartbeat_interval)
         caller = self.caller(token, table_id)
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
@@ -2592,7 +2602,21 @@ class TableApp:
             # timer that fires early only reads the table and sets the real deadline).
             fill_ms = record.fill_after_ms if record.game is None else 0
             timeout_ms = min(record.turn_timeout_ms or fill_ms, fill_ms or record.turn_timeout_ms)
-            async for batch in subscription:
+            loop = asyncio.get_running_loop()
+            sent = loop.time()  # when this stream last sent something (for heartbeats)
+            while True:
+                if heartbeat is None:
+                    batch = await subscription.receive()
+                else:
+                    try:
+                        async with asyncio.timeout_at(sent + heartbeat):
+                            batch = await subscription.receive()
+                    except TimeoutError:
+                        yield _heartbeat(last, self._now_ms())
+                        sent = loop.time()
+                        continue
+                if batch is None:
+                    break
                 if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
                     self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
@@ -2609,6 +2633,7 @@ class TableApp:
                                 continue
                             present ^= 1 << changed.seat
                         yield response
+                        sent = loop.time()
                         continue
                     if event.sequence <= last:
                         continue
@@ -2621,12 +2646,14 @@ class TableApp:
                             if missed_event.audience is None or missed_event.audience == seat:
                                 response = _event_response(missed_event)
                                 yield response
+                                sent = loop.time()
                                 if _leaves(response, seat):
                                     raise _revoked()
                     last = event.sequence
                     if event.audience is None or event.audience == seat:
                         response = _event_response(event)
                         yield response
+                        sent = loop.time()
                         if fill_ms and response.event.HasField("round_started"):
                             # The game started: no more waiting for players.
                             fill_ms, timeout_ms = 0, record.turn_timeout_ms
@@ -2933,6 +2960,29 @@ def _duration_ms(
             f"{field} must be from 1 to {most / 1000:g} seconds on this server, or unset",
         )
     return milliseconds
+
+
+def _heartbeat_seconds(interval: duration_pb2.Duration | None) -> float | None:
+    """A watch's heartbeat_interval in seconds (None: no heartbeats), from 5 s to 10 minutes."""
+    if interval is None or (interval.seconds == 0 and interval.nanos == 0):
+        return None
+    if not 0 <= interval.nanos < 1_000_000_000 or interval.seconds < 0:
+        raise ServiceError("INVALID_REQUEST", "heartbeat_interval must not be negative")
+    seconds = interval.seconds + interval.nanos / 1e9
+    if not _MIN_HEARTBEAT_SECONDS <= seconds <= _MAX_HEARTBEAT_SECONDS:
+        raise ServiceError(
+            "INVALID_REQUEST",
+            f"heartbeat_interval must be from {_MIN_HEARTBEAT_SECONDS} to "
+            f"{_MAX_HEARTBEAT_SECONDS} seconds, or unset",
+        )
+    return seconds
+
+
+def _heartbeat(sequence: int, now_ms: int) -> api.WatchTableResponse:
+    """A stream's Heartbeat: the number of the message before it, and the server's time."""
+    response = api.WatchTableResponse(sequence=sequence)
+    response.heartbeat.server_time.FromMilliseconds(now_ms)
+    return response
 
 
 def _player_name(display_name: str) -> str:

@@ -30,6 +30,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1710,8 +1711,14 @@ type WatchTableRequest struct {
 	// with the events after it, or, if the server no longer keeps them, with a
 	// new snapshot first.
 	AfterSequence *int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3,oneof" json:"after_sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Ask for a Heartbeat whenever the stream has sent nothing for this long:
+	// for a connection through a proxy or load balancer that closes a response
+	// silent for longer than its idle timeout (often 60 s), as a web page's
+	// stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+	// heartbeats.
+	HeartbeatInterval *durationpb.Duration `protobuf:"bytes,3,opt,name=heartbeat_interval,json=heartbeatInterval,proto3" json:"heartbeat_interval,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WatchTableRequest) Reset() {
@@ -1758,13 +1765,21 @@ func (x *WatchTableRequest) GetAfterSequence() int64 {
 	return 0
 }
 
+func (x *WatchTableRequest) GetHeartbeatInterval() *durationpb.Duration {
+	if x != nil {
+		return x.HeartbeatInterval
+	}
+	return nil
+}
+
 // WatchTableResponse is one message of a table's watch stream.
 type WatchTableResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The position in the table's event sequence: for an event its own
 	// number, for a snapshot the number of the last event it includes.
 	// Numbers never go down; a stream may skip numbers (private events of other
-	// seats), and a ReactionEvent repeats the number of the event before it.
+	// seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+	// repeats the number of the message before it.
 	Sequence int64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// What the message carries.
 	//
@@ -1772,6 +1787,7 @@ type WatchTableResponse struct {
 	//
 	//	*WatchTableResponse_Snapshot
 	//	*WatchTableResponse_Event
+	//	*WatchTableResponse_Heartbeat
 	Kind          isWatchTableResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1839,6 +1855,15 @@ func (x *WatchTableResponse) GetEvent() *TableEvent {
 	return nil
 }
 
+func (x *WatchTableResponse) GetHeartbeat() *Heartbeat {
+	if x != nil {
+		if x, ok := x.Kind.(*WatchTableResponse_Heartbeat); ok {
+			return x.Heartbeat
+		}
+	}
+	return nil
+}
+
 type isWatchTableResponse_Kind interface {
 	isWatchTableResponse_Kind()
 }
@@ -1854,15 +1879,70 @@ type WatchTableResponse_Event struct {
 	Event *TableEvent `protobuf:"bytes,3,opt,name=event,proto3,oneof"`
 }
 
+type WatchTableResponse_Heartbeat struct {
+	// Nothing to tell for the heartbeat_interval the caller asked for.
+	Heartbeat *Heartbeat `protobuf:"bytes,4,opt,name=heartbeat,proto3,oneof"`
+}
+
 func (*WatchTableResponse_Snapshot) isWatchTableResponse_Kind() {}
 
 func (*WatchTableResponse_Event) isWatchTableResponse_Kind() {}
+
+func (*WatchTableResponse_Heartbeat) isWatchTableResponse_Kind() {}
+
+// Heartbeat keeps a quiet stream's connection from looking idle to whatever
+// lies between the caller and the server.
+type Heartbeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The server's clock when it sent this: for a countdown to a deadline on a
+	// device whose own clock is off.
+	ServerTime    *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Heartbeat) Reset() {
+	*x = Heartbeat{}
+	mi := &file_hearts_v1_table_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Heartbeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Heartbeat) ProtoMessage() {}
+
+func (x *Heartbeat) ProtoReflect() protoreflect.Message {
+	mi := &file_hearts_v1_table_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
+func (*Heartbeat) Descriptor() ([]byte, []int) {
+	return file_hearts_v1_table_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Heartbeat) GetServerTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServerTime
+	}
+	return nil
+}
 
 var File_hearts_v1_table_service_proto protoreflect.FileDescriptor
 
 const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"+\n" +
+	"\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"+\n" +
 	"\x0fGetTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\"<\n" +
 	"\x10GetTableResponse\x12(\n" +
@@ -1971,16 +2051,21 @@ const file_hearts_v1_table_service_proto_rawDesc = "" +
 	"\x06tables\x18\x01 \x03(\v2\x16.hearts.v1.PlayerTableR\x06tables\"I\n" +
 	"\vPlayerTable\x12&\n" +
 	"\x05table\x18\x01 \x01(\v2\x10.hearts.v1.TableR\x05table\x12\x12\n" +
-	"\x04seat\x18\x02 \x01(\x05R\x04seat\"l\n" +
+	"\x04seat\x18\x02 \x01(\x05R\x04seat\"\xb6\x01\n" +
 	"\x11WatchTableRequest\x12\x18\n" +
 	"\x04name\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x04name\x12*\n" +
-	"\x0eafter_sequence\x18\x02 \x01(\x03H\x00R\rafterSequence\x88\x01\x01B\x11\n" +
-	"\x0f_after_sequence\"\x9b\x01\n" +
+	"\x0eafter_sequence\x18\x02 \x01(\x03H\x00R\rafterSequence\x88\x01\x01\x12H\n" +
+	"\x12heartbeat_interval\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatIntervalB\x11\n" +
+	"\x0f_after_sequence\"\xd1\x01\n" +
 	"\x12WatchTableResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x122\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x14.hearts.v1.TableViewH\x00R\bsnapshot\x12-\n" +
-	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05eventB\x06\n" +
-	"\x04kind2\xae\f\n" +
+	"\x05event\x18\x03 \x01(\v2\x15.hearts.v1.TableEventH\x00R\x05event\x124\n" +
+	"\theartbeat\x18\x04 \x01(\v2\x14.hearts.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
+	"\x04kind\"H\n" +
+	"\tHeartbeat\x12;\n" +
+	"\vserver_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"serverTime2\xae\f\n" +
 	"\fTableService\x12`\n" +
 	"\bGetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n" +
 	"\n" +
@@ -2014,7 +2099,7 @@ func file_hearts_v1_table_service_proto_rawDescGZIP() []byte {
 	return file_hearts_v1_table_service_proto_rawDescData
 }
 
-var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_hearts_v1_table_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*GetTableRequest)(nil),          // 0: hearts.v1.GetTableRequest
 	(*GetTableResponse)(nil),         // 1: hearts.v1.GetTableResponse
@@ -2045,69 +2130,74 @@ var file_hearts_v1_table_service_proto_goTypes = []any{
 	(*PlayerTable)(nil),              // 26: hearts.v1.PlayerTable
 	(*WatchTableRequest)(nil),        // 27: hearts.v1.WatchTableRequest
 	(*WatchTableResponse)(nil),       // 28: hearts.v1.WatchTableResponse
-	(*TableView)(nil),                // 29: hearts.v1.TableView
-	(*Table)(nil),                    // 30: hearts.v1.Table
-	(*Card)(nil),                     // 31: hearts.v1.Card
-	(Reaction)(0),                    // 32: hearts.v1.Reaction
-	(*Rules)(nil),                    // 33: hearts.v1.Rules
-	(*durationpb.Duration)(nil),      // 34: google.protobuf.Duration
-	(*TableEvent)(nil),               // 35: hearts.v1.TableEvent
+	(*Heartbeat)(nil),                // 29: hearts.v1.Heartbeat
+	(*TableView)(nil),                // 30: hearts.v1.TableView
+	(*Table)(nil),                    // 31: hearts.v1.Table
+	(*Card)(nil),                     // 32: hearts.v1.Card
+	(Reaction)(0),                    // 33: hearts.v1.Reaction
+	(*Rules)(nil),                    // 34: hearts.v1.Rules
+	(*durationpb.Duration)(nil),      // 35: google.protobuf.Duration
+	(*TableEvent)(nil),               // 36: hearts.v1.TableEvent
+	(*timestamppb.Timestamp)(nil),    // 37: google.protobuf.Timestamp
 }
 var file_hearts_v1_table_service_proto_depIdxs = []int32{
-	29, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
-	30, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
-	30, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
-	29, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
-	29, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
-	29, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
-	29, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
-	31, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
-	29, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
-	31, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
-	29, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
-	31, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
-	32, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
-	33, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
-	34, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
-	34, // 15: hearts.v1.QuickJoinRequest.fill_with_bots_after:type_name -> google.protobuf.Duration
-	29, // 16: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
+	30, // 0: hearts.v1.GetTableResponse.view:type_name -> hearts.v1.TableView
+	31, // 1: hearts.v1.ListTablesResponse.tables:type_name -> hearts.v1.Table
+	31, // 2: hearts.v1.CreateTableRequest.table:type_name -> hearts.v1.Table
+	30, // 3: hearts.v1.CreateTableResponse.view:type_name -> hearts.v1.TableView
+	30, // 4: hearts.v1.JoinTableResponse.view:type_name -> hearts.v1.TableView
+	30, // 5: hearts.v1.LeaveTableResponse.view:type_name -> hearts.v1.TableView
+	30, // 6: hearts.v1.RematchTableResponse.view:type_name -> hearts.v1.TableView
+	32, // 7: hearts.v1.PassCardsRequest.cards:type_name -> hearts.v1.Card
+	30, // 8: hearts.v1.PassCardsResponse.view:type_name -> hearts.v1.TableView
+	32, // 9: hearts.v1.PlayCardRequest.card:type_name -> hearts.v1.Card
+	30, // 10: hearts.v1.PlayCardResponse.view:type_name -> hearts.v1.TableView
+	32, // 11: hearts.v1.SuggestMoveResponse.cards:type_name -> hearts.v1.Card
+	33, // 12: hearts.v1.SendReactionRequest.reaction:type_name -> hearts.v1.Reaction
+	34, // 13: hearts.v1.QuickJoinRequest.rules:type_name -> hearts.v1.Rules
+	35, // 14: hearts.v1.QuickJoinRequest.turn_timeout:type_name -> google.protobuf.Duration
+	35, // 15: hearts.v1.QuickJoinRequest.fill_with_bots_after:type_name -> google.protobuf.Duration
+	30, // 16: hearts.v1.QuickJoinResponse.view:type_name -> hearts.v1.TableView
 	26, // 17: hearts.v1.ListPlayerTablesResponse.tables:type_name -> hearts.v1.PlayerTable
-	30, // 18: hearts.v1.PlayerTable.table:type_name -> hearts.v1.Table
-	29, // 19: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
-	35, // 20: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
-	0,  // 21: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
-	2,  // 22: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
-	4,  // 23: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
-	6,  // 24: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
-	8,  // 25: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
-	10, // 26: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
-	14, // 27: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
-	16, // 28: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
-	12, // 29: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
-	18, // 30: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
-	20, // 31: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
-	22, // 32: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
-	24, // 33: hearts.v1.TableService.ListPlayerTables:input_type -> hearts.v1.ListPlayerTablesRequest
-	27, // 34: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
-	1,  // 35: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
-	3,  // 36: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
-	5,  // 37: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
-	7,  // 38: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
-	9,  // 39: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
-	11, // 40: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
-	15, // 41: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
-	17, // 42: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
-	13, // 43: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
-	19, // 44: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
-	21, // 45: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
-	23, // 46: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
-	25, // 47: hearts.v1.TableService.ListPlayerTables:output_type -> hearts.v1.ListPlayerTablesResponse
-	28, // 48: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
-	35, // [35:49] is the sub-list for method output_type
-	21, // [21:35] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	31, // 18: hearts.v1.PlayerTable.table:type_name -> hearts.v1.Table
+	35, // 19: hearts.v1.WatchTableRequest.heartbeat_interval:type_name -> google.protobuf.Duration
+	30, // 20: hearts.v1.WatchTableResponse.snapshot:type_name -> hearts.v1.TableView
+	36, // 21: hearts.v1.WatchTableResponse.event:type_name -> hearts.v1.TableEvent
+	29, // 22: hearts.v1.WatchTableResponse.heartbeat:type_name -> hearts.v1.Heartbeat
+	37, // 23: hearts.v1.Heartbeat.server_time:type_name -> google.protobuf.Timestamp
+	0,  // 24: hearts.v1.TableService.GetTable:input_type -> hearts.v1.GetTableRequest
+	2,  // 25: hearts.v1.TableService.ListTables:input_type -> hearts.v1.ListTablesRequest
+	4,  // 26: hearts.v1.TableService.CreateTable:input_type -> hearts.v1.CreateTableRequest
+	6,  // 27: hearts.v1.TableService.DeleteTable:input_type -> hearts.v1.DeleteTableRequest
+	8,  // 28: hearts.v1.TableService.JoinTable:input_type -> hearts.v1.JoinTableRequest
+	10, // 29: hearts.v1.TableService.LeaveTable:input_type -> hearts.v1.LeaveTableRequest
+	14, // 30: hearts.v1.TableService.PassCards:input_type -> hearts.v1.PassCardsRequest
+	16, // 31: hearts.v1.TableService.PlayCard:input_type -> hearts.v1.PlayCardRequest
+	12, // 32: hearts.v1.TableService.RematchTable:input_type -> hearts.v1.RematchTableRequest
+	18, // 33: hearts.v1.TableService.SuggestMove:input_type -> hearts.v1.SuggestMoveRequest
+	20, // 34: hearts.v1.TableService.SendReaction:input_type -> hearts.v1.SendReactionRequest
+	22, // 35: hearts.v1.TableService.QuickJoin:input_type -> hearts.v1.QuickJoinRequest
+	24, // 36: hearts.v1.TableService.ListPlayerTables:input_type -> hearts.v1.ListPlayerTablesRequest
+	27, // 37: hearts.v1.TableService.WatchTable:input_type -> hearts.v1.WatchTableRequest
+	1,  // 38: hearts.v1.TableService.GetTable:output_type -> hearts.v1.GetTableResponse
+	3,  // 39: hearts.v1.TableService.ListTables:output_type -> hearts.v1.ListTablesResponse
+	5,  // 40: hearts.v1.TableService.CreateTable:output_type -> hearts.v1.CreateTableResponse
+	7,  // 41: hearts.v1.TableService.DeleteTable:output_type -> hearts.v1.DeleteTableResponse
+	9,  // 42: hearts.v1.TableService.JoinTable:output_type -> hearts.v1.JoinTableResponse
+	11, // 43: hearts.v1.TableService.LeaveTable:output_type -> hearts.v1.LeaveTableResponse
+	15, // 44: hearts.v1.TableService.PassCards:output_type -> hearts.v1.PassCardsResponse
+	17, // 45: hearts.v1.TableService.PlayCard:output_type -> hearts.v1.PlayCardResponse
+	13, // 46: hearts.v1.TableService.RematchTable:output_type -> hearts.v1.RematchTableResponse
+	19, // 47: hearts.v1.TableService.SuggestMove:output_type -> hearts.v1.SuggestMoveResponse
+	21, // 48: hearts.v1.TableService.SendReaction:output_type -> hearts.v1.SendReactionResponse
+	23, // 49: hearts.v1.TableService.QuickJoin:output_type -> hearts.v1.QuickJoinResponse
+	25, // 50: hearts.v1.TableService.ListPlayerTables:output_type -> hearts.v1.ListPlayerTablesResponse
+	28, // 51: hearts.v1.TableService.WatchTable:output_type -> hearts.v1.WatchTableResponse
+	38, // [38:52] is the sub-list for method output_type
+	24, // [24:38] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_hearts_v1_table_service_proto_init() }
@@ -2122,6 +2212,7 @@ func file_hearts_v1_table_service_proto_init() {
 	file_hearts_v1_table_service_proto_msgTypes[28].OneofWrappers = []any{
 		(*WatchTableResponse_Snapshot)(nil),
 		(*WatchTableResponse_Event)(nil),
+		(*WatchTableResponse_Heartbeat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2129,7 +2220,7 @@ func file_hearts_v1_table_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hearts_v1_table_service_proto_rawDesc), len(file_hearts_v1_table_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -838,6 +838,7 @@ class HeartsClient:
         *,
         after_sequence: int | None = None,
         max_reconnects: int | None = None,
+        heartbeat_interval: float | None = None,
     ) -> AsyncGenerator[api.WatchTableResponse, None]:
         """The table's stream: a snapshot (unless resuming), then every event this client may see.
 
@@ -852,6 +853,11 @@ class HeartsClient:
         missed, but each stream starts with every seated player's presence, so a reconnect
         brings the presence up to date). The iteration ends after a ``table_deleted`` event.
 
+        ``heartbeat_interval`` (seconds, 5 to 600) asks the server for a ``heartbeat`` item
+        whenever the stream has sent nothing for that long; it repeats the sequence before it
+        and carries the server's time (``heartbeat.server_time``). Proxies that close idle
+        responses need it; over gRPC the channel's keepalive pings keep the connection.
+
         Close the iterator when done (``contextlib.aclosing``) to end the call promptly.
         """
         name = table_name(name)
@@ -864,6 +870,8 @@ class HeartsClient:
             request = api.WatchTableRequest(name=name)
             if last is not None:
                 request.after_sequence = last
+            if heartbeat_interval is not None:
+                request.heartbeat_interval.FromNanoseconds(round(heartbeat_interval * 1e9))
             call = stub.WatchTable(request, metadata=self._metadata(self._token_for(name)))
             try:
                 async for response in call:
@@ -880,6 +888,8 @@ class HeartsClient:
                         yield response
                         if response.event.HasField("table_deleted"):
                             return
+                    elif response.HasField("heartbeat"):
+                        yield response  # it repeats the sequence before it
                     else:
                         last = response.sequence
                         yield response

@@ -274,10 +274,16 @@ class SyncHeartsClient:
         *,
         after_sequence: int | None = None,
         max_reconnects: int | None = None,
+        heartbeat_interval: float | None = None,
     ) -> Generator[api.WatchTableResponse, None, None]:
         """See :meth:`HeartsClient.watch`; close the iterator (or exhaust it) when done."""
         return self._iterate(
-            self.client.watch(name, after_sequence=after_sequence, max_reconnects=max_reconnects)
+            self.client.watch(
+                name,
+                after_sequence=after_sequence,
+                max_reconnects=max_reconnects,
+                heartbeat_interval=heartbeat_interval,
+            )
         )
 
     def _iterate(self, stream: AsyncIterator[T]) -> Generator[T, None, None]:

@@ -1994,6 +1994,13 @@ pub struct WatchTableRequest {
     /// new snapshot first.
     #[prost(int64, optional, tag = "2")]
     pub after_sequence: ::core::option::Option<i64>,
+    /// Ask for a Heartbeat whenever the stream has sent nothing for this long:
+    /// for a connection through a proxy or load balancer that closes a response
+    /// silent for longer than its idle timeout (often 60 s), as a web page's
+    /// stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+    /// heartbeats.
+    #[prost(message, optional, tag = "3")]
+    pub heartbeat_interval: ::core::option::Option<::prost_types::Duration>,
 }
 impl ::prost::Name for WatchTableRequest {
     const NAME: &'static str = "WatchTableRequest";
@@ -2011,11 +2018,12 @@ pub struct WatchTableResponse {
     /// The position in the table's event sequence: for an event its own
     /// number, for a snapshot the number of the last event it includes.
     /// Numbers never go down; a stream may skip numbers (private events of other
-    /// seats), and a ReactionEvent repeats the number of the event before it.
+    /// seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+    /// repeats the number of the message before it.
     #[prost(int64, tag = "1")]
     pub sequence: i64,
     /// What the message carries.
-    #[prost(oneof = "watch_table_response::Kind", tags = "2, 3")]
+    #[prost(oneof = "watch_table_response::Kind", tags = "2, 3, 4")]
     pub kind: ::core::option::Option<watch_table_response::Kind>,
 }
 /// Nested message and enum types in `WatchTableResponse`.
@@ -2030,6 +2038,9 @@ pub mod watch_table_response {
         /// One event that happened after the previous message.
         #[prost(message, tag = "3")]
         Event(super::TableEvent),
+        /// Nothing to tell for the heartbeat_interval the caller asked for.
+        #[prost(message, tag = "4")]
+        Heartbeat(super::Heartbeat),
     }
 }
 impl ::prost::Name for WatchTableResponse {
@@ -2040,6 +2051,25 @@ impl ::prost::Name for WatchTableResponse {
     }
     fn type_url() -> ::prost::alloc::string::String {
         "type.googleapis.com/hearts.v1.WatchTableResponse".into()
+    }
+}
+/// Heartbeat keeps a quiet stream's connection from looking idle to whatever
+/// lies between the caller and the server.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Heartbeat {
+    /// The server's clock when it sent this: for a countdown to a deadline on a
+    /// device whose own clock is off.
+    #[prost(message, optional, tag = "1")]
+    pub server_time: ::core::option::Option<::prost_types::Timestamp>,
+}
+impl ::prost::Name for Heartbeat {
+    const NAME: &'static str = "Heartbeat";
+    const PACKAGE: &'static str = "hearts.v1";
+    fn full_name() -> ::prost::alloc::string::String {
+        "hearts.v1.Heartbeat".into()
+    }
+    fn type_url() -> ::prost::alloc::string::String {
+        "type.googleapis.com/hearts.v1.Heartbeat".into()
     }
 }
 /// Generated client implementations.

@@ -182,6 +182,11 @@ class Subscription(Protocol):
 
     def __aiter__(self) -> AsyncIterator[tuple[StoredEvent, ...]]: ...
 
+    async def receive(self) -> tuple[StoredEvent, ...] | None:
+        """The next batch, or None once closed. A wait cancelled (a timeout) loses nothing:
+        the subscription goes on."""
+        ...
+
     async def close(self) -> None: ...
 
 

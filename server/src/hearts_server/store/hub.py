@@ -52,15 +52,20 @@ class HubSubscription:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[tuple[StoredEvent, ...]]:
-        while True:
-            item = await self._queue.get()
-            if item is _CLOSED:
-                if self._gone:
-                    raise TableGoneError(self.table_id)
-                if self._lagged:
-                    raise SubscriptionLaggedError(self.table_id)
-                return
-            yield item  # type: ignore[misc]
+        while (batch := await self.receive()) is not None:
+            yield batch
+
+    async def receive(self) -> tuple[StoredEvent, ...] | None:
+        """The next batch, or None once closed. A wait cancelled (a timeout) loses nothing:
+        the subscription goes on."""
+        item = await self._queue.get()  # which leaves the queue as it was when cancelled
+        if item is _CLOSED:
+            if self._gone:
+                raise TableGoneError(self.table_id)
+            if self._lagged:
+                raise SubscriptionLaggedError(self.table_id)
+            return None
+        return item  # type: ignore[return-value]
 
     async def close(self) -> None:
         """Stop receiving; the iterator ends."""

@@ -25,11 +25,12 @@ _sym_db = _symbol_database.Default()
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from hearts.v1 import table_pb2 as hearts_dot_v1_dot_table__pb2
 from hearts.v1 import table_event_pb2 as hearts_dot_v1_dot_table__event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"%\n\x0fGetTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"6\n\x10GetTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\"Q\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rhas_free_seat\x18\x03 \x01(\x08\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"g\n\x12\x43reateTableRequest\x12%\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.TableB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x16\n\x0eidentity_token\x18\x03 \x01(\t\"^\n\x13\x43reateTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"J\n\x12\x44\x65leteTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\x15\n\x13\x44\x65leteTableResponse\"\x9f\x01\n\x10JoinTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0eidentity_token\x18\x06 \x01(\tB\x07\n\x05_seat\"g\n\x11JoinTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"I\n\x11LeaveTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"F\n\x12LeaveTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"=\n\x13RematchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"j\n\x14RematchTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"n\n\x10PassCardsRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12$\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"E\n\x11PassCardsResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"l\n\x0fPlayCardRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"D\n\x10PlayCardResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"(\n\x12SuggestMoveRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"C\n\x13SuggestMoveResponse\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"V\n\x13SendReactionRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12+\n\x08reaction\x18\x02 \x01(\x0e\x32\x13.hearts.v1.ReactionB\x04\xe2\x41\x01\x02\"\x16\n\x14SendReactionResponse\"\xec\x01\n\x10QuickJoinRequest\x12\x1f\n\x05rules\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Rules\x12/\n\x0cturn_timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x16\n\x0eidentity_token\x18\x05 \x01(\t\x12\x37\n\x14\x66ill_with_bots_after\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"g\n\x11QuickJoinResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"J\n\x17ListPlayerTablesRequest\x12\x1c\n\x0eidentity_token\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\tpage_size\x18\x02 \x01(\x05\"B\n\x18ListPlayerTablesResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.hearts.v1.PlayerTable\"<\n\x0bPlayerTable\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Table\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"W\n\x11WatchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03H\x00\x88\x01\x01\x42\x11\n\x0f_after_sequence\"\x80\x01\n\x12WatchTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12(\n\x08snapshot\x18\x02 \x01(\x0b\x32\x14.hearts.v1.TableViewH\x00\x12&\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x15.hearts.v1.TableEventH\x00\x42\x06\n\x04kind2\xae\x0c\n\x0cTableService\x12`\n\x08GetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n\nListTables\x12\x1c.hearts.v1.ListTablesRequest\x1a\x1d.hearts.v1.ListTablesResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/v1/tables\x12g\n\x0b\x43reateTable\x12\x1d.hearts.v1.CreateTableRequest\x1a\x1e.hearts.v1.CreateTableResponse\"\x19\x82\xd3\xe4\x93\x02\x13\"\n/v1/tables:\x05table\x12i\n\x0b\x44\x65leteTable\x12\x1d.hearts.v1.DeleteTableRequest\x1a\x1e.hearts.v1.DeleteTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/{name=tables/*}\x12k\n\tJoinTable\x12\x1b.hearts.v1.JoinTableRequest\x1a\x1c.hearts.v1.JoinTableResponse\"#\x82\xd3\xe4\x93\x02\x1d\"\x18/v1/{name=tables/*}:join:\x01*\x12o\n\nLeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e\"\x19/v1/{name=tables/*}:leave:\x01*\x12p\n\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\"\"\x1d/v1/{name=tables/*}:passCards:\x01*\x12l\n\x08PlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tables/*}:playCard:\x01*\x12w\n\x0cRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tables/*}:rematch:\x01*\x12u\n\x0bSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"\'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12|\n\x0cSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%\" /v1/{name=tables/*}:sendReaction:\x01*\x12g\n\tQuickJoin\x12\x1b.hearts.v1.QuickJoinRequest\x1a\x1c.hearts.v1.QuickJoinResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\"\x14/v1/tables:quickJoin:\x01*\x12\x83\x01\n\x10ListPlayerTables\x12\".hearts.v1.ListPlayerTablesRequest\x1a#.hearts.v1.ListPlayerTablesResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/tables:listPlayerTables:\x01*\x12n\n\nWatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01\x42\x15\x42\x11TableServiceProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhearts/v1/table_service.proto\x12\thearts.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15hearts/v1/table.proto\x1a\x1bhearts/v1/table_event.proto\"%\n\x0fGetTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"6\n\x10GetTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\"Q\n\x11ListTablesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rhas_free_seat\x18\x03 \x01(\x08\"O\n\x12ListTablesResponse\x12 \n\x06tables\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"g\n\x12\x43reateTableRequest\x12%\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.TableB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x16\n\x0eidentity_token\x18\x03 \x01(\t\"^\n\x13\x43reateTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x15\n\rcreator_token\x18\x02 \x01(\t\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\"J\n\x12\x44\x65leteTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"\x15\n\x13\x44\x65leteTableResponse\"\x9f\x01\n\x10JoinTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0eidentity_token\x18\x06 \x01(\tB\x07\n\x05_seat\"g\n\x11JoinTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"I\n\x11LeaveTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"F\n\x12LeaveTableResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"=\n\x13RematchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"j\n\x14RematchTableResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"n\n\x10PassCardsRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12$\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"E\n\x11PassCardsResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"l\n\x0fPlayCardRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12#\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x0f.hearts.v1.CardB\x04\xe2\x41\x01\x02\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"D\n\x10PlayCardResponse\x12\"\n\x04view\x18\x01 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"(\n\x12SuggestMoveRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"C\n\x13SuggestMoveResponse\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.hearts.v1.Card\x12\x0c\n\x04\x65tag\x18\x02 \x01(\t\"V\n\x13SendReactionRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12+\n\x08reaction\x18\x02 \x01(\x0e\x32\x13.hearts.v1.ReactionB\x04\xe2\x41\x01\x02\"\x16\n\x14SendReactionResponse\"\xec\x01\n\x10QuickJoinRequest\x12\x1f\n\x05rules\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Rules\x12/\n\x0cturn_timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12!\n\x13player_display_name\x18\x03 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x16\n\x0eidentity_token\x18\x05 \x01(\t\x12\x37\n\x14\x66ill_with_bots_after\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"g\n\x11QuickJoinResponse\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\"\n\x04view\x18\x03 \x01(\x0b\x32\x14.hearts.v1.TableView\x12\x0c\n\x04\x65tag\x18\x04 \x01(\t\"J\n\x17ListPlayerTablesRequest\x12\x1c\n\x0eidentity_token\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x11\n\tpage_size\x18\x02 \x01(\x05\"B\n\x18ListPlayerTablesResponse\x12&\n\x06tables\x18\x01 \x03(\x0b\x32\x16.hearts.v1.PlayerTable\"<\n\x0bPlayerTable\x12\x1f\n\x05table\x18\x01 \x01(\x0b\x32\x10.hearts.v1.Table\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"\x8e\x01\n\x11WatchTableRequest\x12\x12\n\x04name\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x1b\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x35\n\x12heartbeat_interval\x18\x03 \x01(\x0b\x32\x19.google.protobuf.DurationB\x11\n\x0f_after_sequence\"\xab\x01\n\x12WatchTableResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x03\x12(\n\x08snapshot\x18\x02 \x01(\x0b\x32\x14.hearts.v1.TableViewH\x00\x12&\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x15.hearts.v1.TableEventH\x00\x12)\n\theartbeat\x18\x04 \x01(\x0b\x32\x14.hearts.v1.HeartbeatH\x00\x42\x06\n\x04kind\"<\n\tHeartbeat\x12/\n\x0bserver_time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2\xae\x0c\n\x0cTableService\x12`\n\x08GetTable\x12\x1a.hearts.v1.GetTableRequest\x1a\x1b.hearts.v1.GetTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/{name=tables/*}\x12]\n\nListTables\x12\x1c.hearts.v1.ListTablesRequest\x1a\x1d.hearts.v1.ListTablesResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/v1/tables\x12g\n\x0b\x43reateTable\x12\x1d.hearts.v1.CreateTableRequest\x1a\x1e.hearts.v1.CreateTableResponse\"\x19\x82\xd3\xe4\x93\x02\x13\"\n/v1/tables:\x05table\x12i\n\x0b\x44\x65leteTable\x12\x1d.hearts.v1.DeleteTableRequest\x1a\x1e.hearts.v1.DeleteTableResponse\"\x1b\x82\xd3\xe4\x93\x02\x15*\x13/v1/{name=tables/*}\x12k\n\tJoinTable\x12\x1b.hearts.v1.JoinTableRequest\x1a\x1c.hearts.v1.JoinTableResponse\"#\x82\xd3\xe4\x93\x02\x1d\"\x18/v1/{name=tables/*}:join:\x01*\x12o\n\nLeaveTable\x12\x1c.hearts.v1.LeaveTableRequest\x1a\x1d.hearts.v1.LeaveTableResponse\"$\x82\xd3\xe4\x93\x02\x1e\"\x19/v1/{name=tables/*}:leave:\x01*\x12p\n\tPassCards\x12\x1b.hearts.v1.PassCardsRequest\x1a\x1c.hearts.v1.PassCardsResponse\"(\x82\xd3\xe4\x93\x02\"\"\x1d/v1/{name=tables/*}:passCards:\x01*\x12l\n\x08PlayCard\x12\x1a.hearts.v1.PlayCardRequest\x1a\x1b.hearts.v1.PlayCardResponse\"\'\x82\xd3\xe4\x93\x02!\"\x1c/v1/{name=tables/*}:playCard:\x01*\x12w\n\x0cRematchTable\x12\x1e.hearts.v1.RematchTableRequest\x1a\x1f.hearts.v1.RematchTableResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/{name=tables/*}:rematch:\x01*\x12u\n\x0bSuggestMove\x12\x1d.hearts.v1.SuggestMoveRequest\x1a\x1e.hearts.v1.SuggestMoveResponse\"\'\x82\xd3\xe4\x93\x02!\x12\x1f/v1/{name=tables/*}:suggestMove\x12|\n\x0cSendReaction\x12\x1e.hearts.v1.SendReactionRequest\x1a\x1f.hearts.v1.SendReactionResponse\"+\x82\xd3\xe4\x93\x02%\" /v1/{name=tables/*}:sendReaction:\x01*\x12g\n\tQuickJoin\x12\x1b.hearts.v1.QuickJoinRequest\x1a\x1c.hearts.v1.QuickJoinResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\"\x14/v1/tables:quickJoin:\x01*\x12\x83\x01\n\x10ListPlayerTables\x12\".hearts.v1.ListPlayerTablesRequest\x1a#.hearts.v1.ListPlayerTablesResponse\"&\x82\xd3\xe4\x93\x02 \"\x1b/v1/tables:listPlayerTables:\x01*\x12n\n\nWatchTable\x12\x1c.hearts.v1.WatchTableRequest\x1a\x1d.hearts.v1.WatchTableResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/{name=tables/*}:watch0\x01\x42\x15\x42\x11TableServiceProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -99,64 +100,66 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TABLESERVICE'].methods_by_name['ListPlayerTables']._serialized_options = b'\202\323\344\223\002 \"\033/v1/tables:listPlayerTables:\001*'
   _globals['_TABLESERVICE'].methods_by_name['WatchTable']._loaded_options = None
   _globals['_TABLESERVICE'].methods_by_name['WatchTable']._serialized_options = b'\202\323\344\223\002\033\022\031/v1/{name=tables/*}:watch'
-  _globals['_GETTABLEREQUEST']._serialized_start=191
-  _globals['_GETTABLEREQUEST']._serialized_end=228
-  _globals['_GETTABLERESPONSE']._serialized_start=230
-  _globals['_GETTABLERESPONSE']._serialized_end=284
-  _globals['_LISTTABLESREQUEST']._serialized_start=286
-  _globals['_LISTTABLESREQUEST']._serialized_end=367
-  _globals['_LISTTABLESRESPONSE']._serialized_start=369
-  _globals['_LISTTABLESRESPONSE']._serialized_end=448
-  _globals['_CREATETABLEREQUEST']._serialized_start=450
-  _globals['_CREATETABLEREQUEST']._serialized_end=553
-  _globals['_CREATETABLERESPONSE']._serialized_start=555
-  _globals['_CREATETABLERESPONSE']._serialized_end=649
-  _globals['_DELETETABLEREQUEST']._serialized_start=651
-  _globals['_DELETETABLEREQUEST']._serialized_end=725
-  _globals['_DELETETABLERESPONSE']._serialized_start=727
-  _globals['_DELETETABLERESPONSE']._serialized_end=748
-  _globals['_JOINTABLEREQUEST']._serialized_start=751
-  _globals['_JOINTABLEREQUEST']._serialized_end=910
-  _globals['_JOINTABLERESPONSE']._serialized_start=912
-  _globals['_JOINTABLERESPONSE']._serialized_end=1015
-  _globals['_LEAVETABLEREQUEST']._serialized_start=1017
-  _globals['_LEAVETABLEREQUEST']._serialized_end=1090
-  _globals['_LEAVETABLERESPONSE']._serialized_start=1092
-  _globals['_LEAVETABLERESPONSE']._serialized_end=1162
-  _globals['_REMATCHTABLEREQUEST']._serialized_start=1164
-  _globals['_REMATCHTABLEREQUEST']._serialized_end=1225
-  _globals['_REMATCHTABLERESPONSE']._serialized_start=1227
-  _globals['_REMATCHTABLERESPONSE']._serialized_end=1333
-  _globals['_PASSCARDSREQUEST']._serialized_start=1335
-  _globals['_PASSCARDSREQUEST']._serialized_end=1445
-  _globals['_PASSCARDSRESPONSE']._serialized_start=1447
-  _globals['_PASSCARDSRESPONSE']._serialized_end=1516
-  _globals['_PLAYCARDREQUEST']._serialized_start=1518
-  _globals['_PLAYCARDREQUEST']._serialized_end=1626
-  _globals['_PLAYCARDRESPONSE']._serialized_start=1628
-  _globals['_PLAYCARDRESPONSE']._serialized_end=1696
-  _globals['_SUGGESTMOVEREQUEST']._serialized_start=1698
-  _globals['_SUGGESTMOVEREQUEST']._serialized_end=1738
-  _globals['_SUGGESTMOVERESPONSE']._serialized_start=1740
-  _globals['_SUGGESTMOVERESPONSE']._serialized_end=1807
-  _globals['_SENDREACTIONREQUEST']._serialized_start=1809
-  _globals['_SENDREACTIONREQUEST']._serialized_end=1895
-  _globals['_SENDREACTIONRESPONSE']._serialized_start=1897
-  _globals['_SENDREACTIONRESPONSE']._serialized_end=1919
-  _globals['_QUICKJOINREQUEST']._serialized_start=1922
-  _globals['_QUICKJOINREQUEST']._serialized_end=2158
-  _globals['_QUICKJOINRESPONSE']._serialized_start=2160
-  _globals['_QUICKJOINRESPONSE']._serialized_end=2263
-  _globals['_LISTPLAYERTABLESREQUEST']._serialized_start=2265
-  _globals['_LISTPLAYERTABLESREQUEST']._serialized_end=2339
-  _globals['_LISTPLAYERTABLESRESPONSE']._serialized_start=2341
-  _globals['_LISTPLAYERTABLESRESPONSE']._serialized_end=2407
-  _globals['_PLAYERTABLE']._serialized_start=2409
-  _globals['_PLAYERTABLE']._serialized_end=2469
-  _globals['_WATCHTABLEREQUEST']._serialized_start=2471
-  _globals['_WATCHTABLEREQUEST']._serialized_end=2558
-  _globals['_WATCHTABLERESPONSE']._serialized_start=2561
-  _globals['_WATCHTABLERESPONSE']._serialized_end=2689
-  _globals['_TABLESERVICE']._serialized_start=2692
-  _globals['_TABLESERVICE']._serialized_end=4274
+  _globals['_GETTABLEREQUEST']._serialized_start=224
+  _globals['_GETTABLEREQUEST']._serialized_end=261
+  _globals['_GETTABLERESPONSE']._serialized_start=263
+  _globals['_GETTABLERESPONSE']._serialized_end=317
+  _globals['_LISTTABLESREQUEST']._serialized_start=319
+  _globals['_LISTTABLESREQUEST']._serialized_end=400
+  _globals['_LISTTABLESRESPONSE']._serialized_start=402
+  _globals['_LISTTABLESRESPONSE']._serialized_end=481
+  _globals['_CREATETABLEREQUEST']._serialized_start=483
+  _globals['_CREATETABLEREQUEST']._serialized_end=586
+  _globals['_CREATETABLERESPONSE']._serialized_start=588
+  _globals['_CREATETABLERESPONSE']._serialized_end=682
+  _globals['_DELETETABLEREQUEST']._serialized_start=684
+  _globals['_DELETETABLEREQUEST']._serialized_end=758
+  _globals['_DELETETABLERESPONSE']._serialized_start=760
+  _globals['_DELETETABLERESPONSE']._serialized_end=781
+  _globals['_JOINTABLEREQUEST']._serialized_start=784
+  _globals['_JOINTABLEREQUEST']._serialized_end=943
+  _globals['_JOINTABLERESPONSE']._serialized_start=945
+  _globals['_JOINTABLERESPONSE']._serialized_end=1048
+  _globals['_LEAVETABLEREQUEST']._serialized_start=1050
+  _globals['_LEAVETABLEREQUEST']._serialized_end=1123
+  _globals['_LEAVETABLERESPONSE']._serialized_start=1125
+  _globals['_LEAVETABLERESPONSE']._serialized_end=1195
+  _globals['_REMATCHTABLEREQUEST']._serialized_start=1197
+  _globals['_REMATCHTABLEREQUEST']._serialized_end=1258
+  _globals['_REMATCHTABLERESPONSE']._serialized_start=1260
+  _globals['_REMATCHTABLERESPONSE']._serialized_end=1366
+  _globals['_PASSCARDSREQUEST']._serialized_start=1368
+  _globals['_PASSCARDSREQUEST']._serialized_end=1478
+  _globals['_PASSCARDSRESPONSE']._serialized_start=1480
+  _globals['_PASSCARDSRESPONSE']._serialized_end=1549
+  _globals['_PLAYCARDREQUEST']._serialized_start=1551
+  _globals['_PLAYCARDREQUEST']._serialized_end=1659
+  _globals['_PLAYCARDRESPONSE']._serialized_start=1661
+  _globals['_PLAYCARDRESPONSE']._serialized_end=1729
+  _globals['_SUGGESTMOVEREQUEST']._serialized_start=1731
+  _globals['_SUGGESTMOVEREQUEST']._serialized_end=1771
+  _globals['_SUGGESTMOVERESPONSE']._serialized_start=1773
+  _globals['_SUGGESTMOVERESPONSE']._serialized_end=1840
+  _globals['_SENDREACTIONREQUEST']._serialized_start=1842
+  _globals['_SENDREACTIONREQUEST']._serialized_end=1928
+  _globals['_SENDREACTIONRESPONSE']._serialized_start=1930
+  _globals['_SENDREACTIONRESPONSE']._serialized_end=1952
+  _globals['_QUICKJOINREQUEST']._serialized_start=1955
+  _globals['_QUICKJOINREQUEST']._serialized_end=2191
+  _globals['_QUICKJOINRESPONSE']._serialized_start=2193
+  _globals['_QUICKJOINRESPONSE']._serialized_end=2296
+  _globals['_LISTPLAYERTABLESREQUEST']._serialized_start=2298
+  _globals['_LISTPLAYERTABLESREQUEST']._serialized_end=2372
+  _globals['_LISTPLAYERTABLESRESPONSE']._serialized_start=2374
+  _globals['_LISTPLAYERTABLESRESPONSE']._serialized_end=2440
+  _globals['_PLAYERTABLE']._serialized_start=2442
+  _globals['_PLAYERTABLE']._serialized_end=2502
+  _globals['_WATCHTABLEREQUEST']._serialized_start=2505
+  _globals['_WATCHTABLEREQUEST']._serialized_end=2647
+  _globals['_WATCHTABLERESPONSE']._serialized_start=2650
+  _globals['_WATCHTABLERESPONSE']._serialized_end=2821
+  _globals['_HEARTBEAT']._serialized_start=2823
+  _globals['_HEARTBEAT']._serialized_end=2883
+  _globals['_TABLESERVICE']._serialized_start=2886
+  _globals['_TABLESERVICE']._serialized_end=4468
 # @@protoc_insertion_point(module_scope)

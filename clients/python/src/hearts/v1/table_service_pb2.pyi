@@ -25,6 +25,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from hearts.v1 import table_event_pb2 as _table_event_pb2
 from hearts.v1 import table_pb2 as _table_pb2
@@ -909,6 +910,7 @@ class WatchTableRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    HEARTBEAT_INTERVAL_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The resource name of the table, `tables/{table}`."""
     after_sequence: _builtins.int
@@ -917,15 +919,25 @@ class WatchTableRequest(_message.Message):
     with the events after it, or, if the server no longer keeps them, with a
     new snapshot first.
     """
+    @_builtins.property
+    def heartbeat_interval(self) -> _duration_pb2.Duration:
+        """Ask for a Heartbeat whenever the stream has sent nothing for this long:
+        for a connection through a proxy or load balancer that closes a response
+        silent for longer than its idle timeout (often 60 s), as a web page's
+        stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+        heartbeats.
+        """
+
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         after_sequence: _builtins.int | None = ...,
+        heartbeat_interval: _duration_pb2.Duration | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_after_sequence", b"_after_sequence", "after_sequence", b"after_sequence"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_after_sequence", b"_after_sequence", "after_sequence", b"after_sequence", "heartbeat_interval", b"heartbeat_interval"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_after_sequence", b"_after_sequence", "after_sequence", b"after_sequence", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_after_sequence", b"_after_sequence", "after_sequence", b"after_sequence", "heartbeat_interval", b"heartbeat_interval", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__after_sequence: _TypeAlias = _typing.Literal["after_sequence"]  # noqa: Y015
     _WhichOneofArgType__after_sequence: _TypeAlias = _typing.Literal["_after_sequence", b"_after_sequence"]  # noqa: Y015
@@ -942,11 +954,13 @@ class WatchTableResponse(_message.Message):
     SEQUENCE_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
+    HEARTBEAT_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The position in the table's event sequence: for an event its own
     number, for a snapshot the number of the last event it includes.
     Numbers never go down; a stream may skip numbers (private events of other
-    seats), and a ReactionEvent repeats the number of the event before it.
+    seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+    repeats the number of the message before it.
     """
     @_builtins.property
     def snapshot(self) -> _table_pb2.TableView:
@@ -958,19 +972,52 @@ class WatchTableResponse(_message.Message):
     def event(self) -> _table_event_pb2.TableEvent:
         """One event that happened after the previous message."""
 
+    @_builtins.property
+    def heartbeat(self) -> Global___Heartbeat:
+        """Nothing to tell for the heartbeat_interval the caller asked for."""
+
     def __init__(
         self,
         *,
         sequence: _builtins.int = ...,
         snapshot: _table_pb2.TableView | None = ...,
         event: _table_event_pb2.TableEvent | None = ...,
+        heartbeat: Global___Heartbeat | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "heartbeat", b"heartbeat", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "sequence", b"sequence", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "heartbeat", b"heartbeat", "kind", b"kind", "sequence", b"sequence", "snapshot", b"snapshot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "heartbeat"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___WatchTableResponse: _TypeAlias = WatchTableResponse  # noqa: Y015
+
+@_typing.final
+class Heartbeat(_message.Message):
+    """Heartbeat keeps a quiet stream's connection from looking idle to whatever
+    lies between the caller and the server.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_TIME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def server_time(self) -> _timestamp_pb2.Timestamp:
+        """The server's clock when it sent this: for a countdown to a deadline on a
+        device whose own clock is off.
+        """
+
+    def __init__(
+        self,
+        *,
+        server_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["server_time", b"server_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["server_time", b"server_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Heartbeat: _TypeAlias = Heartbeat  # noqa: Y015

@@ -171,6 +171,11 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_hearts_v1_Heartbeat_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_hearts_v1_Heartbeat_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -183,111 +188,116 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
       "\n\035hearts/v1/table_service.proto\022\thearts." +
       "v1\032\034google/api/annotations.proto\032\037google" +
       "/api/field_behavior.proto\032\036google/protob" +
-      "uf/duration.proto\032\025hearts/v1/table.proto" +
-      "\032\033hearts/v1/table_event.proto\"%\n\017GetTabl" +
-      "eRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"6\n\020GetTable" +
-      "Response\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.Table" +
-      "View\"Q\n\021ListTablesRequest\022\021\n\tpage_size\030\001" +
-      " \001(\005\022\022\n\npage_token\030\002 \001(\t\022\025\n\rhas_free_sea" +
-      "t\030\003 \001(\010\"O\n\022ListTablesResponse\022 \n\006tables\030" +
-      "\001 \003(\0132\020.hearts.v1.Table\022\027\n\017next_page_tok" +
-      "en\030\002 \001(\t\"g\n\022CreateTableRequest\022%\n\005table\030" +
-      "\001 \001(\0132\020.hearts.v1.TableB\004\342A\001\002\022\022\n\nrequest" +
-      "_id\030\002 \001(\t\022\026\n\016identity_token\030\003 \001(\t\"^\n\023Cre" +
-      "ateTableResponse\022\"\n\004view\030\001 \001(\0132\024.hearts." +
-      "v1.TableView\022\025\n\rcreator_token\030\002 \001(\t\022\014\n\004e" +
-      "tag\030\003 \001(\t\"J\n\022DeleteTableRequest\022\022\n\004name\030" +
-      "\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nrequest_id\030" +
-      "\003 \001(\t\"\025\n\023DeleteTableResponse\"\237\001\n\020JoinTab" +
-      "leRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\021\n\004seat\030\002 " +
-      "\001(\005H\000\210\001\001\022!\n\023player_display_name\030\003 \001(\tB\004\342" +
-      "A\001\002\022\014\n\004etag\030\004 \001(\t\022\022\n\nrequest_id\030\005 \001(\t\022\026\n" +
-      "\016identity_token\030\006 \001(\tB\007\n\005_seat\"g\n\021JoinTa" +
-      "bleResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030" +
-      "\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableVie" +
-      "w\022\014\n\004etag\030\004 \001(\t\"I\n\021LeaveTableRequest\022\022\n\004" +
-      "name\030\001 \001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nreques" +
-      "t_id\030\003 \001(\t\"F\n\022LeaveTableResponse\022\"\n\004view" +
-      "\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001" +
-      "(\t\"=\n\023RematchTableRequest\022\022\n\004name\030\001 \001(\tB" +
-      "\004\342A\001\002\022\022\n\nrequest_id\030\002 \001(\t\"j\n\024RematchTabl" +
-      "eResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 " +
-      "\001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableView\022" +
-      "\014\n\004etag\030\004 \001(\t\"n\n\020PassCardsRequest\022\022\n\004nam" +
-      "e\030\001 \001(\tB\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1" +
-      ".CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030" +
-      "\004 \001(\t\"E\n\021PassCardsResponse\022\"\n\004view\030\001 \001(\013" +
-      "2\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017" +
-      "PlayCardRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004c" +
-      "ard\030\002 \001(\0132\017.hearts.v1.CardB\004\342A\001\002\022\014\n\004etag" +
-      "\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"D\n\020PlayCardRe" +
-      "sponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableVi" +
-      "ew\022\014\n\004etag\030\002 \001(\t\"(\n\022SuggestMoveRequest\022\022" +
-      "\n\004name\030\001 \001(\tB\004\342A\001\002\"C\n\023SuggestMoveRespons" +
-      "e\022\036\n\005cards\030\001 \003(\0132\017.hearts.v1.Card\022\014\n\004eta" +
-      "g\030\002 \001(\t\"V\n\023SendReactionRequest\022\022\n\004name\030\001" +
-      " \001(\tB\004\342A\001\002\022+\n\010reaction\030\002 \001(\0162\023.hearts.v1" +
-      ".ReactionB\004\342A\001\002\"\026\n\024SendReactionResponse\"" +
-      "\354\001\n\020QuickJoinRequest\022\037\n\005rules\030\001 \001(\0132\020.he" +
-      "arts.v1.Rules\022/\n\014turn_timeout\030\002 \001(\0132\031.go" +
-      "ogle.protobuf.Duration\022!\n\023player_display" +
-      "_name\030\003 \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\004 \001(\t\022\026\n" +
-      "\016identity_token\030\005 \001(\t\0227\n\024fill_with_bots_" +
-      "after\030\006 \001(\0132\031.google.protobuf.Duration\"g" +
-      "\n\021QuickJoinResponse\022\022\n\nseat_token\030\001 \001(\t\022" +
-      "\014\n\004seat\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1." +
-      "TableView\022\014\n\004etag\030\004 \001(\t\"J\n\027ListPlayerTab" +
-      "lesRequest\022\034\n\016identity_token\030\001 \001(\tB\004\342A\001\002" +
-      "\022\021\n\tpage_size\030\002 \001(\005\"B\n\030ListPlayerTablesR" +
-      "esponse\022&\n\006tables\030\001 \003(\0132\026.hearts.v1.Play" +
-      "erTable\"<\n\013PlayerTable\022\037\n\005table\030\001 \001(\0132\020." +
-      "hearts.v1.Table\022\014\n\004seat\030\002 \001(\005\"W\n\021WatchTa" +
-      "bleRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_" +
-      "sequence\030\002 \001(\003H\000\210\001\001B\021\n\017_after_sequence\"\200" +
-      "\001\n\022WatchTableResponse\022\020\n\010sequence\030\001 \001(\003\022" +
-      "(\n\010snapshot\030\002 \001(\0132\024.hearts.v1.TableViewH" +
-      "\000\022&\n\005event\030\003 \001(\0132\025.hearts.v1.TableEventH" +
-      "\000B\006\n\004kind2\256\014\n\014TableService\022`\n\010GetTable\022\032" +
-      ".hearts.v1.GetTableRequest\032\033.hearts.v1.G" +
-      "etTableResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=table" +
-      "s/*}\022]\n\nListTables\022\034.hearts.v1.ListTable" +
-      "sRequest\032\035.hearts.v1.ListTablesResponse\"" +
-      "\022\202\323\344\223\002\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hea" +
-      "rts.v1.CreateTableRequest\032\036.hearts.v1.Cr" +
-      "eateTableResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005t" +
-      "able\022i\n\013DeleteTable\022\035.hearts.v1.DeleteTa" +
-      "bleRequest\032\036.hearts.v1.DeleteTableRespon" +
-      "se\"\033\202\323\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinT" +
-      "able\022\033.hearts.v1.JoinTableRequest\032\034.hear" +
-      "ts.v1.JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{na" +
-      "me=tables/*}:join:\001*\022o\n\nLeaveTable\022\034.hea" +
-      "rts.v1.LeaveTableRequest\032\035.hearts.v1.Lea" +
-      "veTableResponse\"$\202\323\344\223\002\036\"\031/v1/{name=table" +
-      "s/*}:leave:\001*\022p\n\tPassCards\022\033.hearts.v1.P" +
-      "assCardsRequest\032\034.hearts.v1.PassCardsRes" +
-      "ponse\"(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passC" +
-      "ards:\001*\022l\n\010PlayCard\022\032.hearts.v1.PlayCard" +
-      "Request\032\033.hearts.v1.PlayCardResponse\"\'\202\323" +
-      "\344\223\002!\"\034/v1/{name=tables/*}:playCard:\001*\022w\n" +
-      "\014RematchTable\022\036.hearts.v1.RematchTableRe" +
-      "quest\032\037.hearts.v1.RematchTableResponse\"&" +
-      "\202\323\344\223\002 \"\033/v1/{name=tables/*}:rematch:\001*\022u" +
-      "\n\013SuggestMove\022\035.hearts.v1.SuggestMoveReq" +
-      "uest\032\036.hearts.v1.SuggestMoveResponse\"\'\202\323" +
-      "\344\223\002!\022\037/v1/{name=tables/*}:suggestMove\022|\n" +
-      "\014SendReaction\022\036.hearts.v1.SendReactionRe" +
-      "quest\032\037.hearts.v1.SendReactionResponse\"+" +
-      "\202\323\344\223\002%\" /v1/{name=tables/*}:sendReaction" +
-      ":\001*\022g\n\tQuickJoin\022\033.hearts.v1.QuickJoinRe" +
-      "quest\032\034.hearts.v1.QuickJoinResponse\"\037\202\323\344" +
-      "\223\002\031\"\024/v1/tables:quickJoin:\001*\022\203\001\n\020ListPla" +
-      "yerTables\022\".hearts.v1.ListPlayerTablesRe" +
-      "quest\032#.hearts.v1.ListPlayerTablesRespon" +
-      "se\"&\202\323\344\223\002 \"\033/v1/tables:listPlayerTables:" +
-      "\001*\022n\n\nWatchTable\022\034.hearts.v1.WatchTableR" +
-      "equest\032\035.hearts.v1.WatchTableResponse\"!\202" +
-      "\323\344\223\002\033\022\031/v1/{name=tables/*}:watch0\001B\025B\021Ta" +
-      "bleServiceProtoP\001b\006proto3"
+      "uf/duration.proto\032\037google/protobuf/times" +
+      "tamp.proto\032\025hearts/v1/table.proto\032\033heart" +
+      "s/v1/table_event.proto\"%\n\017GetTableReques" +
+      "t\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\"6\n\020GetTableRespons" +
+      "e\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableView\"Q\n" +
+      "\021ListTablesRequest\022\021\n\tpage_size\030\001 \001(\005\022\022\n" +
+      "\npage_token\030\002 \001(\t\022\025\n\rhas_free_seat\030\003 \001(\010" +
+      "\"O\n\022ListTablesResponse\022 \n\006tables\030\001 \003(\0132\020" +
+      ".hearts.v1.Table\022\027\n\017next_page_token\030\002 \001(" +
+      "\t\"g\n\022CreateTableRequest\022%\n\005table\030\001 \001(\0132\020" +
+      ".hearts.v1.TableB\004\342A\001\002\022\022\n\nrequest_id\030\002 \001" +
+      "(\t\022\026\n\016identity_token\030\003 \001(\t\"^\n\023CreateTabl" +
+      "eResponse\022\"\n\004view\030\001 \001(\0132\024.hearts.v1.Tabl" +
+      "eView\022\025\n\rcreator_token\030\002 \001(\t\022\014\n\004etag\030\003 \001" +
+      "(\t\"J\n\022DeleteTableRequest\022\022\n\004name\030\001 \001(\tB\004" +
+      "\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nrequest_id\030\003 \001(\t\"\025" +
+      "\n\023DeleteTableResponse\"\237\001\n\020JoinTableReque" +
+      "st\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\021\n\004seat\030\002 \001(\005H\000\210\001" +
+      "\001\022!\n\023player_display_name\030\003 \001(\tB\004\342A\001\002\022\014\n\004" +
+      "etag\030\004 \001(\t\022\022\n\nrequest_id\030\005 \001(\t\022\026\n\016identi" +
+      "ty_token\030\006 \001(\tB\007\n\005_seat\"g\n\021JoinTableResp" +
+      "onse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\022\"" +
+      "\n\004view\030\003 \001(\0132\024.hearts.v1.TableView\022\014\n\004et" +
+      "ag\030\004 \001(\t\"I\n\021LeaveTableRequest\022\022\n\004name\030\001 " +
+      "\001(\tB\004\342A\001\002\022\014\n\004etag\030\002 \001(\t\022\022\n\nrequest_id\030\003 " +
+      "\001(\t\"F\n\022LeaveTableResponse\022\"\n\004view\030\001 \001(\0132" +
+      "\024.hearts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"=\n\023R" +
+      "ematchTableRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\022" +
+      "\n\nrequest_id\030\002 \001(\t\"j\n\024RematchTableRespon" +
+      "se\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat\030\002 \001(\005\022\"\n\004" +
+      "view\030\003 \001(\0132\024.hearts.v1.TableView\022\014\n\004etag" +
+      "\030\004 \001(\t\"n\n\020PassCardsRequest\022\022\n\004name\030\001 \001(\t" +
+      "B\004\342A\001\002\022$\n\005cards\030\002 \003(\0132\017.hearts.v1.CardB\004" +
+      "\342A\001\002\022\014\n\004etag\030\003 \001(\t\022\022\n\nrequest_id\030\004 \001(\t\"E" +
+      "\n\021PassCardsResponse\022\"\n\004view\030\001 \001(\0132\024.hear" +
+      "ts.v1.TableView\022\014\n\004etag\030\002 \001(\t\"l\n\017PlayCar" +
+      "dRequest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022#\n\004card\030\002 \001" +
+      "(\0132\017.hearts.v1.CardB\004\342A\001\002\022\014\n\004etag\030\003 \001(\t\022" +
+      "\022\n\nrequest_id\030\004 \001(\t\"D\n\020PlayCardResponse\022" +
+      "\"\n\004view\030\001 \001(\0132\024.hearts.v1.TableView\022\014\n\004e" +
+      "tag\030\002 \001(\t\"(\n\022SuggestMoveRequest\022\022\n\004name\030" +
+      "\001 \001(\tB\004\342A\001\002\"C\n\023SuggestMoveResponse\022\036\n\005ca" +
+      "rds\030\001 \003(\0132\017.hearts.v1.Card\022\014\n\004etag\030\002 \001(\t" +
+      "\"V\n\023SendReactionRequest\022\022\n\004name\030\001 \001(\tB\004\342" +
+      "A\001\002\022+\n\010reaction\030\002 \001(\0162\023.hearts.v1.Reacti" +
+      "onB\004\342A\001\002\"\026\n\024SendReactionResponse\"\354\001\n\020Qui" +
+      "ckJoinRequest\022\037\n\005rules\030\001 \001(\0132\020.hearts.v1" +
+      ".Rules\022/\n\014turn_timeout\030\002 \001(\0132\031.google.pr" +
+      "otobuf.Duration\022!\n\023player_display_name\030\003" +
+      " \001(\tB\004\342A\001\002\022\022\n\nrequest_id\030\004 \001(\t\022\026\n\016identi" +
+      "ty_token\030\005 \001(\t\0227\n\024fill_with_bots_after\030\006" +
+      " \001(\0132\031.google.protobuf.Duration\"g\n\021Quick" +
+      "JoinResponse\022\022\n\nseat_token\030\001 \001(\t\022\014\n\004seat" +
+      "\030\002 \001(\005\022\"\n\004view\030\003 \001(\0132\024.hearts.v1.TableVi" +
+      "ew\022\014\n\004etag\030\004 \001(\t\"J\n\027ListPlayerTablesRequ" +
+      "est\022\034\n\016identity_token\030\001 \001(\tB\004\342A\001\002\022\021\n\tpag" +
+      "e_size\030\002 \001(\005\"B\n\030ListPlayerTablesResponse" +
+      "\022&\n\006tables\030\001 \003(\0132\026.hearts.v1.PlayerTable" +
+      "\"<\n\013PlayerTable\022\037\n\005table\030\001 \001(\0132\020.hearts." +
+      "v1.Table\022\014\n\004seat\030\002 \001(\005\"\216\001\n\021WatchTableReq" +
+      "uest\022\022\n\004name\030\001 \001(\tB\004\342A\001\002\022\033\n\016after_sequen" +
+      "ce\030\002 \001(\003H\000\210\001\001\0225\n\022heartbeat_interval\030\003 \001(" +
+      "\0132\031.google.protobuf.DurationB\021\n\017_after_s" +
+      "equence\"\253\001\n\022WatchTableResponse\022\020\n\010sequen" +
+      "ce\030\001 \001(\003\022(\n\010snapshot\030\002 \001(\0132\024.hearts.v1.T" +
+      "ableViewH\000\022&\n\005event\030\003 \001(\0132\025.hearts.v1.Ta" +
+      "bleEventH\000\022)\n\theartbeat\030\004 \001(\0132\024.hearts.v" +
+      "1.HeartbeatH\000B\006\n\004kind\"<\n\tHeartbeat\022/\n\013se" +
+      "rver_time\030\001 \001(\0132\032.google.protobuf.Timest" +
+      "amp2\256\014\n\014TableService\022`\n\010GetTable\022\032.heart" +
+      "s.v1.GetTableRequest\032\033.hearts.v1.GetTabl" +
+      "eResponse\"\033\202\323\344\223\002\025\022\023/v1/{name=tables/*}\022]" +
+      "\n\nListTables\022\034.hearts.v1.ListTablesReque" +
+      "st\032\035.hearts.v1.ListTablesResponse\"\022\202\323\344\223\002" +
+      "\014\022\n/v1/tables\022g\n\013CreateTable\022\035.hearts.v1" +
+      ".CreateTableRequest\032\036.hearts.v1.CreateTa" +
+      "bleResponse\"\031\202\323\344\223\002\023\"\n/v1/tables:\005table\022i" +
+      "\n\013DeleteTable\022\035.hearts.v1.DeleteTableReq" +
+      "uest\032\036.hearts.v1.DeleteTableResponse\"\033\202\323" +
+      "\344\223\002\025*\023/v1/{name=tables/*}\022k\n\tJoinTable\022\033" +
+      ".hearts.v1.JoinTableRequest\032\034.hearts.v1." +
+      "JoinTableResponse\"#\202\323\344\223\002\035\"\030/v1/{name=tab" +
+      "les/*}:join:\001*\022o\n\nLeaveTable\022\034.hearts.v1" +
+      ".LeaveTableRequest\032\035.hearts.v1.LeaveTabl" +
+      "eResponse\"$\202\323\344\223\002\036\"\031/v1/{name=tables/*}:l" +
+      "eave:\001*\022p\n\tPassCards\022\033.hearts.v1.PassCar" +
+      "dsRequest\032\034.hearts.v1.PassCardsResponse\"" +
+      "(\202\323\344\223\002\"\"\035/v1/{name=tables/*}:passCards:\001" +
+      "*\022l\n\010PlayCard\022\032.hearts.v1.PlayCardReques" +
+      "t\032\033.hearts.v1.PlayCardResponse\"\'\202\323\344\223\002!\"\034" +
+      "/v1/{name=tables/*}:playCard:\001*\022w\n\014Remat" +
+      "chTable\022\036.hearts.v1.RematchTableRequest\032" +
+      "\037.hearts.v1.RematchTableResponse\"&\202\323\344\223\002 " +
+      "\"\033/v1/{name=tables/*}:rematch:\001*\022u\n\013Sugg" +
+      "estMove\022\035.hearts.v1.SuggestMoveRequest\032\036" +
+      ".hearts.v1.SuggestMoveResponse\"\'\202\323\344\223\002!\022\037" +
+      "/v1/{name=tables/*}:suggestMove\022|\n\014SendR" +
+      "eaction\022\036.hearts.v1.SendReactionRequest\032" +
+      "\037.hearts.v1.SendReactionResponse\"+\202\323\344\223\002%" +
+      "\" /v1/{name=tables/*}:sendReaction:\001*\022g\n" +
+      "\tQuickJoin\022\033.hearts.v1.QuickJoinRequest\032" +
+      "\034.hearts.v1.QuickJoinResponse\"\037\202\323\344\223\002\031\"\024/" +
+      "v1/tables:quickJoin:\001*\022\203\001\n\020ListPlayerTab" +
+      "les\022\".hearts.v1.ListPlayerTablesRequest\032" +
+      "#.hearts.v1.ListPlayerTablesResponse\"&\202\323" +
+      "\344\223\002 \"\033/v1/tables:listPlayerTables:\001*\022n\n\n" +
+      "WatchTable\022\034.hearts.v1.WatchTableRequest" +
+      "\032\035.hearts.v1.WatchTableResponse\"!\202\323\344\223\002\033\022" +
+      "\031/v1/{name=tables/*}:watch0\001B\025B\021TableSer" +
+      "viceProtoP\001b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -295,6 +305,7 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
           com.google.api.AnnotationsProto.getDescriptor(),
           com.google.api.FieldBehaviorProto.getDescriptor(),
           com.google.protobuf.DurationProto.getDescriptor(),
+          com.google.protobuf.TimestampProto.getDescriptor(),
           hearts.v1.TableProto.getDescriptor(),
           hearts.v1.TableEventProto.getDescriptor(),
         });
@@ -465,17 +476,24 @@ public final class TableServiceProto extends com.google.protobuf.GeneratedFile {
     internal_static_hearts_v1_WatchTableRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableRequest_descriptor,
-        new java.lang.String[] { "Name", "AfterSequence", });
+        new java.lang.String[] { "Name", "AfterSequence", "HeartbeatInterval", });
     internal_static_hearts_v1_WatchTableResponse_descriptor =
       getDescriptor().getMessageType(28);
     internal_static_hearts_v1_WatchTableResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_hearts_v1_WatchTableResponse_descriptor,
-        new java.lang.String[] { "Sequence", "Snapshot", "Event", "Kind", });
+        new java.lang.String[] { "Sequence", "Snapshot", "Event", "Heartbeat", "Kind", });
+    internal_static_hearts_v1_Heartbeat_descriptor =
+      getDescriptor().getMessageType(29);
+    internal_static_hearts_v1_Heartbeat_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_hearts_v1_Heartbeat_descriptor,
+        new java.lang.String[] { "ServerTime", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.api.AnnotationsProto.getDescriptor();
     com.google.api.FieldBehaviorProto.getDescriptor();
     com.google.protobuf.DurationProto.getDescriptor();
+    com.google.protobuf.TimestampProto.getDescriptor();
     hearts.v1.TableProto.getDescriptor();
     hearts.v1.TableEventProto.getDescriptor();
     com.google.protobuf.ExtensionRegistry registry =

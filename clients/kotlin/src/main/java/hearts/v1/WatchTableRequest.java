@@ -134,6 +134,56 @@ private static final long serialVersionUID = 0L;
     return afterSequence_;
   }
 
+  public static final int HEARTBEAT_INTERVAL_FIELD_NUMBER = 3;
+  private com.google.protobuf.Duration heartbeatInterval_;
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   * @return Whether the heartbeatInterval field is set.
+   */
+  @java.lang.Override
+  public boolean hasHeartbeatInterval() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   * @return The heartbeatInterval.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getHeartbeatInterval() {
+    return heartbeatInterval_ == null ? com.google.protobuf.Duration.getDefaultInstance() : heartbeatInterval_;
+  }
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getHeartbeatIntervalOrBuilder() {
+    return heartbeatInterval_ == null ? com.google.protobuf.Duration.getDefaultInstance() : heartbeatInterval_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -154,6 +204,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeInt64(2, afterSequence_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(3, getHeartbeatInterval());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -164,6 +217,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(2, afterSequence_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(3, getHeartbeatInterval());
     }
     return size;
   }
@@ -196,6 +253,11 @@ private static final long serialVersionUID = 0L;
       if (getAfterSequence()
           != other.getAfterSequence()) return false;
     }
+    if (hasHeartbeatInterval() != other.hasHeartbeatInterval()) return false;
+    if (hasHeartbeatInterval()) {
+      if (!getHeartbeatInterval()
+          .equals(other.getHeartbeatInterval())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -213,6 +275,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + AFTER_SEQUENCE_FIELD_NUMBER;
       hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
           getAfterSequence());
+    }
+    if (hasHeartbeatInterval()) {
+      hash = (37 * hash) + HEARTBEAT_INTERVAL_FIELD_NUMBER;
+      hash = (53 * hash) + getHeartbeatInterval().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -337,13 +403,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using hearts.v1.WatchTableRequest.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetHeartbeatIntervalFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -351,6 +423,11 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       name_ = "";
       afterSequence_ = 0L;
+      heartbeatInterval_ = null;
+      if (heartbeatIntervalBuilder_ != null) {
+        heartbeatIntervalBuilder_.dispose();
+        heartbeatIntervalBuilder_ = null;
+      }
       return this;
     }
 
@@ -392,6 +469,12 @@ private static final long serialVersionUID = 0L;
         result.afterSequence_ = afterSequence_;
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.heartbeatInterval_ = heartbeatIntervalBuilder_ == null
+            ? heartbeatInterval_
+            : heartbeatIntervalBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -414,6 +497,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasAfterSequence()) {
         setAfterSequence(other.getAfterSequence());
+      }
+      if (other.hasHeartbeatInterval()) {
+        mergeHeartbeatInterval(other.getHeartbeatInterval());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -451,6 +537,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 16
+            case 26: {
+              input.readMessage(
+                  internalGetHeartbeatIntervalFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -626,6 +719,199 @@ private static final long serialVersionUID = 0L;
       afterSequence_ = 0L;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Duration heartbeatInterval_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> heartbeatIntervalBuilder_;
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     * @return Whether the heartbeatInterval field is set.
+     */
+    public boolean hasHeartbeatInterval() {
+      return ((bitField0_ & 0x00000004) != 0);
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     * @return The heartbeatInterval.
+     */
+    public com.google.protobuf.Duration getHeartbeatInterval() {
+      if (heartbeatIntervalBuilder_ == null) {
+        return heartbeatInterval_ == null ? com.google.protobuf.Duration.getDefaultInstance() : heartbeatInterval_;
+      } else {
+        return heartbeatIntervalBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public Builder setHeartbeatInterval(com.google.protobuf.Duration value) {
+      if (heartbeatIntervalBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        heartbeatInterval_ = value;
+      } else {
+        heartbeatIntervalBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public Builder setHeartbeatInterval(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (heartbeatIntervalBuilder_ == null) {
+        heartbeatInterval_ = builderForValue.build();
+      } else {
+        heartbeatIntervalBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public Builder mergeHeartbeatInterval(com.google.protobuf.Duration value) {
+      if (heartbeatIntervalBuilder_ == null) {
+        if (((bitField0_ & 0x00000004) != 0) &&
+          heartbeatInterval_ != null &&
+          heartbeatInterval_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getHeartbeatIntervalBuilder().mergeFrom(value);
+        } else {
+          heartbeatInterval_ = value;
+        }
+      } else {
+        heartbeatIntervalBuilder_.mergeFrom(value);
+      }
+      if (heartbeatInterval_ != null) {
+        bitField0_ |= 0x00000004;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public Builder clearHeartbeatInterval() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      heartbeatInterval_ = null;
+      if (heartbeatIntervalBuilder_ != null) {
+        heartbeatIntervalBuilder_.dispose();
+        heartbeatIntervalBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public com.google.protobuf.Duration.Builder getHeartbeatIntervalBuilder() {
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return internalGetHeartbeatIntervalFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getHeartbeatIntervalOrBuilder() {
+      if (heartbeatIntervalBuilder_ != null) {
+        return heartbeatIntervalBuilder_.getMessageOrBuilder();
+      } else {
+        return heartbeatInterval_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : heartbeatInterval_;
+      }
+    }
+    /**
+     * <pre>
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetHeartbeatIntervalFieldBuilder() {
+      if (heartbeatIntervalBuilder_ == null) {
+        heartbeatIntervalBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getHeartbeatInterval(),
+                getParentForChildren(),
+                isClean());
+        heartbeatInterval_ = null;
+      }
+      return heartbeatIntervalBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.WatchTableRequest)

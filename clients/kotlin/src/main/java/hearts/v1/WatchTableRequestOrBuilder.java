@@ -54,4 +54,43 @@ public interface WatchTableRequestOrBuilder extends
    * @return The afterSequence.
    */
   long getAfterSequence();
+
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   * @return Whether the heartbeatInterval field is set.
+   */
+  boolean hasHeartbeatInterval();
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   * @return The heartbeatInterval.
+   */
+  com.google.protobuf.Duration getHeartbeatInterval();
+  /**
+   * <pre>
+   * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+   * for a connection through a proxy or load balancer that closes a response
+   * silent for longer than its idle timeout (often 60 s), as a web page's
+   * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+   * heartbeats.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration heartbeat_interval = 3;</code>
+   */
+  com.google.protobuf.DurationOrBuilder getHeartbeatIntervalOrBuilder();
 }

@@ -60,6 +60,7 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.AbstractMessage.InternalOneOfEnum {
     SNAPSHOT(2),
     EVENT(3),
+    HEARTBEAT(4),
     KIND_NOT_SET(0);
     private final int value;
     private KindCase(int value) {
@@ -79,6 +80,7 @@ private static final long serialVersionUID = 0L;
       switch (value) {
         case 2: return SNAPSHOT;
         case 3: return EVENT;
+        case 4: return HEARTBEAT;
         case 0: return KIND_NOT_SET;
         default: return null;
       }
@@ -101,7 +103,8 @@ private static final long serialVersionUID = 0L;
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
    * Numbers never go down; a stream may skip numbers (private events of other
-   * seats), and a ReactionEvent repeats the number of the event before it.
+   * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+   * repeats the number of the message before it.
    * </pre>
    *
    * <code>int64 sequence = 1;</code>
@@ -201,6 +204,49 @@ private static final long serialVersionUID = 0L;
     return hearts.v1.TableEvent.getDefaultInstance();
   }
 
+  public static final int HEARTBEAT_FIELD_NUMBER = 4;
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   * @return Whether the heartbeat field is set.
+   */
+  @java.lang.Override
+  public boolean hasHeartbeat() {
+    return kindCase_ == 4;
+  }
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   * @return The heartbeat.
+   */
+  @java.lang.Override
+  public hearts.v1.Heartbeat getHeartbeat() {
+    if (kindCase_ == 4) {
+       return (hearts.v1.Heartbeat) kind_;
+    }
+    return hearts.v1.Heartbeat.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   */
+  @java.lang.Override
+  public hearts.v1.HeartbeatOrBuilder getHeartbeatOrBuilder() {
+    if (kindCase_ == 4) {
+       return (hearts.v1.Heartbeat) kind_;
+    }
+    return hearts.v1.Heartbeat.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -224,6 +270,9 @@ private static final long serialVersionUID = 0L;
     if (kindCase_ == 3) {
       output.writeMessage(3, (hearts.v1.TableEvent) kind_);
     }
+    if (kindCase_ == 4) {
+      output.writeMessage(4, (hearts.v1.Heartbeat) kind_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -239,6 +288,10 @@ private static final long serialVersionUID = 0L;
     if (kindCase_ == 3) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, (hearts.v1.TableEvent) kind_);
+    }
+    if (kindCase_ == 4) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(4, (hearts.v1.Heartbeat) kind_);
     }
     return size;
   }
@@ -276,6 +329,10 @@ private static final long serialVersionUID = 0L;
         if (!getEvent()
             .equals(other.getEvent())) return false;
         break;
+      case 4:
+        if (!getHeartbeat()
+            .equals(other.getHeartbeat())) return false;
+        break;
       case 0:
       default:
     }
@@ -301,6 +358,10 @@ private static final long serialVersionUID = 0L;
       case 3:
         hash = (37 * hash) + EVENT_FIELD_NUMBER;
         hash = (53 * hash) + getEvent().hashCode();
+        break;
+      case 4:
+        hash = (37 * hash) + HEARTBEAT_FIELD_NUMBER;
+        hash = (53 * hash) + getHeartbeat().hashCode();
         break;
       case 0:
       default:
@@ -447,6 +508,9 @@ private static final long serialVersionUID = 0L;
       if (eventBuilder_ != null) {
         eventBuilder_.clear();
       }
+      if (heartbeatBuilder_ != null) {
+        heartbeatBuilder_.clear();
+      }
       kindCase_ = 0;
       kind_ = null;
       return this;
@@ -499,6 +563,10 @@ private static final long serialVersionUID = 0L;
           eventBuilder_ != null) {
         result.kind_ = eventBuilder_.build();
       }
+      if (kindCase_ == 4 &&
+          heartbeatBuilder_ != null) {
+        result.kind_ = heartbeatBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -523,6 +591,10 @@ private static final long serialVersionUID = 0L;
         }
         case EVENT: {
           mergeEvent(other.getEvent());
+          break;
+        }
+        case HEARTBEAT: {
+          mergeHeartbeat(other.getHeartbeat());
           break;
         }
         case KIND_NOT_SET: {
@@ -574,6 +646,13 @@ private static final long serialVersionUID = 0L;
               kindCase_ = 3;
               break;
             } // case 26
+            case 34: {
+              input.readMessage(
+                  internalGetHeartbeatFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              kindCase_ = 4;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -612,7 +691,8 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent repeats the number of the event before it.
+     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+     * repeats the number of the message before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -627,7 +707,8 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent repeats the number of the event before it.
+     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+     * repeats the number of the message before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -646,7 +727,8 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent repeats the number of the event before it.
+     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+     * repeats the number of the message before it.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -1022,6 +1104,184 @@ private static final long serialVersionUID = 0L;
       kindCase_ = 3;
       onChanged();
       return eventBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.Heartbeat, hearts.v1.Heartbeat.Builder, hearts.v1.HeartbeatOrBuilder> heartbeatBuilder_;
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     * @return Whether the heartbeat field is set.
+     */
+    @java.lang.Override
+    public boolean hasHeartbeat() {
+      return kindCase_ == 4;
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     * @return The heartbeat.
+     */
+    @java.lang.Override
+    public hearts.v1.Heartbeat getHeartbeat() {
+      if (heartbeatBuilder_ == null) {
+        if (kindCase_ == 4) {
+          return (hearts.v1.Heartbeat) kind_;
+        }
+        return hearts.v1.Heartbeat.getDefaultInstance();
+      } else {
+        if (kindCase_ == 4) {
+          return heartbeatBuilder_.getMessage();
+        }
+        return hearts.v1.Heartbeat.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    public Builder setHeartbeat(hearts.v1.Heartbeat value) {
+      if (heartbeatBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        kind_ = value;
+        onChanged();
+      } else {
+        heartbeatBuilder_.setMessage(value);
+      }
+      kindCase_ = 4;
+      return this;
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    public Builder setHeartbeat(
+        hearts.v1.Heartbeat.Builder builderForValue) {
+      if (heartbeatBuilder_ == null) {
+        kind_ = builderForValue.build();
+        onChanged();
+      } else {
+        heartbeatBuilder_.setMessage(builderForValue.build());
+      }
+      kindCase_ = 4;
+      return this;
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    public Builder mergeHeartbeat(hearts.v1.Heartbeat value) {
+      if (heartbeatBuilder_ == null) {
+        if (kindCase_ == 4 &&
+            kind_ != hearts.v1.Heartbeat.getDefaultInstance()) {
+          kind_ = hearts.v1.Heartbeat.newBuilder((hearts.v1.Heartbeat) kind_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          kind_ = value;
+        }
+        onChanged();
+      } else {
+        if (kindCase_ == 4) {
+          heartbeatBuilder_.mergeFrom(value);
+        } else {
+          heartbeatBuilder_.setMessage(value);
+        }
+      }
+      kindCase_ = 4;
+      return this;
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    public Builder clearHeartbeat() {
+      if (heartbeatBuilder_ == null) {
+        if (kindCase_ == 4) {
+          kindCase_ = 0;
+          kind_ = null;
+          onChanged();
+        }
+      } else {
+        if (kindCase_ == 4) {
+          kindCase_ = 0;
+          kind_ = null;
+        }
+        heartbeatBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    public hearts.v1.Heartbeat.Builder getHeartbeatBuilder() {
+      return internalGetHeartbeatFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    @java.lang.Override
+    public hearts.v1.HeartbeatOrBuilder getHeartbeatOrBuilder() {
+      if ((kindCase_ == 4) && (heartbeatBuilder_ != null)) {
+        return heartbeatBuilder_.getMessageOrBuilder();
+      } else {
+        if (kindCase_ == 4) {
+          return (hearts.v1.Heartbeat) kind_;
+        }
+        return hearts.v1.Heartbeat.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * </pre>
+     *
+     * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        hearts.v1.Heartbeat, hearts.v1.Heartbeat.Builder, hearts.v1.HeartbeatOrBuilder> 
+        internalGetHeartbeatFieldBuilder() {
+      if (heartbeatBuilder_ == null) {
+        if (!(kindCase_ == 4)) {
+          kind_ = hearts.v1.Heartbeat.getDefaultInstance();
+        }
+        heartbeatBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            hearts.v1.Heartbeat, hearts.v1.Heartbeat.Builder, hearts.v1.HeartbeatOrBuilder>(
+                (hearts.v1.Heartbeat) kind_,
+                getParentForChildren(),
+                isClean());
+        kind_ = null;
+      }
+      kindCase_ = 4;
+      onChanged();
+      return heartbeatBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:hearts.v1.WatchTableResponse)

@@ -15,7 +15,8 @@ public interface WatchTableResponseOrBuilder extends
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
    * Numbers never go down; a stream may skip numbers (private events of other
-   * seats), and a ReactionEvent repeats the number of the event before it.
+   * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+   * repeats the number of the message before it.
    * </pre>
    *
    * <code>int64 sequence = 1;</code>
@@ -79,6 +80,33 @@ public interface WatchTableResponseOrBuilder extends
    * <code>.hearts.v1.TableEvent event = 3;</code>
    */
   hearts.v1.TableEventOrBuilder getEventOrBuilder();
+
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   * @return Whether the heartbeat field is set.
+   */
+  boolean hasHeartbeat();
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   * @return The heartbeat.
+   */
+  hearts.v1.Heartbeat getHeartbeat();
+  /**
+   * <pre>
+   * Nothing to tell for the heartbeat_interval the caller asked for.
+   * </pre>
+   *
+   * <code>.hearts.v1.Heartbeat heartbeat = 4;</code>
+   */
+  hearts.v1.HeartbeatOrBuilder getHeartbeatOrBuilder();
 
   hearts.v1.WatchTableResponse.KindCase getKindCase();
 }

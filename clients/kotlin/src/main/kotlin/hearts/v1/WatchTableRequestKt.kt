@@ -102,9 +102,63 @@ public object WatchTableRequestKt {
     public fun hasAfterSequence(): kotlin.Boolean {
       return _builder.hasAfterSequence()
     }
+
+    /**
+     * ```
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * ```
+     *
+     * `.google.protobuf.Duration heartbeat_interval = 3;`
+     */
+    public var heartbeatInterval: com.google.protobuf.Duration
+      @kotlin.jvm.JvmName("getHeartbeatInterval")
+        get() = _builder.heartbeatInterval
+      @kotlin.jvm.JvmName("setHeartbeatInterval")
+        set(value) {
+        _builder.heartbeatInterval = value
+      }
+    /**
+     * ```
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * ```
+     *
+     * `.google.protobuf.Duration heartbeat_interval = 3;`
+     */
+    public fun clearHeartbeatInterval() {
+      _builder.clearHeartbeatInterval()
+    }
+    /**
+     * ```
+     * Ask for a Heartbeat whenever the stream has sent nothing for this long:
+     * for a connection through a proxy or load balancer that closes a response
+     * silent for longer than its idle timeout (often 60 s), as a web page's
+     * stream behind an Ingress is. From 5 s to 10 minutes; unset or zero: no
+     * heartbeats.
+     * ```
+     *
+     * `.google.protobuf.Duration heartbeat_interval = 3;`
+     * @return Whether the heartbeatInterval field is set.
+     */
+    public fun hasHeartbeatInterval(): kotlin.Boolean {
+      return _builder.hasHeartbeatInterval()
+    }
+
+    public val WatchTableRequestKt.Dsl.heartbeatIntervalOrNull: com.google.protobuf.Duration?
+      get() = _builder.heartbeatIntervalOrNull
   }
 }
 @kotlin.jvm.JvmSynthetic
 public inline fun hearts.v1.WatchTableRequest.copy(block: `hearts.v1`.WatchTableRequestKt.Dsl.() -> kotlin.Unit): hearts.v1.WatchTableRequest =
   `hearts.v1`.WatchTableRequestKt.Dsl._create(this.toBuilder()).apply { block() }._build()
+
+public val hearts.v1.WatchTableRequestOrBuilder.heartbeatIntervalOrNull: com.google.protobuf.Duration?
+  get() = if (hasHeartbeatInterval()) getHeartbeatInterval() else null
 

@@ -38,7 +38,8 @@ public object WatchTableResponseKt {
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent repeats the number of the event before it.
+     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+     * repeats the number of the message before it.
      * ```
      *
      * `int64 sequence = 1;`
@@ -55,7 +56,8 @@ public object WatchTableResponseKt {
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent repeats the number of the event before it.
+     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
+     * repeats the number of the message before it.
      * ```
      *
      * `int64 sequence = 1;`
@@ -138,6 +140,42 @@ public object WatchTableResponseKt {
     public fun hasEvent(): kotlin.Boolean {
       return _builder.hasEvent()
     }
+
+    /**
+     * ```
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * ```
+     *
+     * `.hearts.v1.Heartbeat heartbeat = 4;`
+     */
+    public var heartbeat: hearts.v1.Heartbeat
+      @kotlin.jvm.JvmName("getHeartbeat")
+        get() = _builder.heartbeat
+      @kotlin.jvm.JvmName("setHeartbeat")
+        set(value) {
+        _builder.heartbeat = value
+      }
+    /**
+     * ```
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * ```
+     *
+     * `.hearts.v1.Heartbeat heartbeat = 4;`
+     */
+    public fun clearHeartbeat() {
+      _builder.clearHeartbeat()
+    }
+    /**
+     * ```
+     * Nothing to tell for the heartbeat_interval the caller asked for.
+     * ```
+     *
+     * `.hearts.v1.Heartbeat heartbeat = 4;`
+     * @return Whether the heartbeat field is set.
+     */
+    public fun hasHeartbeat(): kotlin.Boolean {
+      return _builder.hasHeartbeat()
+    }
     public val kindCase: hearts.v1.WatchTableResponse.KindCase
     @kotlin.jvm.JvmName("getKindCase")
       get() = _builder.getKindCase()
@@ -156,4 +194,7 @@ public val hearts.v1.WatchTableResponseOrBuilder.snapshotOrNull: hearts.v1.Table
 
 public val hearts.v1.WatchTableResponseOrBuilder.eventOrNull: hearts.v1.TableEvent?
   get() = if (hasEvent()) getEvent() else null
+
+public val hearts.v1.WatchTableResponseOrBuilder.heartbeatOrNull: hearts.v1.Heartbeat?
+  get() = if (hasHeartbeat()) getHeartbeat() else null
 
