@@ -17,11 +17,13 @@ import pytest
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_client import HeartsClient, HeartsError, UnavailableError
+from hearts_client.client import _CHANNEL_OPTIONS
 from hearts_server import service
 from hearts_server.server import HeartsServer
 from hearts_server.store.base import StoreUnavailableError
 from hearts_server.store.memory import MemoryStore
 
+from ..relay import Link
 from .client_helpers import make_move, play_to_the_end, start_server, table_with_bots, waits_for_me
 
 Item = tuple[int, str, bytes]
@@ -291,3 +293,35 @@ async def test_a_watch_that_asks_for_heartbeats_gets_them_between_events(
         async for _ in client.watch(name, heartbeat_interval=0.05):
             pass
     assert refused.value.reason == "INVALID_REQUEST"
+
+
+async def test_a_watch_on_a_connection_that_died_fails_instead_of_hanging() -> None:
+    # The client's own keepalive, pinging after 10 s (the server's least) instead of 60, and
+    # every answer it waits for cut to 2 s: the same options otherwise, so a wait the client
+    # leaves at gRPC's default (60 s) shows.
+    scaled = [
+        (key, 10_000 if key == "grpc.keepalive_time_ms" else 2_000)
+        for key, _ in _CHANNEL_OPTIONS
+        if key == "grpc.keepalive_time_ms" or key.endswith("timeout_ms")
+    ]
+    server = await start_server()
+    link = await Link(server.address).start()
+    try:
+        async with HeartsClient(server.address) as direct:
+            created = await direct.create_table(bots=dict.fromkeys((1, 2, 3), "random"))
+        name = created.view.table.name  # it waits for a player: its stream stays quiet
+        async with HeartsClient(link.address, options=scaled) as client:
+            stream = client.watch(name, max_reconnects=0)
+            async with contextlib.aclosing(stream):
+                assert (await anext(stream)).HasField("snapshot")
+                # Quiet for a while (gRPC's own ping after data has been answered), then cut:
+                # the next ping is the keepalive's, 10 s after the snapshot.
+                await asyncio.sleep(3)
+                link.cut()
+                cut = time.monotonic()
+                with pytest.raises(UnavailableError):
+                    await asyncio.wait_for(anext(stream), 30)
+                assert 6 < time.monotonic() - cut < 30  # a ping's answer missed, not another end
+    finally:
+        await link.close()
+        await server.stop(0)

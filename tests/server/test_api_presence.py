@@ -12,6 +12,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
 
+from ..relay import Link
 from .conftest import Hearts, Seated, ServerFactory, event_kind
 
 HEURISTIC = pb.BOT_LEVEL_HEURISTIC
@@ -311,49 +312,6 @@ async def test_a_stream_closed_just_before_a_drain_is_announced_at_the_drain(
     await draining.stop(0.5)  # a rolling update meanwhile does not put it off for 30 s
     assert await spectator.next_presence(seconds=2) == (0, False)
     spectator.close()
-
-
-class Link:
-    """A TCP relay on loopback in front of a server, whose traffic can be stopped dead: a
-    client's network vanishing without a word (no FIN, no RST reaches either end)."""
-
-    def __init__(self, target: str) -> None:
-        host, _, port = target.rpartition(":")
-        self._target = (host, int(port))
-        self._pumps: list[asyncio.Task[None]] = []
-        self._writers: list[asyncio.StreamWriter] = []
-        self._listener: asyncio.Server | None = None
-        self.address = ""
-
-    async def start(self) -> Link:
-        self._listener = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        self.address = f"127.0.0.1:{self._listener.sockets[0].getsockname()[1]}"
-        return self
-
-    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection(*self._target)
-        self._writers += [writer, upstream_writer]
-        self._pumps.append(asyncio.ensure_future(self._pump(reader, upstream_writer)))
-        self._pumps.append(asyncio.ensure_future(self._pump(upstream_reader, writer)))
-
-    @staticmethod
-    async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-
-    def cut(self) -> None:
-        """Stop relaying, both ways, and leave every socket open."""
-        for pump in self._pumps:
-            pump.cancel()
-
-    async def close(self) -> None:
-        self.cut()
-        for writer in self._writers:
-            writer.transport.abort()
-        if self._listener is not None:
-            self._listener.close()
-            await self._listener.wait_closed()
 
 
 async def test_a_player_whose_network_vanishes_is_told_away_after_the_keepalive(

@@ -1778,8 +1778,9 @@ type WatchTableResponse struct {
 	// The position in the table's event sequence: for an event its own
 	// number, for a snapshot the number of the last event it includes.
 	// Numbers never go down; a stream may skip numbers (private events of other
-	// seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-	// repeats the number of the message before it.
+	// seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+	// number of its own: it takes that of the table's last event before it
+	// (perhaps one not sent to this stream), so resuming from it stays right.
 	Sequence int64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// What the message carries.
 	//

@@ -65,11 +65,14 @@ _NOT_RUN = frozenset({"OVERLOADED", "CANCELLED"})
 # notice a silently dead connection (a sleeping laptop, a dropped NAT entry) within about 80 s,
 # so a quiet watch stream fails with UNAVAILABLE and resumes instead of hanging forever; the
 # Hearts server accepts pings every 10 s, and an idle watch sends no data, hence no ping limit.
+# grpcio waits for a ping's answer as long as ping_timeout_ms says (60 s by default), whatever
+# keepalive_timeout_ms says, so both are set.
 _CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 5000),
     ("grpc.keepalive_time_ms", 60_000),
     ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.http2.ping_timeout_ms", 20_000),
     ("grpc.http2.max_pings_without_data", 0),
 )
 
@@ -266,7 +269,8 @@ class HeartsClient:
             how many consecutive failed reconnects a watch tolerates.
         credentials: channel credentials for TLS; None dials without TLS.
         interceptors: grpc.aio client interceptors, applied to every call.
-        options: extra gRPC channel options.
+        options: gRPC channel options; one this client sets too (its keepalive, say) replaces
+            the client's.
         backoff: the first retry's delay in seconds; each later one doubles, up to 5 s, jittered.
     """
 
@@ -292,7 +296,8 @@ class HeartsClient:
         self._identity_token = identity_token or None
         self._credentials = credentials
         self._interceptors = list(interceptors)
-        self._options = [*_CHANNEL_OPTIONS, *options]
+        # gRPC takes the first of two options of the same name: the caller's go first.
+        self._options = [*options, *(o for o in _CHANNEL_OPTIONS if o[0] not in dict(options))]
         self._backoff = backoff
         self._channel: grpc.aio.Channel | None = None
         self._stub: Any = None

@@ -992,8 +992,9 @@ export type WatchTableResponse = Message<"hearts.v1.WatchTableResponse"> & {
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
    * Numbers never go down; a stream may skip numbers (private events of other
-   * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-   * repeats the number of the message before it.
+   * seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+   * number of its own: it takes that of the table's last event before it
+   * (perhaps one not sent to this stream), so resuming from it stays right.
    *
    * @generated from field: int64 sequence = 1;
    */

@@ -103,8 +103,9 @@ private static final long serialVersionUID = 0L;
    * The position in the table's event sequence: for an event its own
    * number, for a snapshot the number of the last event it includes.
    * Numbers never go down; a stream may skip numbers (private events of other
-   * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-   * repeats the number of the message before it.
+   * seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+   * number of its own: it takes that of the table's last event before it
+   * (perhaps one not sent to this stream), so resuming from it stays right.
    * </pre>
    *
    * <code>int64 sequence = 1;</code>
@@ -691,8 +692,9 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-     * repeats the number of the message before it.
+     * seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+     * number of its own: it takes that of the table's last event before it
+     * (perhaps one not sent to this stream), so resuming from it stays right.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -707,8 +709,9 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-     * repeats the number of the message before it.
+     * seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+     * number of its own: it takes that of the table's last event before it
+     * (perhaps one not sent to this stream), so resuming from it stays right.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
@@ -727,8 +730,9 @@ private static final long serialVersionUID = 0L;
      * The position in the table's event sequence: for an event its own
      * number, for a snapshot the number of the last event it includes.
      * Numbers never go down; a stream may skip numbers (private events of other
-     * seats), and a ReactionEvent, a PresenceChangedEvent or a Heartbeat
-     * repeats the number of the message before it.
+     * seats). A ReactionEvent, a PresenceChangedEvent or a Heartbeat has no
+     * number of its own: it takes that of the table's last event before it
+     * (perhaps one not sent to this stream), so resuming from it stays right.
      * </pre>
      *
      * <code>int64 sequence = 1;</code>
