@@ -35,7 +35,7 @@ import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 from google.protobuf import duration_pb2
@@ -2934,48 +2934,44 @@ def _timed(record: TableRecord) -> bool:
 
 def _turn_timeout_ms(table: pb.Table, most: int) -> int:
     """The table's turn timeout in milliseconds (0: none), from 1 s to ``most`` ms."""
-    return _duration_ms(table, "turn_timeout", most)
+    turn_timeout = table.turn_timeout if table.HasField("turn_timeout") else None
+    return _duration_ms(turn_timeout, "turn_timeout", _MIN_TURN_TIMEOUT_MS, most, " on this server")
 
 
 def _fill_after_ms(table: pb.Table, most: int) -> int:
     """The table's fill_with_bots_after in milliseconds (0: never), from 1 s to ``most`` ms."""
-    return _duration_ms(table, "fill_with_bots_after", most)
+    fill_after = table.fill_with_bots_after if table.HasField("fill_with_bots_after") else None
+    return _duration_ms(
+        fill_after, "fill_with_bots_after", _MIN_TURN_TIMEOUT_MS, most, " on this server"
+    )
+
+
+def _heartbeat_seconds(interval: duration_pb2.Duration | None) -> float | None:
+    """A watch's heartbeat_interval in seconds (None: no heartbeats), from 5 s to 10 minutes."""
+    milliseconds = _duration_ms(
+        interval, "heartbeat_interval", _MIN_HEARTBEAT_SECONDS * 1000, _MAX_HEARTBEAT_SECONDS * 1000
+    )
+    return milliseconds / 1000 if milliseconds else None
 
 
 def _duration_ms(
-    table: pb.Table, field: Literal["turn_timeout", "fill_with_bots_after"], most: int
+    duration: duration_pb2.Duration | None, field: str, least: float, most: int, where: str = ""
 ) -> int:
-    """The duration ``field`` of ``table`` in milliseconds (0: unset), from 1 s to ``most``."""
-    if not table.HasField(field):
+    """The request's duration ``field`` in milliseconds (0: unset or zero), from ``least`` to
+    ``most`` ms; INVALID_REQUEST otherwise. ``where``: what the limits are of, for the message."""
+    if duration is None:
         return 0
-    duration: duration_pb2.Duration = getattr(table, field)
     if not 0 <= duration.nanos < 1_000_000_000 or duration.seconds < 0:
         raise ServiceError("INVALID_REQUEST", f"{field} must not be negative")
     milliseconds = duration.seconds * 1000 + duration.nanos // 1_000_000
     if milliseconds == 0 and duration.nanos == 0:
         return 0
-    if not _MIN_TURN_TIMEOUT_MS <= milliseconds <= most:
+    if not least <= milliseconds <= most:
         raise ServiceError(
             "INVALID_REQUEST",
-            f"{field} must be from 1 to {most / 1000:g} seconds on this server, or unset",
+            f"{field} must be from {least / 1000:g} to {most / 1000:g} seconds{where}, or unset",
         )
     return milliseconds
-
-
-def _heartbeat_seconds(interval: duration_pb2.Duration | None) -> float | None:
-    """A watch's heartbeat_interval in seconds (None: no heartbeats), from 5 s to 10 minutes."""
-    if interval is None or (interval.seconds == 0 and interval.nanos == 0):
-        return None
-    if not 0 <= interval.nanos < 1_000_000_000 or interval.seconds < 0:
-        raise ServiceError("INVALID_REQUEST", "heartbeat_interval must not be negative")
-    seconds = interval.seconds + interval.nanos / 1e9
-    if not _MIN_HEARTBEAT_SECONDS <= seconds <= _MAX_HEARTBEAT_SECONDS:
-        raise ServiceError(
-            "INVALID_REQUEST",
-            f"heartbeat_interval must be from {_MIN_HEARTBEAT_SECONDS} to "
-            f"{_MAX_HEARTBEAT_SECONDS} seconds, or unset",
-        )
-    return seconds
 
 
 def _heartbeat(sequence: int, now_ms: int) -> api.WatchTableResponse:
