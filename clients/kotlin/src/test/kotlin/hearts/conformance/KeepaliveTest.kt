@@ -153,6 +153,8 @@ class KeepaliveTest {
                 error == null -> fail("the watch stream ended cleanly ${elapsed.inWholeMilliseconds} ms after the cut, want UNAVAILABLE")
                 error !is StatusException || error.status.code != Status.Code.UNAVAILABLE ->
                     fail("the watch stream failed with $error ${elapsed.inWholeMilliseconds} ms after the cut, want UNAVAILABLE")
+                // No ping is due before 10 s of silence: an earlier end is something else.
+                elapsed < 8.seconds -> fail("the watch stream failed ${elapsed.inWholeMilliseconds} ms after the cut, before a ping was due: $error")
             }
             log("the stream failed ${elapsed.inWholeMilliseconds} ms after the cut: $error")
         } finally {
