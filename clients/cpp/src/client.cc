@@ -1,6 +1,9 @@
 // The hand-written part of the C++ client; see include/hearts/client.h. It must never throw.
 #include "hearts/client.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <grpc/grpc.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -14,7 +17,11 @@ constexpr char kDomain[] = "hearts.v1";
 constexpr char kRanks[] = "23456789TJQKA";  // RANK_TWO (2) to RANK_ACE (14)
 constexpr char kSuits[] = "CDHS";           // SUIT_CLUBS (1) to SUIT_SPADES (4)
 
-int Millis(std::chrono::milliseconds duration) { return static_cast<int>(duration.count()); }
+// gRPC takes milliseconds in an int: longer is "never" to it anyway, so longer is INT_MAX.
+int Millis(std::chrono::milliseconds duration) {
+  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
+      duration.count(), 0, std::numeric_limits<int>::max()));
+}
 
 char Upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
 
@@ -43,8 +50,14 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                    ChannelArguments(keepalive));
 }
 
-void WithToken(grpc::ClientContext& context, std::string_view token) {
+bool WithToken(grpc::ClientContext& context, std::string_view token) {
+  // gRPC aborts the process on a call whose metadata holds a byte a header value may not (a
+  // line break left over from a token file, say): such a token is never sent.
+  for (const char c : token) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
   context.AddMetadata("authorization", "Bearer " + std::string(token));
+  return true;
 }
 
 StatusDetails::StatusDetails(const grpc::Status& status) {

@@ -1,6 +1,7 @@
 // The hand-written helpers without a server: card notation, StatusDetails and the channel's
 // keepalive arguments.
 #include <chrono>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -133,6 +134,27 @@ TEST(ChannelArguments, KeepaliveIsOnWithTheTimeoutForEveryPingAndNoPingLimit) {
       {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
   };
   EXPECT_EQ(ints, want);
+}
+
+TEST(ChannelArguments, ADurationPastWhatGrpcTakesIsItsLongest) {
+  // gRPC takes milliseconds in an int; a longer one must not wrap round to a negative number.
+  const grpc::ChannelArguments arguments = hearts::ChannelArguments(
+      {std::chrono::hours(24 * 365), std::chrono::milliseconds::max()});
+  const grpc_channel_args args = arguments.c_channel_args();
+  for (size_t i = 0; i < args.num_args; ++i) {
+    const std::string key = args.args[i].key;
+    if (key == GRPC_ARG_KEEPALIVE_TIME_MS || key == GRPC_ARG_KEEPALIVE_TIMEOUT_MS) {
+      EXPECT_EQ(args.args[i].value.integer, std::numeric_limits<int>::max()) << key;
+    }
+  }
+}
+
+TEST(WithToken, RefusesATokenThatGrpcCouldNotSend) {
+  // A token read from a file with its line break: gRPC would abort the process on the call.
+  grpc::ClientContext context;
+  EXPECT_FALSE(hearts::WithToken(context, "v1.abc.def\n"));
+  EXPECT_FALSE(hearts::WithToken(context, std::string("v1.a\0b", 6)));
+  EXPECT_TRUE(hearts::WithToken(context, "v1.abc.def"));
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                            const Keepalive& keepalive = {});
 
 // Sends `token` (a seat or creator token) with the call as "authorization: Bearer <token>".
-void WithToken(grpc::ClientContext& context, std::string_view token);
+// False, and nothing added, for a token with a byte outside printable ASCII (a trailing line
+// break, say), which gRPC would not send but abort the process for; the call then goes without
+// it, and a call that needs a token is refused (TOKEN_MISSING).
+bool WithToken(grpc::ClientContext& context, std::string_view token);
 
 // The details of a failed call, read from its status's error_details (the
 // grpc-status-details-bin trailer, a serialized google.rpc.Status). Every error of the server
