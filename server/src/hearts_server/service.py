@@ -2975,7 +2975,8 @@ def _duration_ms(
 
 
 def _heartbeat(sequence: int, now_ms: int) -> api.WatchTableResponse:
-    """A stream's Heartbeat: the number of the message before it, and the server's time."""
+    """A stream's Heartbeat: the number of the table's last event before it, and the server's
+    time."""
     response = api.WatchTableResponse(sequence=sequence)
     response.heartbeat.server_time.FromMilliseconds(now_ms)
     return response

@@ -297,7 +297,8 @@ class HeartsClient:
         self._credentials = credentials
         self._interceptors = list(interceptors)
         # gRPC takes the first of two options of the same name: the caller's go first.
-        self._options = [*options, *(o for o in _CHANNEL_OPTIONS if o[0] not in dict(options))]
+        given = {name for name, _ in options}
+        self._options = [*options, *(o for o in _CHANNEL_OPTIONS if o[0] not in given)]
         self._backoff = backoff
         self._channel: grpc.aio.Channel | None = None
         self._stub: Any = None
@@ -859,9 +860,10 @@ class HeartsClient:
         brings the presence up to date). The iteration ends after a ``table_deleted`` event.
 
         ``heartbeat_interval`` (seconds, 5 to 600) asks the server for a ``heartbeat`` item
-        whenever the stream has sent nothing for that long; it repeats the sequence before it
-        and carries the server's time (``heartbeat.server_time``). Proxies that close idle
-        responses need it; over gRPC the channel's keepalive pings keep the connection.
+        whenever the stream has sent nothing for that long; like a reaction it takes the
+        sequence of the table's last event, and it carries the server's time
+        (``heartbeat.server_time``). Proxies that close idle responses need it; over gRPC the
+        channel's keepalive pings keep the connection.
 
         Close the iterator when done (``contextlib.aclosing``) to end the call promptly.
         """
@@ -894,7 +896,7 @@ class HeartsClient:
                         if response.event.HasField("table_deleted"):
                             return
                     elif response.HasField("heartbeat"):
-                        yield response  # it repeats the sequence before it
+                        yield response  # the sequence of the last event: nothing to keep
                     else:
                         last = response.sequence
                         yield response
