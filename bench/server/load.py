@@ -142,6 +142,7 @@ class Sampler:
             "loop_cpu": self.loop_thread_cpu_seconds(),
             "rss": self.rss_bytes(),
             "redis_reads": info["total_reads_processed"],
+            "redis_bytes_in": info["total_net_input_bytes"],
             "redis_commands": info["total_commands_processed"],
             "redis_cmdstats": commands,
             "redis_memory": info["used_memory"],
@@ -172,6 +173,9 @@ def delta(before: dict[str, Any], after: dict[str, Any], commands: int) -> dict[
         "server_loop_cpu_ms_per_command": (after["loop_cpu"] - before["loop_cpu"]) * 1000 / per,
         "redis_cpu_ms_per_command": (after["redis_cpu"] - before["redis_cpu"]) * 1000 / per,
         "redis_reads_per_command": reads / per,
+        # What clients sent Redis (the commands and their arguments, the records written; and
+        # the one INFO of 23 bytes): what Redis's AOF or a replica receives grows with it.
+        "redis_bytes_in_per_command": (after["redis_bytes_in"] - before["redis_bytes_in"]) / per,
         "redis_commands_per_command": top / per,
         "evalsha_per_command": cmdstats.get("evalsha", 0) / per,
         "redis_cmdstats": cmdstats,

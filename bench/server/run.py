@@ -312,6 +312,7 @@ def report(results: dict[str, Any]) -> str:
             f"{ratio(cost['server_cpu_ms_per_command'], other['server_cpu_ms_per_command'])} | "
             f"{fmt(cost['redis_reads_per_command'], 2)} | {fmt(cost['evalsha_per_command'], 2)} | "
             f"{fmt(cost['redis_cpu_ms_per_command'], 3)} | "
+            f"{fmt(cost.get('redis_bytes_in_per_command'), 0)} | "
             f"{fmt(cost.get('load_generator_cpu_ms_per_command'), 3)} |"
         )
 
@@ -369,8 +370,8 @@ def report(results: dict[str, Any]) -> str:
         "| workload | commands/s | × baseline (saturated) | PlayCard/s | "
         "PlayCard p50 / p95 / p99 ms (baseline: `Write`) | server CPU ms/command | "
         "× baseline | Redis round trips/command | EVALSHA/command | Redis CPU ms/command | "
-        "load generator CPU ms/command |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "bytes sent to Redis/command | load generator CPU ms/command |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
         "",
         *threads,

@@ -1,10 +1,12 @@
-"""The stored table record: compact schema 2 round trips, and schema 1 records are still read."""
+"""The stored table record: schema 3 (and 2, written during upgrades) round trips, and schema 1
+and 2 records are still read."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import random
+from typing import Any
 
 import pytest
 
@@ -67,27 +69,84 @@ def _record(game: State | None) -> TableRecord:
     )
 
 
-def test_records_round_trip_at_every_stage_of_random_games() -> None:
+@pytest.mark.parametrize("schema", [2, 3])
+def test_records_round_trip_at_every_stage_of_random_games(schema: int) -> None:
     for seed in range(12):
         for moves in (0, 1, 5, 30, 70, 200, 2000):
             record = _record(_random_game(seed, moves))
-            raw = record.to_json()
+            raw = record.to_json(schema=schema)
             assert TableRecord.from_json(raw) == record, f"seed {seed}, {moves} moves"
-            assert record.to_json() == raw  # the per-round cache gives the same bytes
+            assert record.to_json(schema=schema) == raw  # the per-round cache: the same bytes
 
 
-def test_a_record_without_a_game_round_trips() -> None:
+def test_schema_3_keeps_the_finished_rounds_on_a_second_line_and_schema_2_inline() -> None:
+    for seed in range(4):
+        game = _random_game(seed, 2000)
+        assert len(game.rounds) >= 3
+        record = _record(game)
+        first, newline, second = record.to_json().partition(b"\n")
+        assert newline
+        assert json.loads(first)["schema"] == 3
+        assert json.loads(first)["game"][-1] == len(game.rounds)
+        assert len(json.loads(second)) == len(game.rounds)
+        # Schema 2: one line, the same game with the rounds where schema 3 counts them.
+        old = json.loads(record.to_json(schema=2))
+        assert old["schema"] == 2
+        assert b"\n" not in record.to_json(schema=2)
+        assert old["game"][:-1] == json.loads(first)["game"][:-1]
+        assert old["game"][-1] == json.loads(second)
+        # The first line does not grow with the game: every round's first cards write about
+        # as much as the first round's.
+        early = _record(_random_game(seed, 20)).to_json().partition(b"\n")[0]
+        assert len(first) < len(early) + 100
+
+
+def test_a_record_whose_rounds_do_not_match_its_count_is_damaged() -> None:
+    raw = _record(_random_game(2, 2000)).to_json()
+    first, _, second = raw.partition(b"\n")
+    rounds = json.loads(second)
+    for damaged in (
+        first,  # the second line lost
+        first + b"\n" + json.dumps(rounds[:-1]).encode(),  # a round short
+        first + b"\n{}",
+    ):
+        with pytest.raises(UnreadableRecordError) as caught:
+            TableRecord.from_json(damaged)
+        assert not caught.value.newer
+
+
+def test_a_schema_2_record_is_read_without_a_stale_second_line() -> None:
+    # A version that writes schema 2 only leaves a second part it never wrote in place; the
+    # store hands the record back with it.
+    record = _record(_random_game(4, 400))
+    stale = _record(_random_game(4, 100)).to_json().partition(b"\n")[2]
+    assert TableRecord.from_json(record.to_json(schema=2) + b"\n" + stale) == record
+
+
+def test_only_known_schemas_are_written() -> None:
+    with pytest.raises(ValueError, match="schema"):
+        dataclasses.replace(_record(None), table_id="other").to_json(schema=4)
+
+
+@pytest.mark.parametrize("schema", [2, 3])
+def test_a_record_without_a_game_round_trips(schema: int) -> None:
     record = _record(None)
-    assert TableRecord.from_json(record.to_json()) == record
+    assert TableRecord.from_json(record.to_json(schema=schema)) == record
 
 
 def test_schema_1_records_are_still_read() -> None:
     game = _random_game(3, 150)
     record = _record(game)
-    old = json.loads(record.to_json())
+    old = _head(record)
     old["schema"] = 1
     old["game"] = state_to_dict(game)
     assert TableRecord.from_json(json.dumps(old).encode()) == record
+
+
+def _head(record: TableRecord) -> dict[str, Any]:
+    """The first line of the record's JSON: everything but the finished rounds."""
+    head: dict[str, Any] = json.loads(record.to_json().partition(b"\n")[0])
+    return head
 
 
 def _fresh_json(record: TableRecord) -> bytes:
@@ -168,7 +227,7 @@ def test_turn_notifications_round_trip_and_records_without_them_do_not_mention_t
     assert TableRecord.from_json(notifying.to_json()) == notifying
     assert notifying.evolve(game, 50, 9).turn_notifications
     assert b"turn_notifications" not in _record(game).to_json()
-    data = json.loads(notifying.to_json())
+    data = _head(notifying)
     data["turn_notifications"] = 1
     with pytest.raises(UnreadableRecordError):
         TableRecord.from_json(json.dumps(data).encode())
@@ -180,7 +239,7 @@ def test_a_fill_wait_round_trips_and_records_without_one_do_not_mention_it() -> 
     assert TableRecord.from_json(waiting.to_json()) == waiting
     assert waiting.evolve(game, 50, 9).fill_after_ms == 5000
     assert b"fill_after_ms" not in _record(game).to_json()
-    data = json.loads(waiting.to_json())
+    data = _head(waiting)
     data["fill_after_ms"] = "5000"
     with pytest.raises(UnreadableRecordError):
         TableRecord.from_json(json.dumps(data).encode())
@@ -206,7 +265,7 @@ def test_stand_ins_that_name_no_bot_seat_make_a_damaged_record() -> None:
     ) * 3
     record = dataclasses.replace(_record(_random_game(4, 30)), seats=bots)
     assert TableRecord.from_json(record.to_json()) == record
-    data = json.loads(record.to_json())
+    data = _head(record)
     assert data["stand_ins"] == [1, 2, 3]
     for damaged in ([-1], [0], [4], [True], "1", [1.0]):
         data["stand_ins"] = damaged
@@ -228,7 +287,7 @@ def test_rematch_links_and_rematched_seats_round_trip_and_others_do_not_mention_
     assert TableRecord.from_json(record.to_json()) == record
     evolved = record.evolve(game, 50, 9)
     assert (evolved.rematch_id, evolved.rematch_of, evolved.seats) == ("01J0001", "01J0000", seats)
-    data = json.loads(record.to_json())
+    data = _head(record)
     assert (data["rematched"], data["rematch"], data["rematch_of"]) == (
         [0, 3],
         "01J0001",
@@ -258,7 +317,7 @@ def test_player_ids_round_trip_and_are_left_out_when_nobody_has_one() -> None:
     )
     record = dataclasses.replace(_record(game), seats=seats)
     assert TableRecord.from_json(record.to_json()) == record
-    data = json.loads(record.to_json())
+    data = _head(record)
     assert data["player_ids"] == ["auth0|abc", "", "", "uid-9"]
     assert b"player_ids" not in _record(game).to_json()
     for damaged in (["", "", "x", ""], ["a", "", ""], "a", [1, "", "", ""], None):

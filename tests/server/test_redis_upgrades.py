@@ -7,15 +7,18 @@ must never be overwritten by the replica that could not read it.
 
 from __future__ import annotations
 
+import random
+
 import grpc
 import orjson
 import pytest
 import redis.asyncio
 
+from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.store import keys
 
-from .conftest import cards, failure, read_until
+from .conftest import cards, failure, owing, read_until
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(60)]
 
@@ -125,3 +128,41 @@ async def test_an_undecodable_batch_cuts_the_watchers_of_its_table_only(
     heard = await read_until(watchers[1], lambda m: m.event.HasField("seat_passed"))
     assert heard[-1].event.seat_passed.seat == 0
     watchers[1].cancel()
+
+
+async def test_replicas_writing_schema_2_and_3_in_turn_play_one_game_to_its_end(
+    make_server, connect, redis_server, admin
+) -> None:
+    # The first rollout to a version that writes schema 3 keeps writing schema 2
+    # (--record-schema 2) beside pods that read no schema 3; the second writes schema 3. Pods
+    # of both settings serve one table's moves in turn, through many rounds.
+    old = connect(await make_server(store="redis", redis_url=redis_server.url, record_schema=2))
+    new = connect(await make_server(store="redis", redis_url=redis_server.url, record_schema=3))
+    seated = await old.seated(deck_seed=11, target_score=40)  # made and joined on schema 2
+    name, key = seated.name, keys.table(seated.name.removeprefix("tables/"))
+    rng = random.Random(3)
+    written = {2: 0, 3: 0}
+    table = (await old.view(name)).table
+    for _ in range(2000):
+        if table.phase == pb.PHASE_GAME_OVER:
+            break
+        seat = owing(table)[0]
+        schema, hearts = rng.choice(((2, old), (3, new)))
+        response = await hearts.move(
+            name, seated.tokens[seat], await hearts.view(name, seated.tokens[seat]), rng
+        )
+        table, history = response.view.table, response.view.score_history
+        head, rounds = await admin.hmget(key, "d", "r")
+        assert orjson.loads(head)["schema"] == schema
+        if schema == 2:
+            assert rounds is None  # cleared, so that no stale rounds linger
+        else:
+            assert len(orjson.loads(rounds)) == orjson.loads(head)["game"][-1]
+        written[schema] += 1
+    assert table.phase == pb.PHASE_GAME_OVER
+    assert min(written.values()) > 100
+    assert len(history) >= 3
+    # Both read the finished game alike, as does a pod that never held the table.
+    fresh = connect(await make_server(store="redis", redis_url=redis_server.url))
+    views = [await hearts.view(name, seated.tokens[0]) for hearts in (old, new, fresh)]
+    assert views[0] == views[1] == views[2]

@@ -215,6 +215,8 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         ([], {"HEARTS_KEEPALIVE_TIMEOUT_SECONDS": "0.05"}, "--keepalive-timeout-seconds must be"),
         (["--keepalive-timeout-seconds", "nan"], {}, "(got nan)"),
         (["--max-message-bytes", "65536"], {}, "--max-message-bytes must be at least 524288"),
+        (["--record-schema", "1"], {}, "--record-schema must be 2 or 3 (got 1)"),
+        ([], {"HEARTS_RECORD_SCHEMA": "4"}, "--record-schema must be 2 or 3 (got 4)"),
         (["--log-format", "json", "--port", "70000"], {}, '"message": "--port must be a port'),
         ([], {"HEARTS_LOG_FORMAT": "json", "HEARTS_PORT": "x"}, '"level": "ERROR"'),
         # The format argparse takes: the last flag, over the environment; no abbreviations.

@@ -133,6 +133,38 @@ async def test_load_leaves_out_the_record_the_reader_already_holds(store: Store)
     assert not (await store.load(OTHER, known_version=1)).exists
 
 
+async def test_a_record_in_two_parts_comes_back_as_it_was_given(backend: Backend) -> None:
+    # A record may come in two lines (schema 3: the finished rounds on the second), which the
+    # Redis store keeps apart and writes only when they changed; a second replica too.
+    store = backend.make()
+    replica = backend.make() if backend.name == "redis" else store  # memory stores share nothing
+    records = [
+        b"head-1\n[]",
+        b"head-2\n[]",  # the same second part
+        b"head-3\n[round-1]",  # a round finished
+        b"head-4\n[round-1]",
+        b"head-5",  # one part (schema 2): the second goes
+        b"head-6\n",  # an empty second part
+        b"head-7\n[round-1,round-2]\nmore",  # only the first newline splits
+        b"head-8\n[round-1,round-2]\nmore",
+    ]
+    assert (await store.create(TABLE, records[0], evs(1, 1), open_seats=True)).created
+    for version, data in enumerate(records[1:], start=2):
+        writer = replica if version % 3 == 0 else store  # the other replica now and then
+        held = await writer.load(TABLE)
+        assert held.data == records[version - 2]
+        result = await writer.commit(
+            TABLE, expected_version=version - 1, data=data, events=evs(version, version)
+        )
+        assert (result.outcome, result.version) == (CommitOutcome.APPLIED, version)
+        for reader in (store, replica):
+            assert (await reader.load(TABLE)).data == data
+        [(_, listed_version, listed)], _ = await store.list_tables(
+            open_only=False, before_id=None, limit=5
+        )
+        assert (listed_version, listed) == (version, data)
+
+
 async def test_create_twice_is_refused(store: Store) -> None:
     assert (await store.create(TABLE, b"first", [], open_seats=True)).created
     assert not (await store.create(TABLE, b"second", evs(1, 1), open_seats=False)).created
@@ -1293,6 +1325,66 @@ async def test_hot_path_commands_take_one_round_trip(
         TABLE, b"hi", expected_version=2, sender="0", limit=5, window_ms=10_000
     )
     assert await trips(reaction) == 1
+
+
+@redis_only
+async def test_a_commit_sends_a_records_second_part_only_when_it_changed(
+    make_redis: Callable[..., RedisStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_redis()
+    scripts: list[bytes] = []  # the scripts run, each as its arguments joined
+    original = RedisStore._run
+
+    async def recording(self: RedisStore, *commands: Any, **options: Any) -> list[Any]:
+        scripts.extend(
+            b" ".join(a if isinstance(a, bytes) else str(a).encode() for a in command)
+            for command in commands
+            if command[0] == "EVALSHA"
+        )
+        return await original(self, *commands, **options)
+
+    monkeypatch.setattr(RedisStore, "_run", recording)
+    rounds = b"[" + b"round-one-" * 100 + b"]"
+    await store.create(TABLE, b"head-1\n" + rounds, evs(1, 1), open_seats=True)
+    assert rounds in scripts[-1]
+    for version in (2, 3):
+        scripts.clear()
+        data = b"head-%d\n%s" % (version, rounds)
+        await store.commit(TABLE, expected_version=version - 1, data=data, events=[])
+        [commit] = scripts
+        assert b"head-%d" % version in commit
+        assert rounds not in commit
+    more = rounds + b"[round-two]"
+    scripts.clear()
+    await store.commit(TABLE, expected_version=3, data=b"head-4\n" + more, events=[])
+    assert more in scripts[0]
+    assert (await store.load(TABLE)).data == b"head-4\n" + more
+    # Another process, which holds no record of the table, loads it before it commits: the
+    # load tells it the second part, which its commit then leaves out too.
+    other = make_redis()
+    assert (await other.load(TABLE)).data == b"head-4\n" + more
+    scripts.clear()
+    await other.commit(TABLE, expected_version=4, data=b"head-5\n" + more, events=[])
+    [commit] = scripts
+    assert b"head-5" in commit
+    assert more not in commit
+    assert (await store.load(TABLE)).data == b"head-5\n" + more
+
+
+@redis_only
+async def test_a_second_part_changed_behind_the_stores_back_is_written_whole(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    store = make_redis()
+    await store.create(TABLE, b"head-1\n[a]", evs(1, 1), open_seats=True)
+    client = redis.Redis.from_url(clean_redis)
+    try:
+        client.hset(keys.table(TABLE), "r", b"[changed by hand]")
+    finally:
+        client.close()
+    result = await store.commit(TABLE, expected_version=1, data=b"head-2\n[a]", events=[])
+    assert (result.outcome, result.version) == (CommitOutcome.APPLIED, 2)
+    assert (await make_redis().load(TABLE)).data == b"head-2\n[a]"
 
 
 def test_batch_encoding_round_trips() -> None:

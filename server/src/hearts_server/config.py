@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from redis.asyncio.connection import parse_url as parse_redis_url
 
+from hearts_server.record import WRITABLE_SCHEMAS
 from hearts_server.tokens import MIN_SECRET_BYTES
 
 __all__ = [
@@ -59,6 +60,7 @@ class Settings:
     max_message_bytes: int = 1 << 20
     bot_workers: int = 1
     record_cache_size: int = 4096
+    record_schema: int = 3
     max_connection_age_seconds: float = 300.0
     keepalive_seconds: float = 30.0
     keepalive_timeout_seconds: float = 10.0
@@ -111,6 +113,8 @@ def parse_settings(
         "max_message_bytes": "largest request or response message",
         "bot_workers": "worker processes for Monte Carlo bots (0: a thread)",
         "record_cache_size": "tables whose newest record this process keeps decoded (0: none)",
+        "record_schema": "the table record's schema this process writes: 3, or 2 while a fleet "
+        "is upgraded from a version that reads no schema 3 (every version reads both)",
         "max_connection_age_seconds": "after this long a client connection is asked to move on "
         "(its calls and streams go on; new calls reconnect, so new replicas get their share); "
         "0: never",
@@ -324,6 +328,9 @@ def _problem(settings: Settings) -> str | None:
             f"--max-connection-age-seconds must be 0 or {MIN_CONNECTION_AGE_SECONDS:g} to "
             f"{MAX_CONNECTION_AGE_SECONDS:,} (got {age:g})"
         )
+    if settings.record_schema not in WRITABLE_SCHEMAS:
+        schemas = " or ".join(map(str, WRITABLE_SCHEMAS))
+        return f"--record-schema must be {schemas} (got {settings.record_schema})"
     for name in ("keepalive_seconds", "keepalive_timeout_seconds"):
         # gRPC takes whole milliseconds in a 32-bit int; under 1 ms would be 0, its "never".
         if not MIN_KEEPALIVE_SECONDS <= getattr(settings, name) <= MAX_CONNECTION_AGE_SECONDS:

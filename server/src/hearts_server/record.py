@@ -4,12 +4,17 @@ A record is a frozen value encoded as compact JSON. It holds secrets (every hand
 so it never leaves the server: responses are built from engine views only
 (:mod:`hearts_server.convert`).
 
-Every command writes the whole record, and the record carries every finished round of the game,
-so its encoding is on the hot path. Schema 2 therefore writes the engine state as arrays of card
-indexes (0..51) and 52-bit masks, read off the state's public fields by name and rebuilt with
-``_replace`` on a fresh game (see :func:`_game_to_json`), and encodes what a command did not
-change once per table (its last encoding is kept: see ``_Encoded``). Schema 1 records, which
-hold the engine's readable dict form with card notation, are still read.
+Every command writes the record, so its encoding is on the hot path. Schema 2 therefore writes
+the engine state as arrays of card indexes (0..51) and 52-bit masks, read off the state's public
+fields by name and rebuilt with ``_replace`` on a fresh game (see :func:`_game_to_json`), and
+encodes what a command did not change once per table (its last encoding is kept: see
+``_Encoded``). Schema 3 is schema 2 on two lines: the game's finished rounds, most of a record
+late in a game and unchanged by all but a round's last card, move to the second line, which the
+Redis store keeps in a field of its own and writes only when it changed. A command then writes
+about 1 KiB whatever the stage of the game, instead of a record that grows by about 450 bytes a
+round. Schema 1 records, which hold the engine's readable dict form with card notation, and
+schema 2 records are still read; servers write schema 2 while a fleet is upgraded from a version
+that reads no schema 3 (``--record-schema``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from hearts_engine.bots import BotLevel
 
 __all__ = [
     "RECORD_SCHEMA",
+    "WRITABLE_SCHEMAS",
     "Occupant",
     "SeatRecord",
     "TableRecord",
@@ -44,8 +50,9 @@ __all__ = [
     "forget",
 ]
 
-RECORD_SCHEMA = 2
-_READABLE_SCHEMAS = (1, 2)
+RECORD_SCHEMA = 3
+_READABLE_SCHEMAS = (1, 2, 3)
+WRITABLE_SCHEMAS = (2, 3)
 
 
 _FIELD_TYPES = (
@@ -237,13 +244,21 @@ class TableRecord:
         """
         return update_ms if asked_anew(old, game) else self.turn_ms
 
-    def to_json(self) -> bytes:
-        """The record as UTF-8 JSON."""
+    def to_json(self, *, schema: int = RECORD_SCHEMA) -> bytes:
+        """The record as UTF-8 JSON: schema 3 (the default), or 2 for a fleet being upgraded from
+        a version that reads no schema 3 (``--record-schema``).
+
+        Schema 3 is two JSON texts on two lines: everything but the finished rounds, then the
+        finished rounds as an array. A store may keep the second line apart and write it only
+        when it changed, once a round (see :class:`~hearts_server.store.base.Store`), so what a
+        command writes does not grow with the game. Schema 2 is one text holding both.
+        """
         # Every command writes the record, and only its game, time and sequence change from one
         # command to the next: the rest is encoded once per table and seating, and the two
         # numbers are put between (see _Encoded).
         encoded = _ENCODED.get(self.table_id)
         fixed = (
+            schema,
             self.display_name,
             self.rules,
             self.first_dealer,
@@ -260,37 +275,48 @@ class TableRecord:
             self.fill_after_ms,
         )
         if encoded is None or encoded.fixed != fixed:
-            encoded = _Encoded(fixed, *self._head_parts())
+            if schema not in WRITABLE_SCHEMAS:
+                raise ValueError(f"cannot write record schema {schema!r}")
+            encoded = _Encoded(fixed, *self._head_parts(schema))
             if len(_ENCODED) >= _ENCODED_SIZE:
                 _ENCODED.clear()  # rare and cheap to refill: a plain bound, no LRU bookkeeping
             _ENCODED[self.table_id] = encoded
-        game = b"null" if self.game is None else _game_to_json(self.game, self.rules, encoded)
+        if self.game is None:
+            game, rounds = b"null", b"[]"
+        else:
+            game, rounds = _game_to_json(self.game, self.rules, encoded)
         if self.phase_over:
             # A finished game is written again only if a seat is left or a rematch asked for: its
             # encoding, up to
             # hundreds of KiB for a long game, is not kept for it.
             _ENCODED.pop(self.table_id, None)
-        if self.turn_timeout_ms:
-            return b'%s%d,"seq":%d,"turn_ms":%d%s,"game":%s}' % (
+        timer = b',"turn_ms":%d' % self.turn_ms if self.turn_timeout_ms else b""
+        if schema == 2:
+            if self.game is not None:
+                # The rounds inside the game's array, where schema 3 has their count.
+                game = b"%s[%s]]" % (game[: game.rindex(b",") + 1], rounds[1:-1])
+            return b'%s%d,"seq":%d%s%s,"game":%s}' % (
                 encoded.head,
                 self.update_ms,
                 self.sequence,
-                self.turn_ms,
+                timer,
                 encoded.tail,
                 game,
             )
-        return b'%s%d,"seq":%d%s,"game":%s}' % (
+        return b'%s%d,"seq":%d%s%s,"game":%s}\n%s' % (
             encoded.head,
             self.update_ms,
             self.sequence,
+            timer,
             encoded.tail,
             game,
+            rounds,
         )
 
-    def _head_parts(self) -> tuple[bytes, bytes]:
+    def _head_parts(self, schema: int) -> tuple[bytes, bytes]:
         """The JSON object of everything but the game, cut around update_ms and seq."""
         data: dict[str, Any] = {
-            "schema": RECORD_SCHEMA,
+            "schema": schema,
             "id": self.table_id,
             "name": self.display_name,
             "rules": _rules_to_dict(self.rules),
@@ -345,8 +371,11 @@ class TableRecord:
 
         Raises :class:`UnreadableRecordError` for anything else.
         """
+        # Schema 3 is two lines; a schema 1 or 2 record is the first line alone (a store may
+        # hand it back with a stale second line, which an older version did not clear).
+        head, _, rounds = raw.partition(b"\n")
         try:
-            data = orjson.loads(raw)
+            data = orjson.loads(head)
             schema = data.get("schema")
         except (ValueError, AttributeError) as error:
             raise UnreadableRecordError(f"not a table record: {error}", newer=False) from None
@@ -354,14 +383,14 @@ class TableRecord:
             newer = type(schema) is int and schema > RECORD_SCHEMA
             raise UnreadableRecordError(f"unsupported table record schema {schema!r}", newer=newer)
         try:
-            return cls._from_dict(data, schema)
+            return cls._from_dict(data, schema, rounds)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
             raise UnreadableRecordError(
                 f"a damaged schema {schema} record: {error!r}", newer=False
             ) from error
 
     @classmethod
-    def _from_dict(cls, data: dict[str, Any], schema: int) -> TableRecord:
+    def _from_dict(cls, data: dict[str, Any], schema: int, rounds: bytes) -> TableRecord:
         rules = _rules_from_dict(data["rules"])
         game = data["game"]
         # The fields read as they are: a value of the wrong type would decode here and fail
@@ -429,9 +458,9 @@ class TableRecord:
             game=(
                 None
                 if game is None
-                else _game_from_json(game, rules)
-                if schema == RECORD_SCHEMA
                 else state_from_dict(game)
+                if schema == 1
+                else _game_from_json(game, rules, orjson.loads(rounds) if schema == 3 else None)
             ),
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=turn_ms,
@@ -588,7 +617,7 @@ class _Encoded:
         self.head = head
         self.tail = tail
         self.round: tuple[Any, ...] = ()
-        self.round_parts: tuple[bytes, bytes, bytes] = (b"", b"", b"")
+        self.round_parts: tuple[bytes, bytes, bytes, bytes] = (b"", b"", b"", b"")
         self.rounds_json = b""
         self.tricks: tuple[Trick, ...] | None = None
         self.tricks_json: orjson.Fragment | None = None
@@ -603,7 +632,9 @@ def forget(table_id: str) -> None:
     _ENCODED.pop(table_id, None)
 
 
-def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> bytes:
+def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes, bytes]:
+    """The game's JSON array, which ends with the count of finished rounds, and the JSON array
+    of those rounds."""
     # Tuples of cards (ints) and of masks serialize as JSON arrays as they are. What the table's
     # last record encoded (``encoded``) is reused where the state shares it.
     deck, rounds, totals, own_rules = state.deck, state.rounds, state.totals, state.rules
@@ -627,9 +658,9 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> bytes:
             encoded.rounds_json += added
         else:
             encoded.rounds_json = b",".join(map(_round_to_json, rounds))
-        tail = orjson.dumps(totals) + b",[" + encoded.rounds_json + b"]]"
+        tail = orjson.dumps([totals, len(rounds)])[1:]
         encoded.round = (deck, rounds, totals, own_rules, rules)
-        encoded.round_parts = (start, middle, tail)
+        encoded.round_parts = (start, middle, tail, b"[" + encoded.rounds_json + b"]")
     tricks = state.tricks
     tricks_json = encoded.tricks_json
     if encoded.tricks is not tricks or tricks_json is None:
@@ -647,16 +678,19 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> bytes:
             state.taken,
         ]
     )
-    start, middle, tail = encoded.round_parts
-    return b"".join((start, _PHASE_JSON[state.phase], middle, b",", now[1:-1], b",", tail))
+    start, middle, tail, finished = encoded.round_parts
+    game = b"".join((start, _PHASE_JSON[state.phase], middle, b",", now[1:-1], b",", tail))
+    return game, finished
 
 
 _PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
 
 
-def _game_from_json(data: list[Any], rules: Rules) -> State:
+def _game_from_json(data: list[Any], rules: Rules, finished: list[Any] | None) -> State:
+    """The game of a schema 2 record, or of schema 3 with its ``finished`` rounds (the
+    record's second line), whose count the game holds where schema 2 has the rounds."""
     if not isinstance(data, list) or not data or data[0] != 2:
-        raise ValueError("unsupported game layout in a schema 2 record")
+        raise ValueError("unsupported game layout in a schema 2 or 3 record")
     (
         _,
         own_rules,
@@ -682,6 +716,10 @@ def _game_from_json(data: list[Any], rules: Rules) -> State:
         raise TypeError("the game's per-seat lists are not four long")
     if type(hearts_broken) is not bool:
         raise TypeError("hearts_broken is not a boolean")
+    if finished is not None:
+        if type(rounds) is not int or type(finished) is not list or len(finished) != rounds:
+            raise ValueError(f"the record counts {rounds!r} finished rounds; its rounds differ")
+        rounds = finished
     return _BLANK._replace(
         rules=rules if own_rules is None else _rules_from_dict(own_rules),
         phase=Phase[phase],

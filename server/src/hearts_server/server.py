@@ -301,6 +301,7 @@ class HeartsServer:
             bot_executor=self._executor,
             executor_factory=factory,
             record_cache_size=settings.record_cache_size,
+            record_schema=settings.record_schema,
             max_thinking=_THINKING_PER_WORKER * max(1, settings.bot_workers),
             # A turn timeout must run out while the table still exists: an idle table expires
             # (no commit refreshes it while a player is away), so leave a minute for the move.

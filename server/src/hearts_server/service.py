@@ -72,6 +72,7 @@ from hearts_server import record as record_module
 from hearts_server.errors import ServiceError, from_engine
 from hearts_server.identity import Identity, IdentityVerifier
 from hearts_server.record import (
+    RECORD_SCHEMA,
     Occupant,
     SeatRecord,
     TableRecord,
@@ -395,6 +396,7 @@ class TableApp:
         max_retries: int = 16,
         slow_bot_grace_seconds: float = 5.0,
         record_cache_size: int = 4096,
+        record_schema: int = RECORD_SCHEMA,
         max_thinking: int = 32,
         max_turn_timeout_seconds: float = 86_400.0,
         identity: IdentityVerifier | None = None,
@@ -414,6 +416,7 @@ class TableApp:
         self.webhooks = webhooks
         self._max_tables_per_hour = max_tables_per_hour
         self.records = RecordCache(record_cache_size)
+        self._record_schema = record_schema
         self._last_table_id = ""
         self.tokens = tokens
         self._executor = bot_executor
@@ -861,7 +864,7 @@ class TableApp:
                 result = await self.store.commit(
                     table_id,
                     expected_version=version,
-                    data=new_record.to_json(),
+                    data=new_record.to_json(schema=self._record_schema),
                     events=stored,
                     caller=caller_key,
                     request_id=request_id or None,
@@ -996,7 +999,7 @@ class TableApp:
         try:
             result = await self.store.create(
                 table_id,
-                record.to_json(),
+                record.to_json(schema=self._record_schema),
                 stored,
                 open_seats=record.has_free_seat,
                 listed=not record.unlisted,
@@ -1604,7 +1607,7 @@ class TableApp:
         try:
             result = await self.store.create(
                 record.table_id,
-                record.to_json(),
+                record.to_json(schema=self._record_schema),
                 (),
                 open_seats=True,
                 listed=not record.unlisted,
@@ -2286,7 +2289,7 @@ class TableApp:
         result = await self.store.commit(
             table_id,
             expected_version=version,
-            data=new.to_json(),
+            data=new.to_json(schema=self._record_schema),
             events=stored,
             open_seats=open_seats,
             finished=new.phase_over,

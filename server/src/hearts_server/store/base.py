@@ -16,6 +16,10 @@ Rules every implementation keeps:
   Joins are remembered under a key of their own request id (``join:<id>``: the joiner has no
   seat yet); once a table remembers more than :data:`MAX_CALLERS` callers, a new join forgets
   the other joins, so a table joined and left over and over does not grow without bound.
+* A record is opaque bytes, given back exactly as committed. One may come in two parts, split at
+  its first newline: the second (a table's finished rounds) changes far less often than the
+  first. The Redis store keeps the parts in two fields and sends the second only when it
+  changed, so a command writes about as much late in a game as early.
 * Index entries for listing are hints: listing returns records, and the caller re-checks them.
 * A commit may put one item in the outbox, atomically with the record (a finished game's
   webhook): :meth:`Store.outbox_claim` hands out the items due, each leased to the claimer for a

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import functools
 import hashlib
 import logging
 import math
@@ -154,7 +155,7 @@ _SCRIPTS = (
     _PRESENCE,
 )
 
-_APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER = 1, 0, 2, -1
+_APPLIED, _CONFLICT, _REPLAYED, _OUT_OF_ORDER, _SECOND_PART_DIFFERS = 1, 0, 2, -1, 3
 _PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
 
 # Tables whose newest stamp a process keeps: past that, the least recently used table's next
@@ -199,6 +200,12 @@ def _described(exc: BaseException) -> str:
 
 _UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OutOfMemoryError)
 _UNAVAILABLE = _Unavailable()
+
+
+def _joined(first: bytes, second: bytes | None) -> bytes:
+    """A record as it was given to the store, from its hash fields ``d`` and ``r``: a record
+    given in two lines is kept as two fields (see RedisStore.commit)."""
+    return first if second is None else b"%s\n%s" % (first, second)
 
 
 def _event_args(events: Sequence[StoredEvent]) -> list[bytes | int | str]:
@@ -259,9 +266,13 @@ class RedisStore:
         self._tasks: list[asyncio.Task[None]] = []
         self._chores: set[asyncio.Task[object]] = set()
         self._sweep_cursors: dict[str, str | None] = {}
-        # Per table, the newest (version, stamp) this process read or wrote: commits and loads
-        # that name a version also name its stamp (see _stamp_of).
-        self._stamps: collections.OrderedDict[str, tuple[int, bytes]] = collections.OrderedDict()
+        # Per table, the newest (version, stamp) this process read or wrote, and the length of
+        # that record's second part (-1: none): commits and loads that name a version also name
+        # its stamp (see _stamp_of), and a commit leaves out a second part it would not change
+        # (see commit).
+        self._stamps: collections.OrderedDict[str, tuple[int, bytes, int]] = (
+            collections.OrderedDict()
+        )
 
     @classmethod
     def from_url(
@@ -366,8 +377,8 @@ class RedisStore:
             return b"-"
         return seen[1]
 
-    def _saw(self, table_id: str, version: int, stamp: bytes) -> None:
-        self._stamps[table_id] = (version, stamp)
+    def _saw(self, table_id: str, version: int, stamp: bytes, second: int) -> None:
+        self._stamps[table_id] = (version, stamp, second)
         self._stamps.move_to_end(table_id)
         if len(self._stamps) > _STAMPS_KEPT:
             self._stamps.popitem(last=False)
@@ -399,9 +410,14 @@ class RedisStore:
         if reply[0] == 0:
             self._stamps.pop(table_id, None)
             return Loaded(0, b"")
-        version = int(reply[0])
-        self._saw(table_id, version, reply[2])
-        return Loaded(version, reply[1], reply[3] if len(reply) > 3 else None)
+        version, data, stamp, second = int(reply[0]), reply[1], reply[2], reply[3]
+        if data:
+            self._saw(table_id, version, stamp, -1 if second is None else len(second))
+            data = _joined(data, second)
+        else:  # the record this process holds: what it knows of its second part stands
+            known = self._stamps.get(table_id)
+            self._saw(table_id, version, stamp, -1 if known is None else known[2])
+        return Loaded(version, data, reply[4] if len(reply) > 4 else None)
 
     async def create(
         self,
@@ -432,18 +448,22 @@ class RedisStore:
                 earlier_id, earlier_response = _unpack(earlier)
                 return CreateResult(False, earlier_id.decode(), earlier_response)
         stamp = _new_stamp()
+        cut = data.find(b"\n")
+        first, second = (data, None) if cut < 0 else (data[:cut], data[cut + 1 :])
         script: _Command = (
             "EVALSHA",
             _CREATE.sha,
             3,
             *_table_keys(table_id),
-            data,
+            first,
             _flag(open_seats),
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
             self._max_events,
             keys.notify_channel(table_id),
             encode_batch(events) if events else b"",
             stamp,
+            "" if second is None else "s",
+            b"" if second is None else second,
             *_event_args(events),
         )
         # The index entries go in the same round trip, before the script; harmless if the id
@@ -465,7 +485,7 @@ class RedisStore:
                 raise refused
         created = made == 1
         if created:
-            self._saw(table_id, 1, stamp)
+            self._saw(table_id, 1, stamp, -1 if second is None else len(second))
         if not created and claim is not None and response is not None:
             await self._run(("DEL", claim))  # the id was taken: this request created nothing
         return CreateResult(created, table_id)
@@ -519,10 +539,61 @@ class RedisStore:
         finished: bool = False,
         outbox: tuple[OutboxItem, int] | None = None,
     ) -> CommitResult:
+        attempt = functools.partial(
+            self._commit,
+            table_id,
+            expected_version=expected_version,
+            data=data,
+            events=events,
+            caller=caller,
+            request_id=request_id,
+            response=response,
+            open_seats=open_seats,
+            finished=finished,
+            outbox=outbox,
+        )
+        result = await attempt(whole=False)
+        if result is None:
+            # The stored rounds are not those this process saw at that version: never for a
+            # record it read or wrote (the stamp matched), unless they were changed by hand.
+            _log.warning("%s: the stored record's rounds are not those this process saw", table_id)
+            result = await attempt(whole=True)
+            assert result is not None  # the whole record is never refused for its rounds
+        return result
+
+    async def _commit(
+        self,
+        table_id: str,
+        *,
+        whole: bool,
+        expected_version: int,
+        data: bytes,
+        events: Sequence[StoredEvent],
+        caller: str | None,
+        request_id: str | None,
+        response: bytes | None,
+        open_seats: bool | None,
+        finished: bool,
+        outbox: tuple[OutboxItem, int] | None,
+    ) -> CommitResult | None:
+        """:meth:`commit`; None when it sent only the length of the record's second part (not
+        ``whole``) and the stored one has another."""
         checks = caller is not None and bool(request_id)
         mode = ("2" if response is not None else "1") if checks else "0"
         stamp = _new_stamp()
         item, due_ms = outbox if outbox is not None else (None, 0)
+        # The record's second part, its finished rounds, is sent only when it changed: else the
+        # script checks that the stored one has the length this process saw at this version.
+        cut = data.find(b"\n")
+        if cut < 0:
+            first, keep, second = data, "", b""
+        else:
+            first, length = data[:cut], len(data) - cut - 1
+            seen = self._stamps.get(table_id)
+            if not whole and seen is not None and seen[0] == expected_version and seen[2] == length:
+                keep, second = "k", b"%d" % length
+            else:
+                keep, second = "s", data[cut + 1 :]
         script: _Command = (
             "EVALSHA",
             _COMMIT.sha,
@@ -531,7 +602,7 @@ class RedisStore:
             keys.OUTBOX,
             keys.OUTBOX_ITEMS,
             expected_version,
-            data,
+            first,
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
             caller or "",
             request_id or "",
@@ -546,14 +617,18 @@ class RedisStore:
             "" if item is None else item.id,
             b"" if item is None else item.payload,
             due_ms,
+            keep,
+            second,
             *_event_args(events),
         )
         hint = () if open_seats is None else (_open_hint(table_id, open=open_seats),)
         reply = (await self._run(script, *hint))[0]
         code, version = int(reply[0]), int(reply[1])
         if code == _APPLIED:
-            self._saw(table_id, version, stamp)
+            self._saw(table_id, version, stamp, -1 if cut < 0 else len(data) - cut - 1)
             return CommitResult(CommitOutcome.APPLIED, version)
+        if code == _SECOND_PART_DIFFERS:
+            return None
         if code == _OUT_OF_ORDER:
             raise ValueError(f"events do not follow the table's log: {reply[2]!r}")
         if open_seats is not None:
@@ -619,12 +694,12 @@ class RedisStore:
             if not ids:
                 break
             upper = f"({ids[-1]}"
-            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o") for i in ids))
-            for table_id, (version, data, open_flag) in zip(ids, records, strict=True):
+            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o", "r") for i in ids))
+            for table_id, (version, data, open_flag, second) in zip(ids, records, strict=True):
                 if data is None:
                     gone.append(table_id)
                 elif not open_only or open_flag == b"1":
-                    found.append((table_id, int(version), data))
+                    found.append((table_id, int(version), _joined(data, second)))
             if len(ids) < want:
                 break
         if gone:
@@ -791,14 +866,14 @@ class RedisStore:
         if not pairs:
             return []
         ids = [bytes(member).decode() for member, _ in pairs]
-        records = await self._run(*(("HMGET", keys.table(i), "v", "d") for i in ids))
+        records = await self._run(*(("HMGET", keys.table(i), "v", "d", "r") for i in ids))
         found: list[tuple[str, int, bytes]] = []
         gone: list[str] = []
-        for table_id, (_, score), (version, data) in zip(ids, pairs, records, strict=True):
+        for table_id, (_, score), (version, data, second) in zip(ids, pairs, records, strict=True):
             if data is None:
                 gone += [table_id, f"{score:.0f}"]
             else:
-                found.append((table_id, int(version), data))
+                found.append((table_id, int(version), _joined(data, second)))
         if gone:
             # Only entries that still have the score read: see player.lua.
             await self._run_one(("EVALSHA", _PLAYER.sha, 1, key, *gone))

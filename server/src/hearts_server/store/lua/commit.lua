@@ -6,12 +6,14 @@
 --       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
 --       12 expected stamp ("-": unknown, which never matches), 13 new stamp,
 --       14 outbox item id ("": none), 15 its payload, 16 when it is due (ms),
+--       17 the record's second part ("": none, so the field is cleared; "k": the stored one,
+--       whose length is 18; "s": 18 is the new one),
 --       then (sequence, audience, payload) triples, sequences increasing and >= 1.
 -- The record is replaced only if both its version and its stamp are the expected ones: after
 -- Redis was restored from older data, a version may come back with other moves (see load.lua).
 -- Returns {1, new_version} applied, {0, version, open} conflict (version 0: no table),
--- {2, version, response, open} replayed, {-1, version, error} events out of order (nothing
--- written). "open" is the record's current flag, so the caller can repair a listing hint it sent.
+-- {2, version, response, open} replayed, {-1, version, error} events out of order, {3, version}
+-- the stored second part is not the one the caller meant to keep (nothing written for these two). "open" is the record's current flag, so the caller can repair a listing hint it sent.
 local current = redis.call('HMGET', KEYS[1], 'v', 'o', 's')
 if not current[1] then
   return {0, 0, ''}
@@ -30,7 +32,13 @@ end
 if version ~= tonumber(ARGV[1]) or (current[3] or '') ~= ARGV[12] then
   return {0, version, current[2] or ''}
 end
-local first = 17
+-- The record's second part (its finished rounds) changes once a round: the caller sends it only
+-- then, and otherwise names the length of the one it read or wrote at this version. The check
+-- guards against a caller's mistake; it cannot fail for a record the caller holds.
+if ARGV[17] == 'k' and redis.call('HSTRLEN', KEYS[1], 'r') ~= tonumber(ARGV[18]) then
+  return {3, version}
+end
+local first = 19
 if #ARGV >= first then
   -- Scripts are not rolled back on error, so the one write that can fail (an id not above the
   -- stream's top) goes first and is caught before anything else is written.
@@ -48,6 +56,11 @@ if #ARGV >= first then
   redis.call('XTRIM', KEYS[2], 'MAXLEN', ARGV[9])
 end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2], 's', ARGV[13])
+if ARGV[17] == 's' then
+  redis.call('HSET', KEYS[1], 'r', ARGV[18])
+elseif ARGV[17] == '' then
+  redis.call('HDEL', KEYS[1], 'r')
+end
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[1], 'o', ARGV[8])
 end

@@ -1,14 +1,14 @@
 -- Create a table at version 1 unless it exists, append its first events, publish them.
 -- KEYS: table, events, requests
--- ARGV: data, open ("1"/"0"), ttl_ms, max_events, channel, batch, stamp, then (sequence,
---       audience, payload) triples. The caller checked that sequences are >= 1 and increasing.
+-- ARGV: data, open ("1"/"0"), ttl_ms, max_events, channel, batch, stamp, whether the record has
+--       a second part ("s") or not (""), that part, then (sequence, audience, payload) triples. The caller checked that sequences are >= 1 and increasing.
 -- Returns 1 if created, 0 if the id is taken.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
 -- Leftovers cannot outlive the record (same deadline), but a fresh table must not inherit them.
 redis.call('DEL', KEYS[2], KEYS[3])
-local first = 8
+local first = 10
 for i = first, #ARGV, 3 do
   redis.call('XADD', KEYS[2], ARGV[i] .. '-0', 'a', ARGV[i + 1], 'p', ARGV[i + 2])
 end
@@ -16,6 +16,9 @@ if #ARGV >= first then
   redis.call('XTRIM', KEYS[2], 'MAXLEN', ARGV[4])
 end
 redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 'o', ARGV[2], 's', ARGV[7])
+if ARGV[8] == 's' then
+  redis.call('HSET', KEYS[1], 'r', ARGV[9])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 if #ARGV >= first then
