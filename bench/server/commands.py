@@ -14,7 +14,8 @@ With ``--redis-url redis://127.0.0.1:PORT/0`` (a loopback Redis the caller start
 data it may overwrite) it also compares, one command at a time, the process's CPU per command
 of the same games on the Redis store, on the memory store, and the benchmark baseline's
 ``EVALSHA`` through the same client: what the application layer adds to a Redis round trip,
-without gRPC.
+without gRPC; and the same games' moves sent to two replicas in turn, each reading the record
+the other wrote, as at a table whose players are connected to different replicas.
 
 With ``--interleave N`` it also times the first moves of N games sent a table at a time against
 the same moves sent to the N tables in turn, as a loaded server gets them: what it costs that
@@ -172,6 +173,30 @@ async def _cpu_per_command(store: Store, games: int, tag: str) -> float:
     return cpu / count * 1e6
 
 
+async def _cpu_per_command_on_replicas(url: str, games: int, tag: str) -> float:
+    """CPU µs per move of ``games`` whole games sent to two replicas in turn (two
+    ``TableApp``s, each with a store of its own, on one Redis), one command at a time: each
+    finds the table moved on by the other, so every command loads and decodes the record, as a
+    table whose players are connected to different replicas does."""
+    stores = [RedisStore.from_url(url), RedisStore.from_url(url)]
+    apps = [TableApp(store, TokenCodec(b"x" * 32, ttl_seconds=86_400)) for store in stores]
+    for store in stores:
+        await store.start()
+    count, cpu = 0, 0.0
+    for index in range(games):
+        game = await _seated_game(apps[0], 2000 + index, f"{tag}{index}")
+        started = time.process_time()
+        for number in range(len(game.plan)):
+            await _move(apps[number % 2], game, number)
+        cpu += time.process_time() - started
+        count += len(game.plan)
+    for app in apps:
+        await app.aclose()
+    for store in stores:
+        await store.close()
+    return cpu / count * 1e6
+
+
 async def interleaved_costs(tables: int, moves: int = 40) -> None:
     """CPU µs per move of the first ``moves`` moves of ``tables`` games (memory store), played
     a table at a time, then one move per table in turn, as a loaded server gets them: the same
@@ -226,9 +251,10 @@ async def redis_comparison(url: str, games: int, repetitions: int = 3) -> None:
         await store.close()
         on_memory = await _cpu_per_command(MemoryStore(), games, tag)
         floor = await _baseline_cpu_per_call(url, 5000)
+        in_turn = await _cpu_per_command_on_replicas(url, games, f"{tag}r")
         print(
             f"  {repetition + 1}: Redis store {on_redis:6.1f}   memory store {on_memory:6.1f}"
-            f"   baseline EVALSHA {floor:6.1f}"
+            f"   baseline EVALSHA {floor:6.1f}   two replicas in turn {in_turn:6.1f}"
         )
 
 

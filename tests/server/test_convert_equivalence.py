@@ -397,6 +397,23 @@ def test_every_state_of_random_games_views_as_the_reference() -> None:
     assert phases == {Phase.DEALING, Phase.PASSING, Phase.PLAYING, Phase.GAME_OVER}
 
 
+def test_records_read_again_view_as_the_reference() -> None:
+    # A replica reads what another wrote: the decoded record shares what this process keeps
+    # for the table (the finished rounds it encoded, the completed tricks it viewed) only where
+    # equal, and its views are the reference's. Table ids are shared by several games here.
+    count = 0
+    for index, record in enumerate(_interleaved_records()):
+        if index % 2:
+            continue
+        version = _versions(index)
+        assert_same_bytes(record, version)  # the views this process built, kept per table
+        again = TableRecord.from_json(record.to_json())
+        assert again == record
+        assert_same_bytes(again, version)
+        count += 1
+    assert count > 1000
+
+
 @pytest.mark.parametrize("moon_scoring", list(MoonScoring))
 def test_a_shot_moon_views_as_the_reference(moon_scoring: MoonScoring) -> None:
     # Seed 61 shoots the moon with random play (scoring does not change which moves are legal).

@@ -324,3 +324,46 @@ def test_player_ids_round_trip_and_are_left_out_when_nobody_has_one() -> None:
         broken = dict(data, player_ids=damaged)
         with pytest.raises(UnreadableRecordError):
             TableRecord.from_json(json.dumps(broken).encode())
+
+
+def _rounds_of(record: TableRecord) -> tuple[Any, ...]:
+    assert record.game is not None
+    return record.game.rounds
+
+
+def test_a_record_read_again_takes_the_rounds_this_process_encoded_and_decodes_the_rest() -> None:
+    # A table whose players are connected to different replicas is read for nearly every
+    # command; its finished rounds, most of the record, are decoded only once.
+    rng = random.Random(8)
+    state = new_game(Rules(target_score=60))
+    while len(state.rounds) < 3:
+        state = _step(state, rng, 8)
+    mine = _record(state)
+    mine.to_json()  # this process encodes the table's record: its rounds are known now
+    again = TableRecord.from_json(mine.to_json())
+    assert again == mine
+    assert _rounds_of(again) is _rounds_of(mine)  # not decoded again
+    # Another replica moved the game on by rounds: only those are decoded.
+    while len(state.rounds) < 5:
+        state = _step(state, rng, 8)
+    theirs = dataclasses.replace(mine, game=state).to_json()
+    mine.to_json()  # back to this process's last encoding
+    later = TableRecord.from_json(theirs)
+    assert later == TableRecord.from_json(_fresh_json(dataclasses.replace(mine, game=state)))
+    assert all(a is b for a, b in zip(_rounds_of(later), _rounds_of(mine), strict=False))
+    assert len(_rounds_of(later)) == 5
+
+
+def test_rounds_that_differ_from_those_encoded_are_decoded_in_full() -> None:
+    # Another game under the same table id (a table made again), and damaged records.
+    record = _record(_random_game(1, 400))
+    other = _record(_random_game(2, 400))
+    assert len(_rounds_of(record)) >= 2
+    assert len(_rounds_of(other)) >= 2
+    raw = other.to_json()
+    record.to_json()  # this process last encoded the first game's rounds
+    assert TableRecord.from_json(raw) == other
+    first, _, second = record.to_json().partition(b"\n")
+    for damaged in (second[:-1] + b"}", second[:-1] + b",[1]]", second + b"]"):
+        with pytest.raises(UnreadableRecordError):
+            TableRecord.from_json(first + b"\n" + damaged)

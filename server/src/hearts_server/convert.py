@@ -483,6 +483,11 @@ def _completed_tricks(table_id: str, tricks: tuple[Trick, ...], rules: Rules) ->
         done, _, block = known
         if done is tricks:
             return block
+        if len(tricks) == len(done) and tricks == done:
+            # A record read again (another replica moved the table on): the same tricks in
+            # tuples of its own, kept for the next view.
+            _TRICK_BLOCKS.put(table_id, (tricks, rules, block))
+            return block
         if len(tricks) == len(done) + 1 and tricks[:-1] == done:
             block += _trick_block(len(tricks), tricks[-1], rules)
             _TRICK_BLOCKS.put(table_id, (tricks, rules, block))

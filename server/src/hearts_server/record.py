@@ -411,34 +411,7 @@ class TableRecord:
         fill_after_ms = data.get("fill_after_ms", 0)
         if type(fill_after_ms) is not int:
             raise TypeError("fill_after_ms is not an int")
-        seats = tuple(
-            SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
-            for occ, name, level, epoch in data["seats"]
-        )
-        if len(seats) != 4 or any(
-            type(seat.name) is not str or type(seat.epoch) is not int for seat in seats
-        ):
-            raise TypeError("seats are not four (occupant, name, bot level, epoch)")
-        # Flags kept beside "seats", whose entries older versions read as four values.
-        seats = _flag_seats(seats, data.get("stand_ins", ()), Occupant.BOT, stand_in=True)
-        seats = _flag_seats(seats, data.get("rematched", ()), Occupant.HUMAN, rematched=True)
-        seats = _flag_seats(seats, data.get("left", ()), Occupant.HUMAN, left=True)
-        if "player_ids" in data:
-            player_ids = data["player_ids"]
-            if (
-                type(player_ids) is not list
-                or len(player_ids) != 4
-                or any(
-                    type(player_id) is not str
-                    or (player_id and seat.occupant is not Occupant.HUMAN)
-                    for player_id, seat in zip(player_ids, seats, strict=True)
-                )
-            ):
-                raise TypeError("player_ids are not four strings, set for players only")
-            seats = tuple(
-                dataclasses.replace(seat, player_id=player_id) if player_id else seat
-                for player_id, seat in zip(player_ids, seats, strict=True)
-            )
+        seats = _seats_from(data)
         rematch_id = data.get("rematch", "")
         rematch_of = data.get("rematch_of", "")
         if type(rematch_id) is not str or type(rematch_of) is not str:
@@ -460,7 +433,9 @@ class TableRecord:
                 if game is None
                 else state_from_dict(game)
                 if schema == 1
-                else _game_from_json(game, rules, orjson.loads(rounds) if schema == 3 else None)
+                else _game_from_json(
+                    game, rules, _finished_rounds(data["id"], rounds) if schema == 3 else None
+                )
             ),
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=turn_ms,
@@ -470,6 +445,62 @@ class TableRecord:
             turn_notifications=turn_notifications,
             fill_after_ms=fill_after_ms,
         )
+
+
+def _seats_from(data: dict[str, Any]) -> tuple[SeatRecord, ...]:
+    """The seats of a record's decoded JSON, the same tuple for the same seating.
+
+    A table whose players are connected to different replicas is read for nearly every
+    command; the seating seldom changes, and a view's table fields are kept per seats tuple
+    (``convert._table_head``, by identity), so the seats decode once per seating. The key is
+    the seating's JSON, exact to the type (``1`` and ``true`` are told apart).
+    """
+    key = orjson.dumps(
+        (
+            data["seats"],
+            data.get("stand_ins"),
+            data.get("rematched"),
+            data.get("left"),
+            data.get("player_ids"),
+        )
+    )
+    known = _SEATINGS.get(key)
+    if known is not None:
+        return known
+    seats = tuple(
+        SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
+        for occ, name, level, epoch in data["seats"]
+    )
+    if len(seats) != 4 or any(
+        type(seat.name) is not str or type(seat.epoch) is not int for seat in seats
+    ):
+        raise TypeError("seats are not four (occupant, name, bot level, epoch)")
+    # Flags kept beside "seats", whose entries older versions read as four values.
+    seats = _flag_seats(seats, data.get("stand_ins", ()), Occupant.BOT, stand_in=True)
+    seats = _flag_seats(seats, data.get("rematched", ()), Occupant.HUMAN, rematched=True)
+    seats = _flag_seats(seats, data.get("left", ()), Occupant.HUMAN, left=True)
+    if "player_ids" in data:
+        player_ids = data["player_ids"]
+        if (
+            type(player_ids) is not list
+            or len(player_ids) != 4
+            or any(
+                type(player_id) is not str or (player_id and seat.occupant is not Occupant.HUMAN)
+                for player_id, seat in zip(player_ids, seats, strict=True)
+            )
+        ):
+            raise TypeError("player_ids are not four strings, set for players only")
+        seats = tuple(
+            dataclasses.replace(seat, player_id=player_id) if player_id else seat
+            for player_id, seat in zip(player_ids, seats, strict=True)
+        )
+    if len(_SEATINGS) >= _ENCODED_SIZE:
+        _SEATINGS.clear()  # a plain bound, as _ENCODED's
+    _SEATINGS[key] = seats
+    return seats
+
+
+_SEATINGS: dict[bytes, tuple[SeatRecord, ...]] = {}
 
 
 # --- Schema 2: the engine state as arrays -------------------------------------------------------
@@ -627,6 +658,31 @@ _ENCODED: dict[str, _Encoded] = {}
 _ENCODED_SIZE = 8192
 
 
+def _finished_rounds(table_id: str, raw: bytes) -> tuple[RoundRecord, ...]:
+    """The finished rounds of a schema 3 record's second line ``raw``.
+
+    Decoding them is most of a record's decoding late in a game (about 50 µs a round), and a
+    table whose players are connected to different replicas is loaded for nearly every command.
+    So the rounds this process last encoded for the table (``_Encoded``) are taken as they are
+    when ``raw`` holds them byte for byte, and only the rounds after them are decoded: a JSON
+    array's text that begins with another's elements, and a finished round never changes.
+    """
+    encoded = _ENCODED.get(table_id)
+    if encoded is not None and encoded.round:
+        known, text = encoded.round[1], encoded.rounds_json
+        end = len(text) + 1
+        if known and raw[1:end] == text and raw[:1] == b"[":
+            if len(raw) == end + 1 and raw[end:] == b"]":
+                return known  # type: ignore[no-any-return]
+            if raw[end : end + 1] == b",":
+                added = orjson.loads(b"[" + raw[end + 1 :])
+                return known + tuple(map(_round_from_json, added))  # type: ignore[no-any-return]
+    finished = orjson.loads(raw)
+    if type(finished) is not list:
+        raise TypeError("the finished rounds are not a list")
+    return tuple(map(_round_from_json, finished))
+
+
 def forget(table_id: str) -> None:
     """Drop what this process keeps to encode ``table_id``'s next record (it left the cache)."""
     _ENCODED.pop(table_id, None)
@@ -653,7 +709,9 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes,
         # A finished round never changes: the rounds the table's last record encoded are
         # kept, and only those finished since are encoded.
         done = known[1] if known else ()
-        if done and len(rounds) > len(done) and rounds[: len(done)] == done:
+        if done is rounds:
+            pass  # the same rounds (a record read again: see _finished_rounds)
+        elif done and len(rounds) > len(done) and rounds[: len(done)] == done:
             added = b"".join(b"," + _round_to_json(record) for record in rounds[len(done) :])
             encoded.rounds_json += added
         else:
@@ -686,7 +744,9 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes,
 _PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
 
 
-def _game_from_json(data: list[Any], rules: Rules, finished: list[Any] | None) -> State:
+def _game_from_json(
+    data: list[Any], rules: Rules, finished: tuple[RoundRecord, ...] | None
+) -> State:
     """The game of a schema 2 record, or of schema 3 with its ``finished`` rounds (the
     record's second line), whose count the game holds where schema 2 has the rounds."""
     if not isinstance(data, list) or not data or data[0] != 2:
@@ -716,10 +776,10 @@ def _game_from_json(data: list[Any], rules: Rules, finished: list[Any] | None) -
         raise TypeError("the game's per-seat lists are not four long")
     if type(hearts_broken) is not bool:
         raise TypeError("hearts_broken is not a boolean")
-    if finished is not None:
-        if type(rounds) is not int or type(finished) is not list or len(finished) != rounds:
-            raise ValueError(f"the record counts {rounds!r} finished rounds; its rounds differ")
-        rounds = finished
+    if finished is None:
+        finished = tuple(map(_round_from_json, rounds))
+    elif type(rounds) is not int or len(finished) != rounds:
+        raise ValueError(f"the record counts {rounds!r} finished rounds; its rounds differ")
     return _BLANK._replace(
         rules=rules if own_rules is None else _rules_from_dict(own_rules),
         phase=Phase[phase],
@@ -735,5 +795,5 @@ def _game_from_json(data: list[Any], rules: Rules, finished: list[Any] | None) -
         hearts_broken=hearts_broken,
         taken=tuple(taken),
         totals=tuple(totals),
-        rounds=tuple(map(_round_from_json, rounds)),
+        rounds=finished,
     )
