@@ -152,7 +152,7 @@ async def test_replicas_writing_schema_2_and_3_in_turn_play_one_game_to_its_end(
             name, seated.tokens[seat], await hearts.view(name, seated.tokens[seat]), rng
         )
         table, history = response.view.table, response.view.score_history
-        head, rounds = await admin.hmget(key, "d", "r")
+        head, rounds = await admin.hmget(key, "d", "f")
         assert orjson.loads(head)["schema"] == schema
         if schema == 2:
             assert rounds is None  # cleared, so that no stale rounds linger

@@ -161,6 +161,9 @@ _PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
 # Tables whose newest stamp a process keeps: past that, the least recently used table's next
 # commit or load reads its record again (see RedisStore._stamp_of).
 _STAMPS_KEPT = 65_536
+# Tables whose record's second part a process keeps, to leave it out of the next commit when
+# unchanged: past that, the least recently used table's next commit sends its part again.
+_SECONDS_KEPT = 4096
 _STAMP_SOURCE = random.Random()  # seeded from the OS: processes draw different stamps
 
 
@@ -203,7 +206,7 @@ _UNAVAILABLE = _Unavailable()
 
 
 def _joined(first: bytes, second: bytes | None) -> bytes:
-    """A record as it was given to the store, from its hash fields ``d`` and ``r``: a record
+    """A record as it was given to the store, from its hash fields ``d`` and ``f``: a record
     given in two lines is kept as two fields (see RedisStore.commit)."""
     return first if second is None else b"%s\n%s" % (first, second)
 
@@ -266,11 +269,13 @@ class RedisStore:
         self._tasks: list[asyncio.Task[None]] = []
         self._chores: set[asyncio.Task[object]] = set()
         self._sweep_cursors: dict[str, str | None] = {}
-        # Per table, the newest (version, stamp) this process read or wrote, and the length of
-        # that record's second part (-1: none): commits and loads that name a version also name
-        # its stamp (see _stamp_of), and a commit leaves out a second part it would not change
-        # (see commit).
-        self._stamps: collections.OrderedDict[str, tuple[int, bytes, int]] = (
+        # Per table, the newest (version, stamp) this process read or wrote: commits and loads
+        # that name a version also name its stamp (see _stamp_of).
+        self._stamps: collections.OrderedDict[str, tuple[int, bytes]] = collections.OrderedDict()
+        # Per table, the second part of the record at that version and stamp, when it has one:
+        # a commit leaves out a second part that is the same bytes (see commit). Fewer tables
+        # than stamps: these are kilobytes each.
+        self._seconds: collections.OrderedDict[str, tuple[int, bytes, bytes]] = (
             collections.OrderedDict()
         )
 
@@ -377,11 +382,24 @@ class RedisStore:
             return b"-"
         return seen[1]
 
-    def _saw(self, table_id: str, version: int, stamp: bytes, second: int) -> None:
-        self._stamps[table_id] = (version, stamp, second)
+    def _saw(self, table_id: str, version: int, stamp: bytes, second: bytes | None) -> None:
+        """Note the newest record of a table this process read or wrote, and the second part
+        it holds (None: none, or not known)."""
+        self._stamps[table_id] = (version, stamp)
         self._stamps.move_to_end(table_id)
         if len(self._stamps) > _STAMPS_KEPT:
             self._stamps.popitem(last=False)
+        if second is None:
+            self._seconds.pop(table_id, None)
+            return
+        self._seconds[table_id] = (version, stamp, second)
+        self._seconds.move_to_end(table_id)
+        if len(self._seconds) > _SECONDS_KEPT:
+            self._seconds.popitem(last=False)
+
+    def _forget(self, table_id: str) -> None:
+        self._stamps.pop(table_id, None)
+        self._seconds.pop(table_id, None)
 
     async def load(
         self,
@@ -408,15 +426,16 @@ class RedisStore:
             )
         )
         if reply[0] == 0:
-            self._stamps.pop(table_id, None)
+            self._forget(table_id)
             return Loaded(0, b"")
         version, data, stamp, second = int(reply[0]), reply[1], reply[2], reply[3]
         if data:
-            self._saw(table_id, version, stamp, -1 if second is None else len(second))
+            self._saw(table_id, version, stamp, second)
             data = _joined(data, second)
-        else:  # the record this process holds: what it knows of its second part stands
-            known = self._stamps.get(table_id)
-            self._saw(table_id, version, stamp, -1 if known is None else known[2])
+        else:  # the record this process holds, and the second part it noted with it
+            seen = self._seconds.get(table_id)
+            held = seen is not None and seen[0] == version and seen[1] == stamp
+            self._saw(table_id, version, stamp, seen[2] if held and seen is not None else None)
         return Loaded(version, data, reply[4] if len(reply) > 4 else None)
 
     async def create(
@@ -485,7 +504,7 @@ class RedisStore:
                 raise refused
         created = made == 1
         if created:
-            self._saw(table_id, 1, stamp, -1 if second is None else len(second))
+            self._saw(table_id, 1, stamp, second)
         if not created and claim is not None and response is not None:
             await self._run(("DEL", claim))  # the id was taken: this request created nothing
         return CreateResult(created, table_id)
@@ -555,7 +574,8 @@ class RedisStore:
         result = await attempt(whole=False)
         if result is None:
             # The stored rounds are not those this process saw at that version: never for a
-            # record it read or wrote (the stamp matched), unless they were changed by hand.
+            # record it read or wrote (the stamp matched), unless they were changed by hand
+            # (to another length: the script checks no more).
             _log.warning("%s: the stored record's rounds are not those this process saw", table_id)
             result = await attempt(whole=True)
             assert result is not None  # the whole record is never refused for its rounds
@@ -582,16 +602,26 @@ class RedisStore:
         mode = ("2" if response is not None else "1") if checks else "0"
         stamp = _new_stamp()
         item, due_ms = outbox if outbox is not None else (None, 0)
-        # The record's second part, its finished rounds, is sent only when it changed: else the
-        # script checks that the stored one has the length this process saw at this version.
+        # The record's second part, its finished rounds, is sent only when it is not the very
+        # bytes this process read or wrote with the version the commit expects (which the
+        # stamp makes the stored record). The script checks the stored part's length.
         cut = data.find(b"\n")
+        kept: bytes | None = None
         if cut < 0:
             first, keep, second = data, "", b""
         else:
-            first, length = data[:cut], len(data) - cut - 1
-            seen = self._stamps.get(table_id)
-            if not whole and seen is not None and seen[0] == expected_version and seen[2] == length:
-                keep, second = "k", b"%d" % length
+            first = data[:cut]
+            seen = self._seconds.get(table_id)
+            if (
+                not whole
+                and seen is not None
+                and seen[0] == expected_version
+                and seen[1] == self._stamp_of(table_id, expected_version)
+                and len(seen[2]) == len(data) - cut - 1
+                and data.endswith(seen[2])
+            ):
+                kept = seen[2]
+                keep, second = "k", b"%d" % len(kept)
             else:
                 keep, second = "s", data[cut + 1 :]
         script: _Command = (
@@ -625,7 +655,9 @@ class RedisStore:
         reply = (await self._run(script, *hint))[0]
         code, version = int(reply[0]), int(reply[1])
         if code == _APPLIED:
-            self._saw(table_id, version, stamp, -1 if cut < 0 else len(data) - cut - 1)
+            self._saw(
+                table_id, version, stamp, None if cut < 0 else second if kept is None else kept
+            )
             return CommitResult(CommitOutcome.APPLIED, version)
         if code == _SECOND_PART_DIFFERS:
             return None
@@ -694,7 +726,7 @@ class RedisStore:
             if not ids:
                 break
             upper = f"({ids[-1]}"
-            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o", "r") for i in ids))
+            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o", "f") for i in ids))
             for table_id, (version, data, open_flag, second) in zip(ids, records, strict=True):
                 if data is None:
                     gone.append(table_id)
@@ -866,7 +898,7 @@ class RedisStore:
         if not pairs:
             return []
         ids = [bytes(member).decode() for member, _ in pairs]
-        records = await self._run(*(("HMGET", keys.table(i), "v", "d", "r") for i in ids))
+        records = await self._run(*(("HMGET", keys.table(i), "v", "d", "f") for i in ids))
         found: list[tuple[str, int, bytes]] = []
         gone: list[str] = []
         for table_id, (_, score), (version, data, second) in zip(ids, pairs, records, strict=True):

@@ -35,7 +35,7 @@ end
 -- The record's second part (its finished rounds) changes once a round: the caller sends it only
 -- then, and otherwise names the length of the one it read or wrote at this version. The check
 -- guards against a caller's mistake; it cannot fail for a record the caller holds.
-if ARGV[17] == 'k' and redis.call('HSTRLEN', KEYS[1], 'r') ~= tonumber(ARGV[18]) then
+if ARGV[17] == 'k' and redis.call('HSTRLEN', KEYS[1], 'f') ~= tonumber(ARGV[18]) then
   return {3, version}
 end
 local first = 19
@@ -57,9 +57,9 @@ if #ARGV >= first then
 end
 redis.call('HSET', KEYS[1], 'v', version + 1, 'd', ARGV[2], 's', ARGV[13])
 if ARGV[17] == 's' then
-  redis.call('HSET', KEYS[1], 'r', ARGV[18])
+  redis.call('HSET', KEYS[1], 'f', ARGV[18])
 elseif ARGV[17] == '' then
-  redis.call('HDEL', KEYS[1], 'r')
+  redis.call('HDEL', KEYS[1], 'f')
 end
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[1], 'o', ARGV[8])

@@ -17,7 +17,7 @@ if #ARGV >= first then
 end
 redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 'o', ARGV[2], 's', ARGV[7])
 if ARGV[8] == 's' then
-  redis.call('HSET', KEYS[1], 'r', ARGV[9])
+  redis.call('HSET', KEYS[1], 'f', ARGV[9])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])

@@ -8,7 +8,7 @@
 -- that record).
 -- The stamp, random per commit, tells two records of one version apart: a Redis restored from
 -- older data (a snapshot, a promoted replica) may reach a version again with other moves.
-local current = redis.call('HMGET', KEYS[1], 'v', 'd', 's', 'r')
+local current = redis.call('HMGET', KEYS[1], 'v', 'd', 's', 'f')
 if not current[1] then
   return {0}
 end
