@@ -19,6 +19,7 @@ import redis
 import redis.asyncio.connection
 
 from hearts_server.store import keys, lane
+from hearts_server.store import redis as redis_store_module
 from hearts_server.store.base import (
     EPHEMERAL_SEQUENCE,
     JOIN_CALLER_PREFIX,
@@ -1414,6 +1415,26 @@ async def test_a_second_part_changed_behind_the_stores_back_is_written_whole(
     result = await store.commit(TABLE, expected_version=1, data=b"head-2\n[a]", events=[])
     assert (result.outcome, result.version) == (CommitOutcome.APPLIED, 2)
     assert (await make_redis().load(TABLE)).data == b"head-2\n[a]"
+
+
+@redis_only
+async def test_the_second_parts_a_store_keeps_are_bounded_and_never_a_finished_games(
+    make_redis: Callable[..., RedisStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redis_store_module, "_SECONDS_BYTES", 3000)
+    store = make_redis()
+    tables = [f"0190-bound-{index}" for index in range(5)]
+    for table_id in tables:
+        await store.create(table_id, b"head\n" + b"x" * 1000, [], open_seats=True)
+    assert list(store._seconds) == tables[2:]  # the most recently used that fit
+    assert store._seconds_bytes == 3000
+    # A finished game's second part is not kept; a deleted table's goes.
+    await store.commit(tables[4], expected_version=1, data=b"end\n" + b"x" * 1000, events=[],
+                       finished=True)  # fmt: skip
+    assert await store.delete(tables[3], expected_version=1, events=[])
+    assert list(store._seconds) == tables[2:3]
+    assert store._seconds_bytes == 1000
+    assert (await store.load(tables[4])).data == b"end\n" + b"x" * 1000
 
 
 def test_batch_encoding_round_trips() -> None:

@@ -448,25 +448,21 @@ class TableRecord:
 
 
 def _seats_from(data: dict[str, Any]) -> tuple[SeatRecord, ...]:
-    """The seats of a record's decoded JSON, the same tuple for the same seating.
+    """The seats of a record's decoded JSON, the same tuple while the table's seating stays.
 
     A table whose players are connected to different replicas is read for nearly every
     command; the seating seldom changes, and a view's table fields are kept per seats tuple
-    (``convert._table_head``, by identity), so the seats decode once per seating. The key is
-    the seating's JSON, exact to the type (``1`` and ``true`` are told apart).
+    (``convert._table_head``, by identity), so the seats decode once per table and seating.
+    The seating is told by its fields' JSON, exact to the type (``1`` and ``true`` differ) and
+    to their presence (a ``null`` is not an absent field).
     """
+    table_id = data["id"]
     key = orjson.dumps(
-        (
-            data["seats"],
-            data.get("stand_ins"),
-            data.get("rematched"),
-            data.get("left"),
-            data.get("player_ids"),
-        )
+        [data["seats"]] + [[name in data, data.get(name)] for name in _SEATING_FIELDS]
     )
-    known = _SEATINGS.get(key)
-    if known is not None:
-        return known
+    known = _SEATINGS.get(table_id)
+    if known is not None and known[0] == key:
+        return known[1]
     seats = tuple(
         SeatRecord(Occupant(occ), name, BotLevel(level) if level else None, epoch)
         for occ, name, level, epoch in data["seats"]
@@ -494,13 +490,16 @@ def _seats_from(data: dict[str, Any]) -> tuple[SeatRecord, ...]:
             dataclasses.replace(seat, player_id=player_id) if player_id else seat
             for player_id, seat in zip(player_ids, seats, strict=True)
         )
-    if len(_SEATINGS) >= _ENCODED_SIZE:
+    if len(_SEATINGS) >= _SEATINGS_SIZE:
         _SEATINGS.clear()  # a plain bound, as _ENCODED's
-    _SEATINGS[key] = seats
+    _SEATINGS[table_id] = (key, seats)
     return seats
 
 
-_SEATINGS: dict[bytes, tuple[SeatRecord, ...]] = {}
+# Per table, its last seating decoded: the seating's key (see _seats_from) and its seats.
+_SEATINGS: dict[str, tuple[bytes, tuple[SeatRecord, ...]]] = {}
+_SEATINGS_SIZE = 4096
+_SEATING_FIELDS = ("stand_ins", "rematched", "left", "player_ids")
 
 
 # --- Schema 2: the engine state as arrays -------------------------------------------------------
@@ -676,6 +675,8 @@ def _finished_rounds(table_id: str, raw: bytes) -> tuple[RoundRecord, ...]:
                 return known  # type: ignore[no-any-return]
             if raw[end : end + 1] == b",":
                 added = orjson.loads(b"[" + raw[end + 1 :])
+                if not added:  # "[...,]", which a decoding in full refuses
+                    raise ValueError("a comma after the last finished round")
                 return known + tuple(map(_round_from_json, added))  # type: ignore[no-any-return]
     finished = orjson.loads(raw)
     if type(finished) is not list:
@@ -684,8 +685,10 @@ def _finished_rounds(table_id: str, raw: bytes) -> tuple[RoundRecord, ...]:
 
 
 def forget(table_id: str) -> None:
-    """Drop what this process keeps to encode ``table_id``'s next record (it left the cache)."""
+    """Drop what this process keeps to encode and decode ``table_id``'s next record (it left
+    the cache)."""
     _ENCODED.pop(table_id, None)
+    _SEATINGS.pop(table_id, None)
 
 
 def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes, bytes]:

@@ -161,9 +161,10 @@ _PUBLISHED = {1: Published.SENT, 0: Published.LIMITED, -1: Published.STALE}
 # Tables whose newest stamp a process keeps: past that, the least recently used table's next
 # commit or load reads its record again (see RedisStore._stamp_of).
 _STAMPS_KEPT = 65_536
-# Tables whose record's second part a process keeps, to leave it out of the next commit when
-# unchanged: past that, the least recently used table's next commit sends its part again.
-_SECONDS_KEPT = 4096
+# The bytes of records' second parts a process keeps, to leave a part out of the table's next
+# commit when unchanged (a few KiB a table; up to about 120 KiB late in a game to 1,000
+# points): past that, the least recently used tables' next commits send their parts again.
+_SECONDS_BYTES = 16 << 20
 _STAMP_SOURCE = random.Random()  # seeded from the OS: processes draw different stamps
 
 
@@ -273,11 +274,12 @@ class RedisStore:
         # that name a version also name its stamp (see _stamp_of).
         self._stamps: collections.OrderedDict[str, tuple[int, bytes]] = collections.OrderedDict()
         # Per table, the second part of the record at that version and stamp, when it has one:
-        # a commit leaves out a second part that is the same bytes (see commit). Fewer tables
-        # than stamps: these are kilobytes each.
+        # a commit leaves out a second part that is the same bytes (see commit). At most
+        # _SECONDS_BYTES of them, least recently used dropped; none of a finished game.
         self._seconds: collections.OrderedDict[str, tuple[int, bytes, bytes]] = (
             collections.OrderedDict()
         )
+        self._seconds_bytes = 0
 
     @classmethod
     def from_url(
@@ -389,17 +391,22 @@ class RedisStore:
         self._stamps.move_to_end(table_id)
         if len(self._stamps) > _STAMPS_KEPT:
             self._stamps.popitem(last=False)
+        self._drop_second(table_id)
         if second is None:
-            self._seconds.pop(table_id, None)
             return
         self._seconds[table_id] = (version, stamp, second)
-        self._seconds.move_to_end(table_id)
-        if len(self._seconds) > _SECONDS_KEPT:
-            self._seconds.popitem(last=False)
+        self._seconds_bytes += len(second)
+        while self._seconds_bytes > _SECONDS_BYTES:
+            self._seconds_bytes -= len(self._seconds.popitem(last=False)[1][2])
+
+    def _drop_second(self, table_id: str) -> None:
+        dropped = self._seconds.pop(table_id, None)
+        if dropped is not None:
+            self._seconds_bytes -= len(dropped[2])
 
     def _forget(self, table_id: str) -> None:
         self._stamps.pop(table_id, None)
-        self._seconds.pop(table_id, None)
+        self._drop_second(table_id)
 
     async def load(
         self,
@@ -655,9 +662,9 @@ class RedisStore:
         reply = (await self._run(script, *hint))[0]
         code, version = int(reply[0]), int(reply[1])
         if code == _APPLIED:
-            self._saw(
-                table_id, version, stamp, None if cut < 0 else second if kept is None else kept
-            )
+            # A finished game takes no more moves: its rounds are not kept for a next commit.
+            known = None if cut < 0 or finished else second if kept is None else kept
+            self._saw(table_id, version, stamp, known)
             return CommitResult(CommitOutcome.APPLIED, version)
         if code == _SECOND_PART_DIFFERS:
             return None
@@ -689,6 +696,7 @@ class RedisStore:
         )
         if deleted != 1:
             return False
+        self._forget(table_id)
         # Unlisting needs another round trip (the index lives in another slot), and only once
         # the delete applied, since a refused delete must not unlist. It runs in the background
         # so the request costs one round trip here; listing drops ids whose record is gone
