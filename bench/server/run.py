@@ -1,7 +1,7 @@
 """Server benchmark: a real Redis, the real server and a bare baseline, driven from another process.
 
     uv run --with matplotlib==3.11.2 python bench/server/run.py            # about 6 minutes
-    uv run --with matplotlib==3.11.2 python bench/server/run.py --quick    # about 2 minutes
+    uv run --with matplotlib==3.11.2 python bench/server/run.py --quick    # about 3 minutes
 
 Starts ``redis-server``, ``hearts-server`` and ``baseline.py`` (each its own process group, on
 127.0.0.1 only), runs each workload of ``load.py`` in a process of its own, optionally ghz (a Go
@@ -604,7 +604,7 @@ def profile_split(play: dict[str, Any], directory: str) -> dict[str, Any]:
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter phases (about 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="shorter phases (about 3 minutes)")
     parser.add_argument("--no-ghz", action="store_true", help="skip the ghz runs")
     parser.add_argument("--json", default="", help="write all results here")
     parser.add_argument("--chart", default=str(ROOT / "docs" / "server_benchmark.png"))

@@ -335,6 +335,23 @@ async def test_names_over_their_limits_on_create_are_refused(hearts) -> None:
     assert (len(created.display_name), len(created.seats[1].player_display_name)) == (200, 40)
 
 
+async def test_a_bot_name_is_trimmed_and_a_blank_one_is_the_servers_to_pick(hearts) -> None:
+    seats = [
+        pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM,
+                player_display_name=name)
+        for seat, name in enumerate(["  Bob  ", "   ", "", " " + "x" * 40 + " "])
+    ]  # fmt: skip
+    created = await hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table(seats=seats)))
+    names = [seat.player_display_name for seat in created.view.table.seats]
+    assert names == ["Bob", "Random bot", "Random bot", "x" * 40]
+    for bad in (" \t ", " " + "x" * 41):
+        seats[1].player_display_name = bad
+        refusal = await failure(
+            hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table(seats=seats)))
+        )
+        assert refusal.reason == "INVALID_REQUEST", bad
+
+
 async def test_error_info_names_the_table(hearts) -> None:
     seated = await hearts.seated([1])
     unknown = "tables/0123456789abcdef"

@@ -129,9 +129,12 @@ def parse_settings(
         "identity tokens (an identity provider's); needs --identity-issuer and "
         "--identity-audience",
         "identity_issuer": "the iss an identity token must carry (checked when set)",
-        "identity_audience": "the aud an identity token must carry (checked when set)",
-        "identity_required": "refuse CreateTable and JoinTable without a valid identity token",
-        "webhook_url": "https URL that finished games' results are POSTed to (empty: none)",
+        "identity_audience": "the aud an identity token must carry (checked when set; when "
+        "unset, a token that names any audience is refused)",
+        "identity_required": "refuse CreateTable, JoinTable and QuickJoin without a valid "
+        "identity token (renewing a seat token needs none)",
+        "webhook_url": "https URL that finished games' results, and players' turns at tables "
+        "that ask for them, are POSTed to (empty: none)",
         "webhook_secret": "secret that signs the webhooks (Hearts-Signature); at least 32 bytes",
         "max_tables_per_hour": "tables one player (by identity token) or one address may create "
         "per hour; more are refused (RESOURCE_EXHAUSTED, reason TOO_MANY_TABLES); 0: no limit",

@@ -955,15 +955,13 @@ class TableApp:
             given.add(seat.seat)
             if seat.occupant == pb.SEAT_OCCUPANT_BOT:
                 level = convert.bot_level_from_pb(seat.bot_level)
-                if len(seat.player_display_name) > _MAX_NAME:
-                    raise ServiceError(
-                        "INVALID_REQUEST", f"player_display_name: at most {_MAX_NAME} characters"
-                    )
-                if _has_control_characters(seat.player_display_name):
-                    raise ServiceError(
-                        "INVALID_REQUEST", "player_display_name: no control characters"
-                    )
-                name = seat.player_display_name or f"{level.value.title()} bot"
+                # Checked and trimmed as a player's name is, except that an empty or blank
+                # one is the server's to pick.
+                asked = seat.player_display_name
+                if len(asked) > _MAX_NAME_GIVEN or asked.strip() or _has_control_characters(asked):
+                    name = _player_name(asked)
+                else:
+                    name = f"{level.value.title()} bot"
                 seats[seat.seat] = SeatRecord(Occupant.BOT, name, level)
             elif seat.occupant not in (pb.SEAT_OCCUPANT_EMPTY, pb.SEAT_OCCUPANT_UNSPECIFIED):
                 raise ServiceError("INVALID_REQUEST", "seats may only start as bots or empty")
