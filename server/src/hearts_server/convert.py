@@ -12,6 +12,7 @@ import functools
 from collections.abc import Iterable
 from typing import TypeVar
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from hearts.v1 import table_event_pb2 as events_pb
@@ -214,14 +215,78 @@ def table_to_pb(record: TableRecord, version: int, seat_view: SeatView | None = 
     return pb.Table.FromString(table_bytes(record, version, seat_view))
 
 
-def _trick_to_pb(number: int, trick: Trick, points: int) -> pb.Trick:
-    message = pb.Trick(number=number, leader=trick.leader, winner=trick.winner, points=points)
-    for index, card in enumerate(trick.cards):
-        message.cards.append(pb.PlayedCard(seat=trick.seat_of(index), card=_CARDS_PB[card]))
-    return message
+# A completed trick is serialized from fragments, as the view is (see view_bytes): every trick
+# is written twice (its TrickWon event and the view's completed tricks) and again in the game's
+# history, and building it as a message (four PlayedCards copied in) cost more than the rest of
+# a play's view. A serialized Trick is its fields in field-number order: number and leader, the
+# four cards, winner and points; each part below is serialized by protobuf from a partial Trick.
+_TRICK_STARTS = tuple(
+    tuple(pb.Trick(number=number, leader=leader).SerializeToString() for leader in range(4))
+    for number in range(14)
+)
+"""Per trick number (1 to 13) and leader, a Trick's number and leader."""
+_TRICK_CARDS = tuple(
+    tuple(
+        pb.Trick(cards=[pb.PlayedCard(seat=seat, card=card)]).SerializeToString()
+        for card in _CARDS_PB
+    )
+    for seat in range(4)
+)
+"""Per seat and card index, that card played by that seat as one entry of a Trick's cards."""
+_TRICK_ENDS: dict[tuple[int, int], bytes] = {}
+"""Per winner and points, a Trick's winner and points (a few hundred at most: points are a
+trick's, from -10 to 26)."""
 
 
-def _round_history(record: RoundRecord, rules: Rules, totals: list[int]) -> pb.RoundHistory:
+def _trick_bytes(number: int, trick: Trick, points: int) -> bytes:
+    """The completed trick ``number`` of its round, worth ``points``, serialized as a ``Trick``."""
+    end_key = (trick.winner, points)
+    end = _TRICK_ENDS.get(end_key)
+    if end is None:
+        winner, points = end_key
+        end = _TRICK_ENDS[end_key] = pb.Trick(winner=winner, points=points).SerializeToString()
+    leader = trick.leader
+    cards = _TRICK_CARDS
+    return b"".join(
+        (
+            _TRICK_STARTS[number][leader],
+            *[cards[(leader + index) & 3][card] for index, card in enumerate(trick.cards)],
+            end,
+        )
+    )
+
+
+def _length_prefixed(key: bytes, payload: bytes) -> bytes:
+    """A field ``key`` (its tag, wire type 2) holding ``payload``: how protobuf embeds a message."""
+    size = len(payload)
+    if size < 0x80:
+        return b"%s%c%s" % (key, size, payload)
+    prefix = bytearray(key)
+    while size >= 0x80:
+        prefix.append(size & 0x7F | 0x80)
+        size >>= 7
+    prefix.append(size)
+    return bytes(prefix) + payload
+
+
+def _key_of(message: Message) -> bytes:
+    """The tag of the one message field set (empty) in ``message``: its serialization less the
+    length byte."""
+    serialized = message.SerializeToString()
+    assert serialized.endswith(b"\x00"), serialized
+    return serialized[:-1]
+
+
+_COMPLETED_TRICK_KEY = _key_of(pb.TableView(completed_tricks=[pb.Trick()]))
+_HISTORY_TRICK_KEY = _key_of(pb.RoundHistory(tricks=[pb.Trick()]))
+_GAME_HISTORY_KEY = _key_of(pb.TableView(game_history=[pb.RoundHistory()]))
+_TRICK_WON_KEY = _key_of(events_pb.TableEvent(trick_won=events_pb.TrickWonEvent()))
+_WON_TRICK_KEY = _key_of(events_pb.TrickWonEvent(trick=pb.Trick()))
+
+
+def _round_history(record: RoundRecord, rules: Rules, totals: list[int]) -> bytes:
+    """A finished round as a serialized ``RoundHistory``: the fields before its tricks built as
+    a message, then the tricks (field 6) and the score (field 7) joined in order."""
     hands = deal_hands(record.deck, record.dealer)
     direction = rules.pass_direction(record.round_index)
     message = pb.RoundHistory(
@@ -239,14 +304,18 @@ def _round_history(record: RoundRecord, rules: Rules, totals: list[int]) -> pb.R
                     cards=_cards(cards_of(mask_of(record.passes[seat]))),
                 )
             )
-    for number, trick in enumerate(record.tricks, start=1):
-        message.tricks.append(_trick_to_pb(number, trick, points_of(trick.cards, rules)))
+    tricks = [
+        _length_prefixed(
+            _HISTORY_TRICK_KEY, _trick_bytes(number, trick, points_of(trick.cards, rules))
+        )
+        for number, trick in enumerate(record.tricks, start=1)
+    ]
     for seat in range(4):
         totals[seat] += record.points[seat]
-    message.score.CopyFrom(
-        _round_score(record.round_index, record.points, totals, record.moon_shooter)
+    score = pb.RoundHistory(
+        score=_round_score(record.round_index, record.points, totals, record.moon_shooter)
     )
-    return message
+    return b"".join((message.SerializeToString(), *tricks, score.SerializeToString()))
 
 
 def _round_score(
@@ -499,8 +568,8 @@ def _completed_tricks(table_id: str, tricks: tuple[Trick, ...], rules: Rules) ->
 
 def _trick_block(number: int, trick: Trick, rules: Rules) -> bytes:
     """One completed trick as a view's completed_tricks entry."""
-    newest = _trick_to_pb(number, trick, points_of(trick.cards, rules))
-    return pb.TableView(completed_tricks=[newest]).SerializeToString()
+    points = points_of(trick.cards, rules)
+    return _length_prefixed(_COMPLETED_TRICK_KEY, _trick_bytes(number, trick, points))
 
 
 _TRICK_BLOCKS: _Memo[str, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(8192)
@@ -540,8 +609,10 @@ def _game_history(history: tuple[RoundRecord, ...], rules: Rules) -> bytes:
     block = _GAME_HISTORIES.get(key)
     if block is None:
         running = [0, 0, 0, 0]
-        rounds = [_round_history(round_record, rules, running) for round_record in history]
-        block = pb.TableView(game_history=rounds).SerializeToString()
+        block = b"".join(
+            _length_prefixed(_GAME_HISTORY_KEY, _round_history(round_record, rules, running))
+            for round_record in history
+        )
         _GAME_HISTORIES.put(key, block)
     return block
 
@@ -643,6 +714,10 @@ def engine_event_bytes(event: Event, time_ms: int) -> bytes:
         body = _PLAYED_BODIES.get(key)
         if body is None:
             body = _PLAYED_BODIES[key] = _event_body(event).SerializeToString()
+    elif event.__class__ is TrickWon:
+        played = Trick(event.leader, event.cards, event.winner)
+        trick = _trick_bytes(event.trick_index + 1, played, event.points)
+        body = _length_prefixed(_TRICK_WON_KEY, _length_prefixed(_WON_TRICK_KEY, trick))
     else:
         body = _event_body(event).SerializeToString()
     return _event_time(time_ms) + body
@@ -706,16 +781,13 @@ _TIMED_OUT_BODIES = tuple(
 
 
 def _event_body(event: Event) -> events_pb.TableEvent:
-    """The API event for an engine event, without its time."""
+    """The API event for an engine event, without its time (a TrickWon is joined from fragments
+    in :func:`engine_event_bytes` instead)."""
     message = events_pb.TableEvent()
     if isinstance(event, CardPlayed):
         message.card_played.seat = event.seat
         message.card_played.card.CopyFrom(_CARDS_PB[event.card])
         message.card_played.trick_number = event.trick_index + 1
-    elif isinstance(event, TrickWon):
-        points = event.points
-        trick = Trick(event.leader, event.cards, event.winner)
-        message.trick_won.trick.CopyFrom(_trick_to_pb(event.trick_index + 1, trick, points))
     elif isinstance(event, HeartsBroken):
         message.hearts_broken.seat = event.seat
         message.hearts_broken.card.CopyFrom(_CARDS_PB[event.card])
