@@ -8,6 +8,7 @@ import pytest
 
 from hearts_engine import (
     SEATS,
+    Card,
     MalformedError,
     PassCards,
     Phase,
@@ -16,6 +17,7 @@ from hearts_engine import (
     apply,
     determinize,
     legal_plays,
+    points_of,
     result,
     spectator_view,
     view,
@@ -145,6 +147,23 @@ def test_history_is_revealed_only_when_the_game_is_over() -> None:
         assert seat_view.result == result(final)
         assert seat_view.hand == ()
         assert seat_view.round_scores == tuple(r.points for r in final.rounds)
+
+
+@pytest.mark.parametrize("rules", [Rules(target_score=40), Rules(jack_of_diamonds_bonus=True)])
+def test_tricks_won_and_points_taken_are_counted_from_the_completed_tricks(rules: Rules) -> None:
+    for seed in range(2):
+        for _, _, after, _ in game_steps(seed, rules):
+            won = [0, 0, 0, 0]
+            taken: list[list[Card]] = [[], [], [], []]
+            for trick in after.tricks:
+                won[trick.winner] += 1
+                taken[trick.winner] += trick.cards
+            points = tuple(points_of(cards_taken, rules) for cards_taken in taken)
+            for seat_view in (*(view(after, s) for s in SEATS), spectator_view(after)):
+                assert seat_view.tricks_won == tuple(won), f"seed={seed}"
+                assert seat_view.round_points == points, f"seed={seed}"
+                assert seat_view.round_scores == tuple(r.points for r in after.rounds)
+                assert seat_view.moon_shooters == tuple(r.moon_shooter for r in after.rounds)
 
 
 def test_views_never_show_another_seats_hand() -> None:
