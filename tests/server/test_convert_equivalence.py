@@ -540,7 +540,7 @@ def test_event_bytes_are_the_events_serialized() -> None:
                 assert payload == expected.SerializeToString(deterministic=True), event
                 assert events_pb.TableEvent.FromString(payload) == expected, event
                 if count % 97 == 0:
-                    convert._EVENT_TIMES.clear()
+                    convert._EVENT_SECONDS.clear()
     assert {"CardPlayed", "TrickWon", "HeartsBroken", "RoundScored", "GameOver"} <= kinds, kinds
     for seat in range(4):
         for time_ms in times:
