@@ -344,7 +344,7 @@ async def test_a_bot_name_is_trimmed_and_a_blank_one_is_the_servers_to_pick(hear
     created = await hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table(seats=seats)))
     names = [seat.player_display_name for seat in created.view.table.seats]
     assert names == ["Bob", "Random bot", "Random bot", "x" * 40]
-    for bad in (" \t ", " " + "x" * 41):
+    for bad in (" \t ", " " + "x" * 41, " " * 161):
         seats[1].player_display_name = bad
         refusal = await failure(
             hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table(seats=seats)))

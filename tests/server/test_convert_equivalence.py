@@ -456,6 +456,32 @@ def test_a_finished_game_reveals_its_history_as_the_reference(deck_seed: int | N
     assert convert.view_to_pb(record, 5, None).game_history  # the history was shown
 
 
+@pytest.mark.parametrize("rules", _RULES)
+def test_tricks_and_round_histories_are_the_bytes_protobuf_writes(rules: Rules) -> None:
+    # Raw bytes, not parsed again: a move's response carries them as they are, so their fields
+    # must be in protobuf's own order (a parse would accept any order).
+    *_, over = _game_states(3, rules, first_dealer=2)
+    totals, expected_totals = [0, 0, 0, 0], [0, 0, 0, 0]
+    for record in over.rounds:
+        expected = _round_history(record, rules, expected_totals)
+        assert convert._round_history(record, rules, totals) == expected.SerializeToString(
+            deterministic=True
+        )
+        for number, trick in enumerate(record.tricks, start=1):
+            points = points_of(trick.cards, rules)
+            reference = _trick(number, trick, points).SerializeToString(deterministic=True)
+            assert convert._trick_bytes(number, trick, points) == reference
+
+
+# Names whose Table is 2, 127, 128, 16,383, 16,384 and 2 MiB + 4 bytes long: the length
+# prefix's varint at each of its widths and edges.
+@pytest.mark.parametrize("name_size", [0, 125, 126, 16_380, 16_381, 2**21])
+def test_a_length_prefix_is_protobufs(name_size: int) -> None:
+    table = pb.Table(display_name="x" * name_size)
+    embedded = convert._length_prefixed(b"\x0a", table.SerializeToString())  # TableView.table
+    assert embedded == pb.TableView(table=table).SerializeToString()
+
+
 def test_tables_without_a_game_view_as_the_reference() -> None:
     for index in range(12):
         seats = (SeatRecord(Occupant.HUMAN, "Ann"), SeatRecord(), SeatRecord(), SeatRecord())

@@ -234,8 +234,8 @@ _TRICK_CARDS = tuple(
 )
 """Per seat and card index, that card played by that seat as one entry of a Trick's cards."""
 _TRICK_ENDS: dict[tuple[int, int], bytes] = {}
-"""Per winner and points, a Trick's winner and points (at most 4 × 28: a trick is worth -10 to
-17 points)."""
+"""Per winner and points, a Trick's winner and points (at most 4 × 27: four cards are worth -10
+to 16 points)."""
 
 
 def _trick_bytes(number: int, trick: Trick, points: int) -> bytes:
