@@ -478,7 +478,7 @@ def test_tricks_and_round_histories_are_the_bytes_protobuf_writes(rules: Rules) 
 @pytest.mark.parametrize("name_size", [0, 125, 126, 16_380, 16_381, 2**21])
 def test_a_length_prefix_is_protobufs(name_size: int) -> None:
     table = pb.Table(display_name="x" * name_size)
-    embedded = convert._length_prefixed(b"\x0a", table.SerializeToString())  # TableView.table
+    embedded = convert.length_prefixed(b"\x0a", table.SerializeToString())  # TableView.table
     assert embedded == pb.TableView(table=table).SerializeToString()
 
 

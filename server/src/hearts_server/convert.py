@@ -57,6 +57,7 @@ __all__ = [
     "card_to_pb",
     "engine_event_bytes",
     "forget",
+    "length_prefixed",
     "presence_announcements",
     "rules_from_pb",
     "rules_to_pb",
@@ -256,7 +257,7 @@ def _trick_bytes(number: int, trick: Trick, points: int) -> bytes:
     )
 
 
-def _length_prefixed(key: bytes, payload: bytes) -> bytes:
+def length_prefixed(key: bytes, payload: bytes) -> bytes:
     """A field ``key`` (its tag, wire type 2) holding ``payload``: how protobuf embeds a message."""
     size = len(payload)
     if size < 0x80:
@@ -305,7 +306,7 @@ def _round_history(record: RoundRecord, rules: Rules, totals: list[int]) -> byte
                 )
             )
     tricks = [
-        _length_prefixed(
+        length_prefixed(
             _HISTORY_TRICK_KEY, _trick_bytes(number, trick, points_of(trick.cards, rules))
         )
         for number, trick in enumerate(record.tricks, start=1)
@@ -569,7 +570,7 @@ def _completed_tricks(table_id: str, tricks: tuple[Trick, ...], rules: Rules) ->
 def _trick_block(number: int, trick: Trick, rules: Rules) -> bytes:
     """One completed trick as a view's completed_tricks entry."""
     points = points_of(trick.cards, rules)
-    return _length_prefixed(_COMPLETED_TRICK_KEY, _trick_bytes(number, trick, points))
+    return length_prefixed(_COMPLETED_TRICK_KEY, _trick_bytes(number, trick, points))
 
 
 _TRICK_BLOCKS: _Memo[str, tuple[tuple[Trick, ...], Rules, bytes]] = _Memo(8192)
@@ -610,7 +611,7 @@ def _game_history(history: tuple[RoundRecord, ...], rules: Rules) -> bytes:
     if block is None:
         running = [0, 0, 0, 0]
         block = b"".join(
-            _length_prefixed(_GAME_HISTORY_KEY, _round_history(round_record, rules, running))
+            length_prefixed(_GAME_HISTORY_KEY, _round_history(round_record, rules, running))
             for round_record in history
         )
         _GAME_HISTORIES.put(key, block)
@@ -717,7 +718,7 @@ def engine_event_bytes(event: Event, time_ms: int) -> bytes:
     elif event.__class__ is TrickWon:
         played = Trick(event.leader, event.cards, event.winner)
         trick = _trick_bytes(event.trick_index + 1, played, event.points)
-        body = _length_prefixed(_TRICK_WON_KEY, _length_prefixed(_WON_TRICK_KEY, trick))
+        body = length_prefixed(_TRICK_WON_KEY, length_prefixed(_WON_TRICK_KEY, trick))
     else:
         body = _event_body(event).SerializeToString()
     return _event_time(time_ms) + body
@@ -763,7 +764,7 @@ def _event_time(time_ms: int) -> bytes:
     if head is None:
         head = Timestamp(seconds=seconds).SerializeToString()
         _EVENT_SECONDS.put(seconds, head)
-    return _length_prefixed(_EVENT_TIME_KEY, head + _NANOS[ms])
+    return length_prefixed(_EVENT_TIME_KEY, head + _NANOS[ms])
 
 
 _PLAYED_BODIES: dict[int, bytes] = {}  # at most 4 × 52 × 13 entries

@@ -2829,22 +2829,12 @@ def _move_response(view: bytes, version: int) -> bytes:
     sends these bytes as they are (see :func:`hearts_server.rpc.add_servicer`).
     """
     etag = str(version).encode()
-    return b"%s%s%s\x12%c%s" % (_VIEW_FIELD, _varint(len(view)), view, len(etag), etag)
+    return b"%s\x12%c%s" % (convert.length_prefixed(_VIEW_FIELD, view), len(etag), etag)
 
 
 _VIEW_FIELD = b"\x0a"  # field 1, length-delimited
 """The key of a response's ``view`` (field 1, wire type 2); ``etag`` is field 2 (``\x12``), and
 an etag, a version number, is always shorter than 128 bytes: its length is one byte."""
-
-
-def _varint(value: int) -> bytes:
-    """``value`` (not negative) as a protobuf varint: seven bits a byte, low first."""
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _message(response: M | bytes) -> M:
