@@ -335,6 +335,20 @@ async def test_names_over_their_limits_on_create_are_refused(hearts) -> None:
     assert (len(created.display_name), len(created.seats[1].player_display_name)) == (200, 40)
 
 
+async def test_create_without_a_table_is_refused_and_an_empty_table_is_a_default_one(
+    hearts,
+) -> None:
+    refusal = await failure(hearts.stub.CreateTable(api.CreateTableRequest(request_id="c1")))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert "table is required" in refusal.message
+    assert not (await hearts.stub.ListTables(api.ListTablesRequest())).tables
+    created = await hearts.stub.CreateTable(api.CreateTableRequest(table=pb.Table()))
+    table = created.view.table
+    assert table.phase == pb.PHASE_WAITING_FOR_PLAYERS
+    assert table.rules.target_score == 100
+    assert [seat.occupant for seat in table.seats] == [pb.SEAT_OCCUPANT_EMPTY] * 4
+
+
 async def test_a_bot_name_is_trimmed_and_a_blank_one_is_the_servers_to_pick(hearts) -> None:
     seats = [
         pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM,

@@ -432,6 +432,8 @@ class TableServicer(api_grpc.TableServiceServicer):
     async def CreateTable(
         self, request: api.CreateTableRequest, context: grpc.aio.ServicerContext
     ) -> api.CreateTableResponse:
+        if not request.HasField("table"):  # REQUIRED (AIP-203); an empty Table is a default one
+            raise ServiceError("INVALID_REQUEST", "table is required")
         return await self.app.create_table(
             request.table,
             request.request_id,

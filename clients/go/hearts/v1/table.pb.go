@@ -766,8 +766,9 @@ type Seat struct {
 	Seat int32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
 	// Whether the seat is empty, taken by a human or played by a bot.
 	Occupant SeatOccupant `protobuf:"varint,2,opt,name=occupant,proto3,enum=hearts.v1.SeatOccupant" json:"occupant,omitempty"`
-	// The name shown for the player, at most 40 characters; for a bot, the name
-	// given on CreateTable, else one the server picks.
+	// The name shown for the player: at most 40 characters, white space trimmed
+	// from its ends. For a bot, the name given on CreateTable, or else (none, or
+	// only white space) one the server picks.
 	PlayerDisplayName string `protobuf:"bytes,3,opt,name=player_display_name,json=playerDisplayName,proto3" json:"player_display_name,omitempty"`
 	// The strength of the bot; set only when the occupant is a bot.
 	BotLevel BotLevel `protobuf:"varint,4,opt,name=bot_level,json=botLevel,proto3,enum=hearts.v1.BotLevel" json:"bot_level,omitempty"`

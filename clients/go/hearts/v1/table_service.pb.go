@@ -263,7 +263,8 @@ type CreateTableRequest struct {
 	// defaults), seats that start as bots, the first dealer (`dealer`), an
 	// optional deck_seed for a reproducible game, an optional turn_timeout,
 	// unlisted, turn_notifications and fill_with_bots_after. Other fields are
-	// ignored.
+	// ignored. An empty Table (REST: the body `{}`) takes every default; a
+	// request without one is refused (INVALID_REQUEST).
 	Table *Table `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
 	// A unique id (a UUID) that makes retries safe (AIP-155).
 	RequestId string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

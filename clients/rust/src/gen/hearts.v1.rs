@@ -83,8 +83,9 @@ pub struct Seat {
     /// Whether the seat is empty, taken by a human or played by a bot.
     #[prost(enumeration = "SeatOccupant", tag = "2")]
     pub occupant: i32,
-    /// The name shown for the player, at most 40 characters; for a bot, the name
-    /// given on CreateTable, else one the server picks.
+    /// The name shown for the player: at most 40 characters, white space trimmed
+    /// from its ends. For a bot, the name given on CreateTable, or else (none, or
+    /// only white space) one the server picks.
     #[prost(string, tag = "3")]
     pub player_display_name: ::prost::alloc::string::String,
     /// The strength of the bot; set only when the occupant is a bot.
@@ -1447,7 +1448,8 @@ pub struct CreateTableRequest {
     /// defaults), seats that start as bots, the first dealer (`dealer`), an
     /// optional deck_seed for a reproducible game, an optional turn_timeout,
     /// unlisted, turn_notifications and fill_with_bots_after. Other fields are
-    /// ignored.
+    /// ignored. An empty Table (REST: the body `{}`) takes every default; a
+    /// request without one is refused (INVALID_REQUEST).
     #[prost(message, optional, tag = "1")]
     pub table: ::core::option::Option<Table>,
     /// A unique id (a UUID) that makes retries safe (AIP-155).

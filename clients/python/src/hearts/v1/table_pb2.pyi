@@ -487,8 +487,9 @@ class Seat(_message.Message):
     occupant: Global___SeatOccupant.ValueType
     """Whether the seat is empty, taken by a human or played by a bot."""
     player_display_name: _builtins.str
-    """The name shown for the player, at most 40 characters; for a bot, the name
-    given on CreateTable, else one the server picks.
+    """The name shown for the player: at most 40 characters, white space trimmed
+    from its ends. For a bot, the name given on CreateTable, or else (none, or
+    only white space) one the server picks.
     """
     bot_level: Global___BotLevel.ValueType
     """The strength of the bot; set only when the occupant is a bot."""

@@ -174,8 +174,9 @@ export type Seat = Message<"hearts.v1.Seat"> & {
   occupant: SeatOccupant;
 
   /**
-   * The name shown for the player, at most 40 characters; for a bot, the name
-   * given on CreateTable, else one the server picks.
+   * The name shown for the player: at most 40 characters, white space trimmed
+   * from its ends. For a bot, the name given on CreateTable, or else (none, or
+   * only white space) one the server picks.
    *
    * @generated from field: string player_display_name = 3;
    */

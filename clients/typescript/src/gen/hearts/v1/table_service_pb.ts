@@ -157,7 +157,8 @@ export type CreateTableRequest = Message<"hearts.v1.CreateTableRequest"> & {
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    *
    * @generated from field: hearts.v1.Table table = 1;
    */

@@ -63,7 +63,8 @@ private static final long serialVersionUID = 0L;
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -79,7 +80,8 @@ private static final long serialVersionUID = 0L;
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -95,7 +97,8 @@ private static final long serialVersionUID = 0L;
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -583,7 +586,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -598,7 +602,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -617,7 +622,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -641,7 +647,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -663,7 +670,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -692,7 +700,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -713,7 +722,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -729,7 +739,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -748,7 +759,8 @@ private static final long serialVersionUID = 0L;
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * </pre>
      *
      * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

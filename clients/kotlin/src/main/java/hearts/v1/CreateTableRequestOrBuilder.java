@@ -16,7 +16,8 @@ public interface CreateTableRequestOrBuilder extends
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -29,7 +30,8 @@ public interface CreateTableRequestOrBuilder extends
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>
@@ -42,7 +44,8 @@ public interface CreateTableRequestOrBuilder extends
    * defaults), seats that start as bots, the first dealer (`dealer`), an
    * optional deck_seed for a reproducible game, an optional turn_timeout,
    * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-   * ignored.
+   * ignored. An empty Table (REST: the body `{}`) takes every default; a
+   * request without one is refused (INVALID_REQUEST).
    * </pre>
    *
    * <code>.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];</code>

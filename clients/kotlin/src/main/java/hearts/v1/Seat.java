@@ -102,8 +102,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object playerDisplayName_ = "";
   /**
    * <pre>
-   * The name shown for the player, at most 40 characters; for a bot, the name
-   * given on CreateTable, else one the server picks.
+   * The name shown for the player: at most 40 characters, white space trimmed
+   * from its ends. For a bot, the name given on CreateTable, or else (none, or
+   * only white space) one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -124,8 +125,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The name shown for the player, at most 40 characters; for a bot, the name
-   * given on CreateTable, else one the server picks.
+   * The name shown for the player: at most 40 characters, white space trimmed
+   * from its ends. For a bot, the name given on CreateTable, or else (none, or
+   * only white space) one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -818,8 +820,9 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object playerDisplayName_ = "";
     /**
      * <pre>
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -839,8 +842,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -861,8 +865,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -879,8 +884,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>
@@ -894,8 +900,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * </pre>
      *
      * <code>string player_display_name = 3;</code>

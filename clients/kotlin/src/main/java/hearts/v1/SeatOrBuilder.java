@@ -41,8 +41,9 @@ public interface SeatOrBuilder extends
 
   /**
    * <pre>
-   * The name shown for the player, at most 40 characters; for a bot, the name
-   * given on CreateTable, else one the server picks.
+   * The name shown for the player: at most 40 characters, white space trimmed
+   * from its ends. For a bot, the name given on CreateTable, or else (none, or
+   * only white space) one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>
@@ -51,8 +52,9 @@ public interface SeatOrBuilder extends
   java.lang.String getPlayerDisplayName();
   /**
    * <pre>
-   * The name shown for the player, at most 40 characters; for a bot, the name
-   * given on CreateTable, else one the server picks.
+   * The name shown for the player: at most 40 characters, white space trimmed
+   * from its ends. For a bot, the name given on CreateTable, or else (none, or
+   * only white space) one the server picks.
    * </pre>
    *
    * <code>string player_display_name = 3;</code>

@@ -39,7 +39,8 @@ public object CreateTableRequestKt {
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -57,7 +58,8 @@ public object CreateTableRequestKt {
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`
@@ -71,7 +73,8 @@ public object CreateTableRequestKt {
      * defaults), seats that start as bots, the first dealer (`dealer`), an
      * optional deck_seed for a reproducible game, an optional turn_timeout,
      * unlisted, turn_notifications and fill_with_bots_after. Other fields are
-     * ignored.
+     * ignored. An empty Table (REST: the body `{}`) takes every default; a
+     * request without one is refused (INVALID_REQUEST).
      * ```
      *
      * `.hearts.v1.Table table = 1 [(.google.api.field_behavior) = REQUIRED];`

@@ -92,8 +92,9 @@ public object SeatKt {
 
     /**
      * ```
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * ```
      *
      * `string player_display_name = 3;`
@@ -107,8 +108,9 @@ public object SeatKt {
       }
     /**
      * ```
-     * The name shown for the player, at most 40 characters; for a bot, the name
-     * given on CreateTable, else one the server picks.
+     * The name shown for the player: at most 40 characters, white space trimmed
+     * from its ends. For a bot, the name given on CreateTable, or else (none, or
+     * only white space) one the server picks.
      * ```
      *
      * `string player_display_name = 3;`
