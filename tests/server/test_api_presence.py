@@ -7,10 +7,12 @@ from typing import Any
 
 import grpc
 import pytest
+from redis.asyncio import Redis
 
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
+from hearts_server.store import keys
 
 from ..relay import Link
 from .conftest import Hearts, Seated, ServerFactory, event_kind
@@ -118,6 +120,51 @@ async def test_presence_reaches_the_watchers_of_every_replica(
     player.close()
     assert await spectator.next_presence() == (1, False)
     spectator.close()
+
+
+@pytest.mark.redis
+async def test_a_seats_streams_hold_one_lease_a_replica(
+    make_server: ServerFactory, connect: Any, redis_url: str
+) -> None:
+    """However many streams a token opens, the presence set every update reads whole holds one
+    lease per seat and replica: it does not grow with the streams."""
+    one = connect(await make_server(store="redis"))
+    two = connect(await make_server(store="redis"))
+    seated = await one.seated((0, 1), bots={2: HEURISTIC, 3: HEURISTIC})
+    table_id = seated.name.removeprefix("tables/")
+    spectator = Stream(two.watch(seated.name))
+    await spectator.opening(humans=2)
+    # Seat 0 has a stream on replica one too: its own lease there, apart from seat 1's.
+    other = Stream(one.watch(seated.name, seated.tokens[0]))
+    await other.opening(humans=2)
+    assert await spectator.next_presence() == (0, True)
+    streams = [Stream(one.watch(seated.name, seated.tokens[1])) for _ in range(12)]
+    streams += [Stream(two.watch(seated.name, seated.tokens[1])) for _ in range(12)]
+    for stream in streams:
+        await stream.opening(humans=2)
+    assert await spectator.next_presence() == (1, True)
+    client = Redis.from_url(redis_url)
+    try:
+        members = await client.zrange(keys.presence(table_id), 0, -1)
+        # Seat 1's lease on each replica, and seat 0's.
+        assert sorted(member.split(b":")[0] for member in members) == [b"0", b"1", b"1"]
+        # All but one stream of each replica closed: nothing changes, the seat stays present.
+        for stream in streams[1:12] + streams[13:]:
+            stream.close()
+        await spectator.nothing_within(2.5)  # past the 2 s grace of the streams that closed
+        assert len(await client.zrange(keys.presence(table_id), 0, -1)) == 3
+        # The last stream of a replica takes that replica's lease with it, after the grace.
+        streams[0].close()
+        await spectator.nothing_within(2.5)
+        assert len(await client.zrange(keys.presence(table_id), 0, -1)) == 2
+        streams[12].close()
+        assert await spectator.next_presence() == (1, False)
+        [member] = await client.zrange(keys.presence(table_id), 0, -1)
+        assert member.startswith(b"0:")  # seat 0's stays with its stream
+    finally:
+        await client.aclose()
+        for stream in (*streams, other, spectator):
+            stream.close()
 
 
 def short_leases(server: HeartsServer, lease: float = 1.0, refresh: float = 0.2) -> None:

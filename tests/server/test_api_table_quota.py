@@ -1,8 +1,11 @@
 """--max-tables-per-hour: how many tables one player (by identity token) or one address may
-create in an hour, and --trusted-proxies, whose x-forwarded-for names the caller's address."""
+create in an hour; --max-streams-per-client and --max-streams, how many WatchTable streams one
+address and the whole process may hold; and --trusted-proxies, whose x-forwarded-for names the
+caller's address."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
 from collections.abc import Sequence
@@ -212,3 +215,45 @@ async def test_a_rematch_call_that_names_no_table_is_not_counted(
     second = await hearts.rematch(seated.name, seated.tokens[1])  # named: not counted
     assert second.view.table.name == first.view.table.name
     assert (await failure(create(hearts))).reason == "TOO_MANY_TABLES"  # two uses, no more
+
+
+async def test_an_address_and_the_process_hold_so_many_streams(
+    make_server: ServerFactory, connect: Any
+) -> None:
+    server = await make_server(
+        store="memory", max_streams=5, max_streams_per_client=2, trusted_proxies="127.0.0.1"
+    )
+    hearts = connect(server)
+    name = (await create(hearts)).view.table.name
+
+    async def watch(forwarded: str) -> Any:
+        call = hearts.stub.WatchTable(
+            api.WatchTableRequest(name=name), metadata=(("x-forwarded-for", forwarded),)
+        )
+        await call.read()  # the snapshot: the stream is open
+        return call
+
+    async def refused(forwarded: str) -> str:
+        call = hearts.stub.WatchTable(
+            api.WatchTableRequest(name=name), metadata=(("x-forwarded-for", forwarded),)
+        )
+        refusal = await failure(call.read())
+        assert refusal.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert refusal.reason == "TOO_MANY_STREAMS"
+        return refusal.message
+
+    first = [await watch("198.51.100.1"), await watch("198.51.100.1")]
+    assert "from one address" in await refused("198.51.100.1")
+    ipv6 = await watch("2001:db8:0:1::1")
+    assert "from one address" in await refused("198.51.100.1")  # still two open
+    ipv6_again = await watch("2001:db8:0:1::2")  # the same /64: its second
+    assert "from one address" in await refused("[2001:db8:0:1::3]:443")
+    other = await watch("198.51.100.2")
+    assert "too many open streams" in await refused("198.51.100.3")  # the process's 5
+    first[0].cancel()
+    await asyncio.sleep(0.2)  # the server sees the stream end
+    replacement = await watch("198.51.100.1")
+    for call in (first[1], ipv6, ipv6_again, other, replacement):
+        call.cancel()
+    await asyncio.sleep(0.2)
+    assert not server.servicer.streams_of  # nothing left counted

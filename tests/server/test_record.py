@@ -26,6 +26,7 @@ from hearts_engine import (
     state_to_dict,
 )
 from hearts_engine.bots import BotLevel
+from hearts_server import convert
 from hearts_server import record as record_module
 from hearts_server.record import Occupant, SeatRecord, TableRecord, UnreadableRecordError
 
@@ -113,6 +114,33 @@ def test_a_record_whose_rounds_do_not_match_its_count_is_damaged() -> None:
         with pytest.raises(UnreadableRecordError) as caught:
             TableRecord.from_json(damaged)
         assert not caught.value.newer
+
+
+@pytest.mark.parametrize("schema", [2, 3])
+def test_a_summary_reads_the_first_line_and_lists_the_table_as_the_whole_record(
+    schema: int,
+) -> None:
+    for seed in range(6):
+        for moves in (0, 30, 400, 2000):
+            record = _record(_random_game(seed, moves))
+            first = record.to_json(schema=schema).partition(b"\n")[0]
+            summary = TableRecord.from_json(first, summary=True)
+            assert convert.table_to_pb(summary, 5) == convert.table_to_pb(record, 5)
+            assert dataclasses.replace(summary, game=None) == dataclasses.replace(record, game=None)
+            if schema == 2 or record.game is None:
+                assert summary == record  # nothing apart to leave out
+                continue
+            assert summary.game is not None
+            assert summary.game.rounds == ()
+            assert summary.game.totals == record.game.totals
+            assert summary.game.round_index == record.game.round_index
+            # The second line is never read: damaged, it changes nothing.
+            assert TableRecord.from_json(first + b"\n{}", summary=True) == summary
+    # The first line itself is still checked: its count of finished rounds, say.
+    first = _record(_random_game(2, 2000)).to_json().partition(b"\n")[0]
+    assert first.endswith(b",6]}")
+    with pytest.raises(UnreadableRecordError):
+        TableRecord.from_json(first[: -len(b"6]}")] + b'"6"]}', summary=True)
 
 
 def test_a_schema_2_record_is_read_without_a_stale_second_line() -> None:

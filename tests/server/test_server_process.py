@@ -225,6 +225,7 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         (["--log-f", "json"], {}, "hearts-server: error: unrecognized arguments: --log-f"),
         (["--identity-secret", "s" * 31], {}, "--identity-secret must be at least 32 bytes"),
         (["--max-tables-per-hour", "-1"], {}, "--max-tables-per-hour must not be negative"),
+        (["--max-streams-per-client", "-1"], {}, "--max-streams-per-client must not be negative"),
         # nan passes every comparison: a grace of nan cut every call at once (was taken).
         (["--grace-seconds", "nan"], {}, "--grace-seconds must be a finite number (got nan)"),
         ([], {"HEARTS_GRACE_SECONDS": "inf"}, "--grace-seconds must be a finite number (got inf)"),

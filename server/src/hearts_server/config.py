@@ -55,6 +55,7 @@ class Settings:
     log_format: str = "text"
     grace_seconds: float = 10.0
     max_streams: int = 10_000
+    max_streams_per_client: int = 0
     max_concurrent_rpcs: int = 128
     max_pending_rpcs: int = 64
     max_message_bytes: int = 1 << 20
@@ -105,6 +106,9 @@ def parse_settings(
         "log_format": "text, or json for JSON lines",
         "grace_seconds": "on SIGTERM, how long in-flight calls may finish",
         "max_streams": "open WatchTable streams allowed per process",
+        "max_streams_per_client": "open WatchTable streams one caller (its address, as for "
+        "--max-tables-per-hour) may hold on this process; more are refused (RESOURCE_EXHAUSTED, "
+        "reason TOO_MANY_STREAMS); 0: no limit",
         "max_concurrent_rpcs": "unary calls in flight before new ones are refused "
         "(RESOURCE_EXHAUSTED, reason OVERLOADED); streams count against max_streams",
         "max_pending_rpcs": "calls waiting in gRPC for the process past which up to every other "
@@ -345,7 +349,13 @@ def _problem(settings: Settings) -> str | None:
         value = getattr(settings, field.name)
         if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison
             return f"--{field.name.replace('_', '-')} must be a finite number (got {value})"
-    for name in ("grace_seconds", "bot_workers", "record_cache_size", "max_tables_per_hour"):
+    for name in (
+        "grace_seconds",
+        "bot_workers",
+        "record_cache_size",
+        "max_tables_per_hour",
+        "max_streams_per_client",
+    ):
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     if settings.redis_url:

@@ -366,10 +366,14 @@ class TableRecord:
         return before + b',"update_ms":', after
 
     @classmethod
-    def from_json(cls, raw: bytes) -> TableRecord:
+    def from_json(cls, raw: bytes, *, summary: bool = False) -> TableRecord:
         """The inverse of :meth:`to_json`; also reads schema 1 records.
 
-        Raises :class:`UnreadableRecordError` for anything else.
+        With ``summary``, a schema 3 record's finished rounds (its second line, most of a
+        record late in a game: about 10 ms of decoding for a long finished one) are not read,
+        and its game holds none: a summary for listings, which show only the table's own
+        fields, phase and totals. Such a record must never be written, cached or viewed by a
+        seat. Raises :class:`UnreadableRecordError` for anything else.
         """
         # Schema 3 is two lines; a schema 1 or 2 record is the first line alone (a store may
         # hand it back with a stale second line, which an older version did not clear).
@@ -383,14 +387,14 @@ class TableRecord:
             newer = type(schema) is int and schema > RECORD_SCHEMA
             raise UnreadableRecordError(f"unsupported table record schema {schema!r}", newer=newer)
         try:
-            return cls._from_dict(data, schema, rounds)
+            return cls._from_dict(data, schema, None if summary else rounds)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
             raise UnreadableRecordError(
                 f"a damaged schema {schema} record: {error!r}", newer=False
             ) from error
 
     @classmethod
-    def _from_dict(cls, data: dict[str, Any], schema: int, rounds: bytes) -> TableRecord:
+    def _from_dict(cls, data: dict[str, Any], schema: int, rounds: bytes | None) -> TableRecord:
         rules = _rules_from_dict(data["rules"])
         game = data["game"]
         # The fields read as they are: a value of the wrong type would decode here and fail
@@ -434,7 +438,13 @@ class TableRecord:
                 else state_from_dict(game)
                 if schema == 1
                 else _game_from_json(
-                    game, rules, _finished_rounds(data["id"], rounds) if schema == 3 else None
+                    game,
+                    rules,
+                    None
+                    if schema != 3
+                    else _UNREAD
+                    if rounds is None
+                    else _finished_rounds(data["id"], rounds),
                 )
             ),
             turn_timeout_ms=turn_timeout_ms,
@@ -747,11 +757,16 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes,
 _PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
 
 
+_UNREAD: Any = object()
+"""The finished rounds of a schema 3 record read without them (see ``TableRecord.from_json``)."""
+
+
 def _game_from_json(
     data: list[Any], rules: Rules, finished: tuple[RoundRecord, ...] | None
 ) -> State:
     """The game of a schema 2 record, or of schema 3 with its ``finished`` rounds (the
-    record's second line), whose count the game holds where schema 2 has the rounds."""
+    record's second line), whose count the game holds where schema 2 has the rounds; or
+    ``_UNREAD``: none (checked only to be a count)."""
     if not isinstance(data, list) or not data or data[0] != 2:
         raise ValueError("unsupported game layout in a schema 2 or 3 record")
     (
@@ -781,7 +796,11 @@ def _game_from_json(
         raise TypeError("hearts_broken is not a boolean")
     if finished is None:
         finished = tuple(map(_round_from_json, rounds))
-    elif type(rounds) is not int or len(finished) != rounds:
+    elif type(rounds) is not int:
+        raise ValueError(f"the record counts {rounds!r} finished rounds")
+    elif finished is _UNREAD:
+        finished = ()
+    elif len(finished) != rounds:
         raise ValueError(f"the record counts {rounds!r} finished rounds; its rounds differ")
     return _BLANK._replace(
         rules=rules if own_rules is None else _rules_from_dict(own_rules),

@@ -10,6 +10,7 @@ requests, latency and open streams for Prometheus.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import inspect
 import ipaddress
@@ -30,7 +31,7 @@ from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
 from hearts_server import convert
 from hearts_server.errors import ERROR_DOMAIN, Code, ServiceError
-from hearts_server.service import TableApp, serialize_response
+from hearts_server.service import TableApp, caller_network, serialize_response
 
 __all__ = [
     "METRICS",
@@ -384,6 +385,7 @@ class TableServicer(api_grpc.TableServiceServicer):
         app: TableApp,
         *,
         max_streams: int = 10_000,
+        max_streams_per_client: int = 0,
         max_calls: int = 128,
         max_waiting: int = 64,
         trusted_proxies: Sequence[Network] = (),
@@ -391,11 +393,21 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.app = app
         self.trusted_proxies = tuple(trusted_proxies)
         self.max_streams = max_streams
+        self.max_streams_per_client = max_streams_per_client
+        self.streams_of: collections.Counter[str] = collections.Counter()  # per caller, if capped
         self.max_calls = max_calls
         self.backlog = Backlog(max_waiting)
         self.calls_in_flight = 0
         self.open_streams = 0
         self.shutting_down = False
+
+    def _stream_caller(self, context: grpc.aio.ServicerContext) -> str | None:
+        """Who a new stream counts against (``--max-streams-per-client``): its caller's address
+        (an IPv6 caller's /64, as for the table quota), or None when there is no such limit or
+        no address (a Unix socket)."""
+        if not self.max_streams_per_client:
+            return None
+        return caller_network(client_address(context, self.trusted_proxies)) or None
 
     def _creator_address(self, context: grpc.aio.ServicerContext) -> str:
         """The caller's address for the table quota (--max-tables-per-hour), which alone asks
@@ -543,6 +555,9 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.backlog.picked += 1  # counted as picked up, never refused for the queue's length
         self.open_streams += 1
         METRICS.open_streams.inc()
+        caller = self._stream_caller(context)
+        if caller is not None:
+            self.streams_of[caller] += 1
         try:
             _refuse_undecodable(request)
             if self.shutting_down:
@@ -550,6 +565,11 @@ class TableServicer(api_grpc.TableServiceServicer):
             if self.open_streams > self.max_streams:
                 METRICS.shed_streams.inc()
                 raise ServiceError("TOO_MANY_STREAMS", "this server has too many open streams")
+            if caller is not None and self.streams_of[caller] > self.max_streams_per_client:
+                raise ServiceError(
+                    "TOO_MANY_STREAMS",
+                    f"at most {self.max_streams_per_client} open streams from one address",
+                )
             after = request.after_sequence if request.HasField("after_sequence") else None
             # Headers now, not with the first message, which a resume on a quiet table may not
             # send for minutes: clients that wait for them to hand out the stream (tonic) would
@@ -579,6 +599,10 @@ class TableServicer(api_grpc.TableServiceServicer):
         finally:
             self.open_streams -= 1
             METRICS.open_streams.dec()
+            if caller is not None:
+                self.streams_of[caller] -= 1
+                if not self.streams_of[caller]:
+                    del self.streams_of[caller]
             METRICS.requests.labels("WatchTable", code).inc()
 
 

@@ -324,6 +324,7 @@ class HeartsServer:
         self.servicer = TableServicer(
             self.app,
             max_streams=settings.max_streams,
+            max_streams_per_client=settings.max_streams_per_client,
             max_calls=settings.max_concurrent_rpcs,
             max_waiting=settings.max_pending_rpcs,
             trusted_proxies=networks(settings.trusted_proxies),

@@ -100,6 +100,7 @@ __all__ = [
     "Caller",
     "RecordCache",
     "TableApp",
+    "caller_network",
     "new_table_id",
     "parse_table_name",
     "serialize_response",
@@ -441,9 +442,15 @@ class TableApp:
         # the timer that starts the driver then (see _arm_turn_timer).
         self._turn_timers: dict[str, tuple[int, asyncio.TimerHandle]] = {}
         self._draining = False  # see aclose
-        # Presence: the leases of the player streams open here, per table (stream id -> seat),
-        # and whether streams that end from now on leave theirs to run out (see keep_presence).
-        self._leases: dict[str, dict[str, int]] = {}
+        # Presence: the leases this process holds, per table ((seat, lease id) -> how many of
+        # its open streams hold it), how many times each was let go (see _end_lease), and
+        # whether streams that end from now on leave theirs to run out (see keep_presence).
+        # One lease per seat, token epoch and process, not per stream: a seat's streams all
+        # say the same, and one token opening thousands of streams must not grow the set that
+        # every presence update reads whole.
+        self._lease_owner = secrets.token_hex(8)
+        self._leases: dict[str, dict[tuple[int, str], int]] = {}
+        self._lease_ended: dict[tuple[str, int, str], int] = {}
         self._presence_lease_ms = int(presence_lease_seconds * 1000)
         self._presence_refresh_seconds = presence_refresh_seconds
         self._presence_grace_seconds = presence_grace_seconds
@@ -758,13 +765,14 @@ class TableApp:
         return response
 
     def _listed_record(self, table_id: str, version: int, data: bytes) -> TableRecord | None:
-        """A listing's record: the cached one when current, else decoded; None (logged) when
-        unreadable, so that one damaged table does not fail the whole list."""
+        """A listing's record: the cached one when current, else decoded as a summary (its
+        finished rounds not read; see ``Store.list_tables``); None (logged) when unreadable,
+        so that one damaged table does not fail the whole list."""
         cached = self.records.get(table_id)
         if cached is not None and cached.version == version:
             return cached.record
         try:
-            return TableRecord.from_json(data)
+            return TableRecord.from_json(data, summary=True)
         except UnreadableRecordError as error:
             self._unreadable(table_id, error)
             return None
@@ -1040,13 +1048,7 @@ class TableApp:
         limit = self._max_tables_per_hour
         if not limit or (identity is None and not client):
             return
-        if identity is not None:
-            who = f"id:{identity.player_id}"
-        elif ":" in client:
-            # An IPv6 host is given a /64 to pick its addresses from: that is one caller.
-            who = f"ip:{ipaddress.ip_network(f'{client}/64', strict=False)}"
-        else:
-            who = f"ip:{client}"
+        who = f"id:{identity.player_id}" if identity is not None else f"ip:{caller_network(client)}"
         try:
             uses = await self.store.count_use(
                 f"create:{who}", window_ms=_QUOTA_WINDOW_MS, create_request_id=request_id or None
@@ -2421,7 +2423,7 @@ class TableApp:
                     log.error("renewing the presence of %s failed", table_id, exc_info=outcome)
 
     def _held(self, table_id: str) -> tuple[tuple[int, str], ...]:
-        return tuple((seat, stream) for stream, seat in self._leases.get(table_id, {}).items())
+        return tuple(self._leases.get(table_id, {}))
 
     async def _update_presence(
         self,
@@ -2450,30 +2452,50 @@ class TableApp:
         self._presence_kept = True
         self._presence_draining.set()
 
-    def _end_lease(self, table_id: str, seat: int, stream: str) -> None:
-        """Forget a stream's lease and, unless draining, end it in the store after the grace
-        (in the background: a stream's end must not wait for it). Until then it stands: its
-        last renewal keeps it at least 20 s."""
-        leases = self._leases.get(table_id, {})
-        leases.pop(stream, None)
+    def _take_lease(self, table_id: str, seat: int, epoch: int) -> str:
+        """The lease of ``seat`` (held with a token of ``epoch``) for one more stream here."""
+        lease = f"{epoch}:{self._lease_owner}"
+        leases = self._leases.setdefault(table_id, {})
+        leases[seat, lease] = leases.get((seat, lease), 0) + 1
+        return lease
+
+    def _end_lease(self, table_id: str, seat: int, lease: str) -> None:
+        """One stream fewer holds the seat's ``lease``. After its last, forget it and, unless
+        draining, end it in the store after the grace (in the background: a stream's end must
+        not wait for it). Until then it stands: its last renewal keeps it at least 20 s."""
+        leases = self._leases[table_id]
+        leases[seat, lease] -= 1
+        if leases[seat, lease] > 0:
+            return
+        del leases[seat, lease]
         if not leases:
-            self._leases.pop(table_id, None)
+            del self._leases[table_id]
         if self._presence_kept:
             return
+        key = (table_id, seat, lease)
+        ended = self._lease_ended[key] = self._lease_ended.get(key, 0) + 1
         try:
-            task = asyncio.get_running_loop().create_task(self._drop_lease(table_id, seat, stream))
+            task = asyncio.get_running_loop().create_task(
+                self._drop_lease(table_id, seat, lease, ended)
+            )
         except RuntimeError:  # no loop left (the process is ending): the lease runs out
             return
         self._lease_drops.add(task)
         task.add_done_callback(self._lease_drops.discard)
 
-    async def _drop_lease(self, table_id: str, seat: int, stream: str) -> None:
+    async def _drop_lease(self, table_id: str, seat: int, lease: str, ended: int) -> None:
         # A reconnect within the grace finds the seat still present: nothing is announced. A
         # drain ends the grace: the app closed this stream itself, so no reconnect is due.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._presence_draining.wait(), self._presence_grace_seconds)
+        key = (table_id, seat, lease)
+        if self._lease_ended.get(key) != ended:
+            return  # taken again and let go since: that later end drops it, after its grace
+        del self._lease_ended[key]
+        if (seat, lease) in self._leases.get(table_id, {}):
+            return  # a stream here holds it again (a reconnect to this process)
         try:
-            await self._update_presence(table_id, drop=((seat, stream),))
+            await self._update_presence(table_id, drop=((seat, lease),))
         except StoreUnavailableError as error:
             self._store_unavailable(error)  # the lease runs out instead
         except Exception:
@@ -2544,9 +2566,8 @@ class TableApp:
         seat = caller.seat
         subscription = self.store.subscribe(table_id)
         swept = False
-        # This stream's presence lease, once it holds one: the seat's epoch first (see vacate).
-        stream = f"{caller.claims.epoch if caller.claims else 0}:{secrets.token_hex(8)}"
-        leased = False
+        # The presence lease this stream holds, once it holds one (see _take_lease).
+        lease = ""
         self._watched[table_id] += 1
         self._start_sweeper()
         try:
@@ -2580,11 +2601,11 @@ class TableApp:
             # Presence: this stream's player is connected while it is open; the stream starts
             # with every seated player's presence (a resumed stream may have missed changes).
             if seat is not None:
-                self._leases.setdefault(table_id, {})[stream] = seat
-                leased = True
+                epoch = caller.claims.epoch if caller.claims else 0
+                lease = self._take_lease(table_id, seat, epoch)
             try:
                 present = await self._update_presence(
-                    table_id, hold=((seat, stream),) if seat is not None else ()
+                    table_id, hold=((seat, lease),) if seat is not None else ()
                 )
             except StoreUnavailableError as error:
                 raise self._store_unavailable(error) from None
@@ -2672,9 +2693,9 @@ class TableApp:
         except TableGoneError:
             raise ServiceError("TABLE_NOT_FOUND", f"no table tables/{table_id}") from None
         finally:
-            if leased:
+            if lease:
                 assert seat is not None
-                self._end_lease(table_id, seat, stream)
+                self._end_lease(table_id, seat, lease)
             if swept:
                 self._unwatch_slow_bots(table_id)
             self._watched[table_id] -= 1
@@ -2971,6 +2992,14 @@ def _heartbeat(sequence: int, now_ms: int) -> api.WatchTableResponse:
     response = api.WatchTableResponse(sequence=sequence)
     response.heartbeat.server_time.FromMilliseconds(now_ms)
     return response
+
+
+def caller_network(address: str) -> str:
+    """Who a caller's IP ``address`` counts as for a limit: the address, or an IPv6 address's
+    /64 (a host is given a whole /64 to pick its addresses from); empty for none."""
+    if ":" in address:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return address
 
 
 def _player_name(display_name: str) -> str:

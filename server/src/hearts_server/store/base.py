@@ -378,7 +378,8 @@ class Store(Protocol):
 
     async def player_tables(self, player_id: str, *, ttl_ms: int) -> list[tuple[str, int, bytes]]:
         """``(table_id, version, data)`` of the tables in the player's list whose records
-        exist, the most recently taken seat first; the list lives ``ttl_ms`` from now. Entries
+        exist (``data``: the record's first line, as :meth:`list_tables` gives it), the most
+        recently taken seat first; the list lives ``ttl_ms`` from now. Entries
         whose table is gone are dropped, unless a seat was taken there since they were read (a
         table made again under its id). Those of tables the player left stay until the table is
         gone: dropping them could race with the player taking a seat there again."""
@@ -398,6 +399,10 @@ class Store(Protocol):
         self, *, open_only: bool, before_id: str | None, limit: int
     ) -> tuple[list[tuple[str, int, bytes]], bool]:
         """``(table_id, version, data)`` in descending id order, ids below ``before_id``.
+
+        ``data`` is the record's first line only: a listing shows a table's own fields, and a
+        schema 3 record's second line, its finished rounds, is most of it late in a game (see
+        ``TableRecord.from_json(summary=True)``).
 
         Table ids begin with their creation time, so this is newest first. The bool says whether
         more may follow. ``open_only`` keeps tables whose last commit said they had a free seat.

@@ -293,7 +293,7 @@ class MemoryStore:
             if table is None:
                 del held[1][table_id]
             else:
-                found.append((table_id, table.version, table.data))
+                found.append((table_id, table.version, _first_line(table.data)))
         return found
 
     async def publish_ephemeral(
@@ -400,7 +400,7 @@ class MemoryStore:
             reverse=True,
         )
         page = [
-            (table_id, self._tables[table_id].version, self._tables[table_id].data)
+            (table_id, self._tables[table_id].version, _first_line(self._tables[table_id].data))
             for table_id in ids[:limit]
         ]
         return page, len(ids) > limit
@@ -438,3 +438,8 @@ def _seat_bits(leases: dict[tuple[int, str], int]) -> int:
     for seat, _ in leases:
         bits |= 1 << seat
     return bits
+
+
+def _first_line(data: bytes) -> bytes:
+    """What a listing gets of a record: its first line (see ``Store.list_tables``)."""
+    return data.partition(b"\n")[0]

@@ -734,12 +734,12 @@ class RedisStore:
             if not ids:
                 break
             upper = f"({ids[-1]}"
-            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o", "f") for i in ids))
-            for table_id, (version, data, open_flag, second) in zip(ids, records, strict=True):
+            records = await self._run(*(("HMGET", keys.table(i), "v", "d", "o") for i in ids))
+            for table_id, (version, data, open_flag) in zip(ids, records, strict=True):
                 if data is None:
                     gone.append(table_id)
                 elif not open_only or open_flag == b"1":
-                    found.append((table_id, int(version), _joined(data, second)))
+                    found.append((table_id, int(version), data))
             if len(ids) < want:
                 break
         if gone:
@@ -906,14 +906,14 @@ class RedisStore:
         if not pairs:
             return []
         ids = [bytes(member).decode() for member, _ in pairs]
-        records = await self._run(*(("HMGET", keys.table(i), "v", "d", "f") for i in ids))
+        records = await self._run(*(("HMGET", keys.table(i), "v", "d") for i in ids))
         found: list[tuple[str, int, bytes]] = []
         gone: list[str] = []
-        for table_id, (_, score), (version, data, second) in zip(ids, pairs, records, strict=True):
+        for table_id, (_, score), (version, data) in zip(ids, pairs, records, strict=True):
             if data is None:
                 gone += [table_id, f"{score:.0f}"]
             else:
-                found.append((table_id, int(version), _joined(data, second)))
+                found.append((table_id, int(version), data))
         if gone:
             # Only entries that still have the score read: see player.lua.
             await self._run_one(("EVALSHA", _PLAYER.sha, 1, key, *gone))
