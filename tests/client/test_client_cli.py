@@ -236,12 +236,15 @@ def test_numbers_the_api_cannot_hold_are_refused_by_the_parser(
 async def test_ctrl_c_at_a_prompt_leaves_at_once_and_deletes_the_table(
     server: HeartsServer, client: HeartsClient
 ) -> None:
-    # A real process with its input open and unanswered, as at a terminal.
+    # A real process with its input open and unanswered, as at a terminal; and with Ctrl-C's
+    # handler that Python sets at a terminal. (A process started in the background by a shell
+    # without job control inherits SIGINT ignored, and so would the command: as it should.)
     argv = ["play", "--server", server.address, "--seed", "3", "--no-passing", "--ascii"]
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
-        "hearts_client.cli",
+        "-c",
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('hearts_client.cli', run_name='__main__', alter_sys=True)",
         *argv,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
