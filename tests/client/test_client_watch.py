@@ -325,3 +325,22 @@ async def test_a_watch_on_a_connection_that_died_fails_instead_of_hanging() -> N
     finally:
         await link.close()
         await server.stop(0)
+
+
+async def test_a_stream_past_the_addresss_limit_is_refused_at_once_not_retried() -> None:
+    server = await start_server(max_streams_per_client=1)
+    try:
+        async with HeartsClient(server.address, backoff=0.02) as client:
+            created = await client.create_table(bots={1: "random", 2: "random", 3: "random"})
+            first = client.watch(created.name)
+            async with contextlib.aclosing(first):
+                await anext(first)  # the snapshot: this address's one stream is open
+                second = client.watch(created.name)
+                started = time.monotonic()
+                with pytest.raises(HeartsError) as refused:
+                    await anext(second)
+                assert refused.value.reason == "TOO_MANY_STREAMS_FROM_ADDRESS"
+                assert not isinstance(refused.value, UnavailableError)  # the caller's own limit
+                assert time.monotonic() - started < 1
+    finally:
+        await server.stop(0)

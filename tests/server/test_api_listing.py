@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from typing import Any
 
 import grpc
 import pytest
@@ -123,3 +124,19 @@ async def test_an_unlisted_table_in_a_listing_index_by_mistake_is_still_not_list
     for has_free_seat in (False, True):
         pages = await list_all(hearts, page_size=10, has_free_seat=has_free_seat)
         assert name not in [n for page in pages for n in page]
+
+
+async def test_a_listing_decoded_cold_shows_the_table_as_get_table_does(
+    store_kind: str, make_server: Any, connect: Any
+) -> None:
+    # Without the record cache, a listing decodes each record's first line (a summary):
+    # a finished game, whose rounds are not read, is listed as GetTable shows it.
+    server = await make_server(store=store_kind, record_cache_size=0)
+    hearts = connect(server)
+    bots = {seat: pb.BOT_LEVEL_RANDOM for seat in range(4)}
+    created = await hearts.create(bots=bots, target_score=40)
+    finished = await hearts.until_game_over(created.view.table.name)
+    [listed] = (await hearts.stub.ListTables(api.ListTablesRequest())).tables
+    assert listed == finished
+    assert listed.round_number > 1
+    assert listed.result.winners

@@ -13,6 +13,7 @@ from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.server import HeartsServer
 from hearts_server.store import keys
+from hearts_server.store.base import StoreUnavailableError
 
 from ..relay import Link
 from .conftest import Hearts, Seated, ServerFactory, event_kind
@@ -103,6 +104,85 @@ async def test_a_players_first_stream_and_last_stream_are_announced(hearts: Hear
     spectator.close()
     # Presence is not a change of the table.
     assert await hearts.etag(name) == etag
+
+
+async def _watched_player(hearts: Hearts) -> tuple[Seated, Stream, Stream]:
+    """Two seated players, a spectator's stream, and seat 1's first stream, announced."""
+    seated = await hearts.seated((0, 1))
+    spectator = Stream(hearts.watch(seated.name))
+    await spectator.opening(humans=2)
+    first = Stream(hearts.watch(seated.name, seated.tokens[1]))
+    await first.opening(humans=2)
+    assert await spectator.next_presence() == (1, True)
+    return seated, spectator, first
+
+
+async def test_a_reconnect_within_the_grace_that_stays_is_never_told_away(hearts: Hearts) -> None:
+    seated, spectator, first = await _watched_player(hearts)
+    first.close()
+    await asyncio.sleep(0.3)
+    again = Stream(hearts.watch(seated.name, seated.tokens[1]))  # this process: the same lease
+    await again.opening(humans=2)
+    await spectator.nothing_within(3.0)  # past the first stream's 2 s grace: still there
+    again.close()
+    assert await spectator.next_presence(seconds=4) == (1, False)
+    spectator.close()
+
+
+async def test_a_seats_last_close_gets_its_whole_grace(hearts: Hearts) -> None:
+    seated, spectator, first = await _watched_player(hearts)
+    loop = asyncio.get_running_loop()
+    first.close()
+    closed = loop.time()
+    await asyncio.sleep(0.8)
+    second = Stream(hearts.watch(seated.name, seated.tokens[1]))
+    await second.opening(humans=2)
+    await asyncio.sleep(max(0.0, 1.5 - (loop.time() - closed)))
+    second.close()  # before the first close's grace ran out
+    second_closed = loop.time()
+    assert await spectator.next_presence(seconds=5) == (1, False)
+    assert loop.time() - second_closed > 1.8, "announced before the last close's grace ended"
+    spectator.close()
+
+
+async def test_no_lease_bookkeeping_is_left_behind(server: HeartsServer, connect: Any) -> None:
+    hearts = connect(server)
+    for _ in range(3):
+        seated = await hearts.seated((0, 1))
+        streams = [Stream(hearts.watch(seated.name, seated.tokens[s])) for s in (0, 1, 1)]
+        for stream in streams:
+            await stream.opening(humans=2)
+        for stream in streams:
+            stream.close()
+    await asyncio.sleep(2.6)  # the grace, and the drops
+    assert server.app._leases == {}
+    assert server.app._lease_ended == {}
+    assert not server.app._lease_drops
+
+
+async def test_a_stream_whose_first_presence_update_fails_holds_nothing(
+    server: HeartsServer, connect: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hearts = connect(server)
+    seated = await hearts.seated((0, 1))
+    update = server.store.presence
+
+    async def down(*args: Any, **kwargs: Any) -> int:
+        monkeypatch.setattr(server.store, "presence", update)  # once
+        raise StoreUnavailableError("down")
+
+    monkeypatch.setattr(server.store, "presence", down)
+    call = hearts.watch(seated.name, seated.tokens[0])
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for _ in call:
+            pass
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert server.app._leases == {}
+    spectator = Stream(hearts.watch(seated.name))
+    assert await spectator.opening(humans=2) == [(0, False), (1, False)]
+    await asyncio.sleep(2.3)
+    assert server.app._lease_ended == {}
+    spectator.close()
 
 
 @pytest.mark.redis

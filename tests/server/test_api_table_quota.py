@@ -239,17 +239,16 @@ async def test_an_address_and_the_process_hold_so_many_streams(
         )
         refusal = await failure(call.read())
         assert refusal.code == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert refusal.reason == "TOO_MANY_STREAMS"
-        return refusal.message
+        return refusal.reason
 
     first = [await watch("198.51.100.1"), await watch("198.51.100.1")]
-    assert "from one address" in await refused("198.51.100.1")
+    assert await refused("198.51.100.1") == "TOO_MANY_STREAMS_FROM_ADDRESS"
     ipv6 = await watch("2001:db8:0:1::1")
-    assert "from one address" in await refused("198.51.100.1")  # still two open
+    assert await refused("198.51.100.1") == "TOO_MANY_STREAMS_FROM_ADDRESS"  # still two open
     ipv6_again = await watch("2001:db8:0:1::2")  # the same /64: its second
-    assert "from one address" in await refused("[2001:db8:0:1::3]:443")
+    assert await refused("[2001:db8:0:1::3]:443") == "TOO_MANY_STREAMS_FROM_ADDRESS"
     other = await watch("198.51.100.2")
-    assert "too many open streams" in await refused("198.51.100.3")  # the process's 5
+    assert await refused("198.51.100.3") == "TOO_MANY_STREAMS"  # the process's 5
     first[0].cancel()
     await asyncio.sleep(0.2)  # the server sees the stream end
     replacement = await watch("198.51.100.1")

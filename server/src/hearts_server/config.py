@@ -108,7 +108,7 @@ def parse_settings(
         "max_streams": "open WatchTable streams allowed per process",
         "max_streams_per_client": "open WatchTable streams one caller (its address, as for "
         "--max-tables-per-hour) may hold on this process; more are refused (RESOURCE_EXHAUSTED, "
-        "reason TOO_MANY_STREAMS); 0: no limit",
+        "reason TOO_MANY_STREAMS_FROM_ADDRESS); 0: no limit",
         "max_concurrent_rpcs": "unary calls in flight before new ones are refused "
         "(RESOURCE_EXHAUSTED, reason OVERLOADED); streams count against max_streams",
         "max_pending_rpcs": "calls waiting in gRPC for the process past which up to every other "

@@ -555,10 +555,11 @@ class TableServicer(api_grpc.TableServiceServicer):
         self.backlog.picked += 1  # counted as picked up, never refused for the queue's length
         self.open_streams += 1
         METRICS.open_streams.inc()
-        caller = self._stream_caller(context)
-        if caller is not None:
-            self.streams_of[caller] += 1
+        caller: str | None = None
         try:
+            caller = self._stream_caller(context)
+            if caller is not None:
+                self.streams_of[caller] += 1
             _refuse_undecodable(request)
             if self.shutting_down:
                 raise ServiceError("SHUTTING_DOWN", "the server is stopping; reconnect")
@@ -567,7 +568,7 @@ class TableServicer(api_grpc.TableServiceServicer):
                 raise ServiceError("TOO_MANY_STREAMS", "this server has too many open streams")
             if caller is not None and self.streams_of[caller] > self.max_streams_per_client:
                 raise ServiceError(
-                    "TOO_MANY_STREAMS",
+                    "TOO_MANY_STREAMS_FROM_ADDRESS",
                     f"at most {self.max_streams_per_client} open streams from one address",
                 )
             after = request.after_sequence if request.HasField("after_sequence") else None

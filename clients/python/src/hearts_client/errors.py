@@ -127,16 +127,17 @@ class UnavailableError(HeartsError):
     """The service cannot answer now: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED with a
     reason (``OVERLOADED``, ``TOO_MANY_STREAMS``), or CANCELLED by the server (how its gRPC layer
     refuses calls when overloaded). A bare RESOURCE_EXHAUSTED, a message over gRPC's size limit,
-    is an :class:`InvalidRequestError`, and ``TOO_MANY_REACTIONS`` and ``TOO_MANY_TABLES`` (the
-    caller's own limits) a plain :class:`HeartsError`. ``IDENTITY_UNAVAILABLE``: the server
-    cannot fetch the identity provider's keys to check an identity token.
+    is an :class:`InvalidRequestError`, and ``TOO_MANY_REACTIONS``, ``TOO_MANY_TABLES`` and
+    ``TOO_MANY_STREAMS_FROM_ADDRESS`` (the caller's own limits) a plain :class:`HeartsError`.
+    ``IDENTITY_UNAVAILABLE``: the server cannot fetch the identity provider's keys to check an
+    identity token.
 
     Raised once the client's own retries are used up; trying later is safe.
     """
 
 
 # RESOURCE_EXHAUSTED reasons that say the caller did too much (not that the service is busy).
-_NOT_NOW = frozenset({"TOO_MANY_REACTIONS", "TOO_MANY_TABLES"})
+_NOT_NOW = frozenset({"TOO_MANY_REACTIONS", "TOO_MANY_TABLES", "TOO_MANY_STREAMS_FROM_ADDRESS"})
 
 _CLASSES: dict[Any, type[HeartsError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidRequestError,

@@ -315,11 +315,12 @@ class Store(Protocol):
         """Update the table's presence (which seats have a player's stream open) and return it:
         bit ``1 << seat`` set for each seat holding at least one lease after the update.
 
-        Leases that ran out by ``now_ms`` go first; then the streams ``drop`` (``(seat, stream
-        id)``) end theirs, every lease of a seat whose stream id starts with the prefix given
-        with it in ``vacate`` (``(seat, prefix)``: a player left, and the service starts its
-        stream ids with the seat's epoch) ends, and the streams ``hold`` take or renew theirs
-        until ``until_ms``.
+        Leases that ran out by ``now_ms`` go first; then the leases ``drop`` (``(seat, lease
+        id)``) end, every lease of a seat whose id starts with the prefix given with it in
+        ``vacate`` (``(seat, prefix)``: a player left, and the service starts its lease ids with
+        the seat's epoch) ends, and the leases ``hold`` are taken or renewed until ``until_ms``.
+        (The service holds one lease per seat, token epoch and process, for all of that
+        process's streams of the seat.)
         With ``announce`` (eight events: seat 0 to 3 connected, then seat 0 to 3 disconnected),
         each seat whose bit changed has its event sent to the table's watchers in every process,
         unstored (as :meth:`publish_ephemeral` sends), in the same atomic step, so events of two

@@ -98,8 +98,9 @@ def ephemeral_rate(table_id: str, sender: str) -> str:
 
 
 def presence(table_id: str) -> str:
-    """Sorted set of the table's open player streams (presence): members ``<seat>:<stream id>``
-    scored by the time (ms) their lease runs out. It expires shortly after its last lease.
+    """Sorted set of the table's presence leases: members ``<seat>:<lease id>`` (the service's
+    lease ids are ``<epoch>:<process id>``) scored by the time (ms) they run out. It expires
+    shortly after its last lease.
 
     >>> presence("abc")
     'hearts:{abc}:p'

@@ -79,7 +79,7 @@ class MemoryStore:
         # Players' lists of tables: player id -> (when the list expires, table id -> seat ms).
         self._players: dict[str, tuple[float, dict[str, int]]] = {}
         self._players_sweep_at = _WINDOWS_SWEEP
-        # Presence leases: table id -> ((seat, stream id) -> when the lease runs out, ms).
+        # Presence leases: table id -> ((seat, lease id) -> when the lease runs out, ms).
         self._presence: dict[str, dict[tuple[int, str], int]] = {}
 
     def _get(self, table_id: str) -> _Table | None:

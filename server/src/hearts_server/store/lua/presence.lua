@@ -1,5 +1,6 @@
 -- Update a table's presence: which seats have a player's stream open, as leases in a sorted set
--- (members '<seat>:<stream id>', scored by when the lease runs out, in ms).
+-- (members '<seat>:<lease id>', scored by when the lease runs out, in ms; the service's lease
+-- ids are '<epoch>:<process id>': one a seat, token epoch and process, whatever its streams).
 -- KEYS: 1 the table's presence set
 -- ARGV: 1 now (ms), 2 when new and renewed leases run out (ms), 3 the table's channel,
 --       4 how many event batches follow (8 or 0): seats 0-3 connected, then seats 0-3
