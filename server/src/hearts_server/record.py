@@ -437,15 +437,7 @@ class TableRecord:
                 if game is None
                 else state_from_dict(game)
                 if schema == 1
-                else _game_from_json(
-                    game,
-                    rules,
-                    None
-                    if schema != 3
-                    else _UNREAD
-                    if rounds is None
-                    else _finished_rounds(data["id"], rounds),
-                )
+                else _game_from_json(game, rules, _rounds_apart(data["id"], schema, rounds))
             ),
             turn_timeout_ms=turn_timeout_ms,
             turn_ms=turn_ms,
@@ -755,6 +747,15 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes,
 
 
 _PHASE_JSON = {phase: orjson.dumps(phase.name) for phase in Phase}
+
+
+def _rounds_apart(table_id: str, schema: int, raw: bytes | None) -> tuple[RoundRecord, ...] | None:
+    """The finished rounds a record keeps apart from its game: a schema 3 record's second line
+    ``raw`` decoded, or ``_UNREAD`` when not read (``raw`` None); None for schema 2, whose game
+    holds its rounds."""
+    if schema != 3:
+        return None
+    return _UNREAD if raw is None else _finished_rounds(table_id, raw)
 
 
 _UNREAD: Any = object()
