@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +20,7 @@ import (
 	"connectrpc.com/vanguard"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -50,9 +55,9 @@ func withReadDeadline(timeout time.Duration, next http.Handler) http.Handler {
 
 // requestJSONCodec is vanguard's JSON codec, except that a request that is not valid JSON for
 // its message is INVALID_ARGUMENT / INVALID_REQUEST, the server's answer to a request that does
-// not parse, rather than UNKNOWN (HTTP 500) without details. The transcoder decodes only
-// requests with it (responses come from the backend in binary), so every error here is the
-// client's.
+// not parse, rather than UNKNOWN (HTTP 500) without details, and so is an enum value given by a
+// name its enum does not have. The transcoder decodes only requests with it (responses come from
+// the backend in binary), so every error here is the client's.
 type requestJSONCodec struct {
 	*vanguard.JSONCodec
 }
@@ -62,7 +67,13 @@ func newRequestJSONCodec(resolver vanguard.TypeResolver) vanguard.Codec {
 }
 
 func (c requestJSONCodec) Unmarshal(data []byte, msg proto.Message) error {
-	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+	err := c.JSONCodec.Unmarshal(data, msg)
+	if err == nil {
+		err = checkEnumNames(data, func(value any) error {
+			return checkMessageEnums(value, msg.ProtoReflect().Descriptor(), "")
+		})
+	}
+	if err != nil {
 		return malformedJSON(msg, err)
 	}
 	return nil
@@ -70,7 +81,13 @@ func (c requestJSONCodec) Unmarshal(data []byte, msg proto.Message) error {
 
 // UnmarshalField decodes a REST body that is one field of the request (CreateTable's table).
 func (c requestJSONCodec) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
-	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
+	err := c.JSONCodec.UnmarshalField(data, msg, field)
+	if err == nil {
+		err = checkEnumNames(data, func(value any) error {
+			return checkFieldEnums(value, field, field.JSONName())
+		})
+	}
+	if err != nil {
 		return malformedJSON(msg, err)
 	}
 	return nil
@@ -78,6 +95,87 @@ func (c requestJSONCodec) UnmarshalField(data []byte, msg proto.Message, field p
 
 func malformedJSON(msg proto.Message, err error) error {
 	return invalidRequestError(fmt.Errorf("the request is not valid JSON for %s: %w", msg.ProtoReflect().Descriptor().FullName(), err))
+}
+
+// checkEnumNames runs check on data, JSON that protojson has decoded already, as plain Go
+// values. vanguard decodes with protojson's DiscardUnknown, so that unknown fields are ignored
+// as the API promises; but that option drops an unknown enum name too, silently, leaving the
+// field at 0: a typo ("SEAT_OCCUPANT_BOTT") would make another table than the one asked for
+// (an empty seat instead of a bot). The names are checked here instead, against the request's
+// descriptor; an unknown field is still skipped, and a number is left to the server, as in
+// binary Protobuf.
+func checkEnumNames(data []byte, check func(value any) error) error {
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.UseNumber()
+	var value any
+	if decoder.Decode(&value) != nil {
+		return nil // protojson took it: nothing here to check
+	}
+	return check(value)
+}
+
+// checkMessageEnums checks the fields of value, a message of type message as JSON, at path.
+// The well-known types (google.protobuf) have JSON forms of their own, which protojson checks.
+func checkMessageEnums(value any, message protoreflect.MessageDescriptor, path string) error {
+	object, ok := value.(map[string]any)
+	if !ok || message.FullName().Parent() == "google.protobuf" {
+		return nil
+	}
+	fields := message.Fields()
+	for _, key := range slices.Sorted(maps.Keys(object)) { // the first error in a stable order
+		field := fields.ByJSONName(key)
+		if field == nil {
+			field = fields.ByTextName(key)
+		}
+		if field == nil {
+			continue // an unknown field: ignored
+		}
+		where := key
+		if path != "" {
+			where = path + "." + key
+		}
+		if err := checkFieldEnums(object[key], field, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFieldEnums checks value, the JSON of field (a list or a map as a whole), at path.
+func checkFieldEnums(value any, field protoreflect.FieldDescriptor, path string) error {
+	switch {
+	case field.IsList():
+		items, _ := value.([]any)
+		for i, item := range items {
+			if err := checkValueEnums(item, field, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case field.IsMap():
+		entries, _ := value.(map[string]any)
+		for _, key := range slices.Sorted(maps.Keys(entries)) {
+			if err := checkValueEnums(entries[key], field.MapValue(), fmt.Sprintf("%s[%q]", path, key)); err != nil {
+				return err
+			}
+		}
+	default:
+		return checkValueEnums(value, field, path)
+	}
+	return nil
+}
+
+// checkValueEnums checks one value of field: an enum's name, or a message's fields.
+func checkValueEnums(value any, field protoreflect.FieldDescriptor, path string) error {
+	switch field.Kind() {
+	case protoreflect.EnumKind:
+		name, ok := value.(string)
+		if ok && field.Enum().Values().ByName(protoreflect.Name(name)) == nil {
+			return fmt.Errorf("%s: %s has no value named %q", path, field.Enum().FullName(), name)
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return checkMessageEnums(value, field.Message(), path)
+	}
+	return nil
 }
 
 // invalidRequestError is invalidRequest as the transcoder's handlers return it.
@@ -102,6 +200,9 @@ type restRoute struct {
 	bound [][]protoreflect.FieldDescriptor
 	// body is "" (no body), "*" (the whole request) or the field the body is.
 	body string
+	// method is the RPC's name; streaming, whether it streams its responses.
+	method    string
+	streaming bool
 }
 
 // restRoutes reads the google.api.http rules of every method of the service.
@@ -119,6 +220,7 @@ func restRoutes(service protoreflect.ServiceDescriptor) ([]*restRoute, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", method.FullName(), err)
 			}
+			route.method, route.streaming = string(method.Name()), method.IsStreamingServer()
 			routes = append(routes, route)
 		}
 	}
@@ -331,41 +433,99 @@ func checkParameterValue(field protoreflect.FieldDescriptor, value string) error
 	return err
 }
 
-// withRESTChecks answers a REST request whose query the route cannot take, whose path is not
-// UTF-8, or that has a body where its route takes none, with INVALID_ARGUMENT / INVALID_REQUEST (HTTP 400, the
-// google.rpc.Status as JSON, as the transcoder writes errors), before the transcoder sees it.
+// restPrefix begins every REST path of the service (google.api.http), and no other protocol's.
+const restPrefix = "/v1/"
+
+// withRESTChecks answers, before the transcoder sees it, a REST request that it would refuse in
+// plain text or take wrongly, with the google.rpc.Status as JSON, as the transcoder writes
+// errors:
+//   - a query the route cannot take, a path that is not UTF-8, a body where the route takes none,
+//     and no body where the body is one field of the request (CreateTable's table; "{}" is a
+//     table of defaults): INVALID_ARGUMENT / INVALID_REQUEST, HTTP 400;
+//   - a body that is not sent as JSON (curl -d sends a form's type), and a streaming call (which
+//     has no REST form): INVALID_REQUEST, HTTP 415;
+//   - a path under /v1/ that names no call: NOT_FOUND / NO_SUCH_CALL, HTTP 404, or HTTP 405 with
+//     Allow when the path is a call's with another method.
 func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, route := range routes {
-			if !route.matches(r.Method, r.URL.Path) {
-				continue
+		var route *restRoute
+		for _, candidate := range routes {
+			if candidate.matches(r.Method, r.URL.Path) {
+				route = candidate
+				break
 			}
-			err := route.checkQuery(r.URL.Query())
-			if err == nil && !utf8.ValidString(r.URL.Path) {
-				// A path variable is a string field (a table's name), which must be UTF-8; the
-				// literal parts of a route are ASCII.
-				err = errors.New("the path is not UTF-8")
-			}
-			if err == nil && route.body == "" && r.ContentLength != 0 { // -1: chunked
-				err = errors.New("this call takes no body: its fields go in the query")
-			}
-			if err != nil {
-				logger.Info("refused a REST request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "error", err)
-				writeRESTError(w, status.Convert(invalidRequest(err.Error())))
+		}
+		if route == nil {
+			if strings.HasPrefix(r.URL.Path, restPrefix) {
+				refuseRoute(w, r, routes, logger)
 				return
 			}
-			break
+			next.ServeHTTP(w, r) // gRPC, gRPC-Web and Connect
+			return
+		}
+		httpStatus := http.StatusBadRequest
+		err := route.checkQuery(r.URL.Query())
+		if err == nil && !utf8.ValidString(r.URL.Path) {
+			// A path variable is a string field (a table's name), which must be UTF-8; the
+			// literal parts of a route are ASCII.
+			err = errors.New("the path is not UTF-8")
+		}
+		if err == nil && route.body == "" && r.ContentLength != 0 { // -1: chunked
+			err = errors.New("this call takes no body: its fields go in the query")
+		}
+		if err == nil && route.body != "" && route.body != "*" && r.ContentLength == 0 {
+			err = fmt.Errorf("the body is the request's %s: send it as JSON ({} for every default)", route.body)
+		}
+		if err == nil && route.streaming {
+			// vanguard streams over REST only google.api.HttpBody responses, and answers 415 in
+			// plain text otherwise.
+			httpStatus = http.StatusUnsupportedMediaType
+			err = fmt.Errorf("%s has no REST form: call it with gRPC-Web or Connect", route.method)
+		}
+		if err == nil && route.body != "" && r.ContentLength != 0 && !isJSON(r.Header.Get("Content-Type")) {
+			httpStatus = http.StatusUnsupportedMediaType
+			err = fmt.Errorf("send the body as JSON, with Content-Type: application/json (not %q)", r.Header.Get("Content-Type"))
+		}
+		if err != nil {
+			logger.Info("refused a REST request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "error", err)
+			writeRESTError(w, httpStatus, status.Convert(invalidRequest(err.Error())))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func writeRESTError(w http.ResponseWriter, st *status.Status) {
+// isJSON reports whether a Content-Type is JSON's, the one REST body type the transcoder takes.
+func isJSON(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "application/json"
+}
+
+// refuseRoute answers a REST request that no route takes: 405 with the methods the path has,
+// when it has some, else 404; NOT_FOUND / NO_SUCH_CALL either way.
+func refuseRoute(w http.ResponseWriter, r *http.Request, routes []*restRoute, logger *slog.Logger) {
+	var allowed []string
+	for _, route := range routes {
+		if route.matches(route.httpMethod, r.URL.Path) && !slices.Contains(allowed, route.httpMethod) {
+			allowed = append(allowed, route.httpMethod)
+		}
+	}
+	httpStatus, message := http.StatusNotFound, "no call of the API has the path "+r.URL.Path
+	if len(allowed) > 0 {
+		slices.Sort(allowed)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		httpStatus, message = http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allowed, " or "), r.Method)
+	}
+	logger.Info("refused a REST request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "error", message)
+	writeRESTError(w, httpStatus, status.Convert(withErrorInfo(codes.NotFound, "NO_SUCH_CALL", message)))
+}
+
+func writeRESTError(w http.ResponseWriter, httpStatus int, st *status.Status) {
 	data, err := protojson.Marshal(st.Proto())
 	if err != nil {
 		data = []byte(`{"code":13,"message":"cannot write the error"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest) // INVALID_ARGUMENT's
+	w.WriteHeader(httpStatus)
 	_, _ = w.Write(data)
 }

@@ -171,6 +171,13 @@ func h2cClient() *http.Client {
 // fails the test if the answer does not end within 5 s.
 func rawCall(t *testing.T, method, url, body string, header http.Header) (int, string) {
 	t.Helper()
+	response, data := rawResponse(t, method, url, body, header)
+	return response.StatusCode, data
+}
+
+// rawResponse is rawCall with the whole response (its body already read and closed).
+func rawResponse(t *testing.T, method, url, body string, header http.Header) (*http.Response, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	request, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
@@ -189,7 +196,7 @@ func rawCall(t *testing.T, method, url, body string, header http.Header) (int, s
 	if err != nil {
 		t.Fatalf("%s %s: the answer did not end: %v (HTTP %d, so far %q)", method, url, err, response.StatusCode, data)
 	}
-	return response.StatusCode, string(data)
+	return response, string(data)
 }
 
 var (
@@ -221,6 +228,14 @@ func TestLiveMalformedRequestsAreInvalidRequest(t *testing.T) {
 		{http.MethodPost, "/v1/tables?table.displayName=Q", `{"displayName": "P"}`, restJSON},
 		{http.MethodPost, "/v1/tables/x:join", "not json", restJSON},
 		{http.MethodPost, "/v1/tables", `{"seats": "none"}`, restJSON},
+		// An enum name its enum lacks: protojson's DiscardUnknown would take it as 0 (an empty
+		// seat instead of a bot, the default moon scoring, "not a card" with a misleading rank).
+		{http.MethodPost, "/v1/tables", `{"seats": [{"seat": 1, "occupant": "SEAT_OCCUPANT_BOTT"}]}`, restJSON},
+		{http.MethodPost, "/v1/tables", `{"rules": {"moonScoring": "MOON_SCORING_SUBTRACT_FROM_SHOOTR"}}`, restJSON},
+		{http.MethodPost, "/v1/tables/x:playCard", `{"card": {"suit": "SUIT_CLUBS", "rank": "RANK_ONE"}}`, restJSON},
+		// CreateTable's body is its table: none at all is a request without one ({} is a table
+		// of defaults), as over gRPC.
+		{http.MethodPost, "/v1/tables", "", restJSON},
 		// A path that is not UTF-8: the table's name is a string field (was UNKNOWN, HTTP 500).
 		{http.MethodGet, "/v1/tables/ab%FFcd", "", nil},
 		{http.MethodPost, "/v1/tables/ab%FFcd:join", `{"playerDisplayName": "P"}`, restJSON},
@@ -231,10 +246,81 @@ func TestLiveMalformedRequestsAreInvalidRequest(t *testing.T) {
 			restError(t, what, code, []byte(body), http.StatusBadRequest, "INVALID_REQUEST")
 		})
 	}
-	for _, body := range []string{"not json", `{"name": 7}`, ""} {
-		code, data := rawCall(t, http.MethodPost, base+heartsv1.TableService_GetTable_FullMethodName, body, connectJSON)
+	for _, c := range []struct{ method, body string }{
+		{heartsv1.TableService_GetTable_FullMethodName, "not json"},
+		{heartsv1.TableService_GetTable_FullMethodName, `{"name": 7}`},
+		{heartsv1.TableService_GetTable_FullMethodName, ""},
+		{heartsv1.TableService_CreateTable_FullMethodName, `{"table": {"seats": [{"seat": 1, "occupant": "SEAT_OCCUPANT_BOT", "bot_level": "BOT_LEVEL_RANDOMM"}]}}`},
+	} {
+		code, data := rawCall(t, http.MethodPost, base+c.method, c.body, connectJSON)
 		if got, reason := connectError(t, data); code != http.StatusBadRequest || got != "invalid_argument" || reason != "INVALID_REQUEST" {
-			t.Errorf("Connect JSON %q: HTTP %d, %s / %s: %s", body, code, got, reason, data)
+			t.Errorf("Connect JSON %s %q: HTTP %d, %s / %s: %s", c.method, c.body, code, got, reason, data)
+		}
+	}
+}
+
+// What the transcoder would answer in plain text comes as a google.rpc.Status in JSON, as every
+// other REST error: a path that names no call (404), or names one with another method (405,
+// with Allow), a body not sent as JSON (415: curl -d sends a form's Content-Type), and a
+// streaming call, which has no REST form (415).
+func TestLiveRESTRefusalsAreStatusJSON(t *testing.T) {
+	base := gatewayURL(t)
+	form := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	for _, c := range []struct {
+		method, path, body string
+		header             http.Header
+		wantHTTP           int
+		wantReason, allow  string
+	}{
+		{http.MethodGet, "/v1/tables/a/b", "", nil, http.StatusNotFound, "NO_SUCH_CALL", ""},
+		{http.MethodPost, "/v1/nothing", "{}", restJSON, http.StatusNotFound, "NO_SUCH_CALL", ""},
+		{http.MethodPut, "/v1/tables", "{}", restJSON, http.StatusMethodNotAllowed, "NO_SUCH_CALL", "GET, POST"},
+		{http.MethodGet, "/v1/tables/x:join", "", nil, http.StatusMethodNotAllowed, "NO_SUCH_CALL", "POST"},
+		{http.MethodPost, "/v1/tables", "{}", form, http.StatusUnsupportedMediaType, "INVALID_REQUEST", ""},
+		{http.MethodPost, "/v1/tables/x:join", `{"playerDisplayName": "P"}`, nil, http.StatusUnsupportedMediaType, "INVALID_REQUEST", ""},
+		{http.MethodGet, "/v1/tables/x:watch", "", nil, http.StatusUnsupportedMediaType, "INVALID_REQUEST", ""},
+	} {
+		what := fmt.Sprintf("%s %s (%v)", c.method, c.path, c.header)
+		t.Run(what, func(t *testing.T) {
+			response, data := rawResponse(t, c.method, base+c.path, c.body, c.header)
+			if got := response.Header.Get("Content-Type"); got != "application/json" {
+				t.Errorf("Content-Type %q: %s", got, data)
+			}
+			if got := response.Header.Get("Allow"); got != c.allow {
+				t.Errorf("Allow %q, want %q", got, c.allow)
+			}
+			restError(t, what, response.StatusCode, []byte(data), c.wantHTTP, c.wantReason)
+		})
+	}
+	// A JSON Content-Type with parameters is JSON.
+	code, data := rawCall(t, http.MethodPost, base+"/v1/tables", "{}", http.Header{"Content-Type": {"application/json; charset=utf-8"}})
+	if code != http.StatusOK {
+		t.Errorf("application/json; charset=utf-8: HTTP %d: %s", code, data)
+	}
+}
+
+// The enum check walks what the request's descriptor knows and nothing else: unknown fields
+// (and any enum name inside them) are ignored, numbers are left to the server, names are checked
+// in lists, maps and nested messages, and the well-known types are protojson's to check.
+func TestCheckEnumNames(t *testing.T) {
+	create := (&heartsv1.CreateTableRequest{}).ProtoReflect().Descriptor()
+	for _, c := range []struct {
+		json string
+		want string // "" when the request passes; else a part of the error
+	}{
+		{`{"table": {"seats": [{"seat": 1, "occupant": "SEAT_OCCUPANT_BOT", "botLevel": "BOT_LEVEL_RANDOM"}]}}`, ""},
+		{`{"table": {"seats": [{"seat": 1, "occupant": 2, "botLevel": 99}]}}`, ""},
+		{`{"table": {"future": {"occupant": "NO_SUCH_NAME"}, "rules": {"moon_scoring": "MOON_SCORING_ADD_TO_OTHERS"}}}`, ""},
+		{`{"table": {"turnTimeout": "30s", "seats": null}}`, ""},
+		{`{"table": {"seats": [{"seat": 0}, {"seat": 1, "occupant": "SEAT_OCCUPANT_BOTT"}]}}`, `table.seats[1].occupant: hearts.v1.SeatOccupant has no value named "SEAT_OCCUPANT_BOTT"`},
+		{`{"table": {"rules": {"moon_scoring": "ADD_TO_OTHERS"}}}`, `table.rules.moon_scoring: hearts.v1.MoonScoring has no value named "ADD_TO_OTHERS"`},
+	} {
+		err := checkEnumNames([]byte(c.json), func(value any) error { return checkMessageEnums(value, create, "") })
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.json, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.json, err, c.want)
 		}
 	}
 }
