@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import grpc
@@ -79,6 +80,30 @@ async def test_a_stream_starts_with_each_seated_players_presence(hearts: Hearts)
         spectator.close()
     finally:
         player.close()
+
+
+async def test_every_presence_event_says_when(hearts: Hearts) -> None:
+    """Those a stream opens with (read as it opens) and those announced later alike: a client
+    that orders or shows events by time must not get 1970."""
+    seated = await hearts.seated((0, 2), bots={1: HEURISTIC, 3: HEURISTIC})
+    before = time.time_ns() // 1_000_000
+    spectator = Stream(hearts.watch(seated.name))
+    assert (await spectator.next()).HasField("snapshot")
+    opening = [await spectator.next() for _ in range(2)]
+    player = Stream(hearts.watch(seated.name, seated.tokens[2]))
+    await player.opening(humans=2)
+    announced = await spectator.next()
+    after = time.time_ns() // 1_000_000
+    player.close()
+    spectator.close()
+    assert [presence_of(message) for message in [*opening, announced]] == [
+        (0, False),
+        (2, False),
+        (2, True),
+    ]
+    for message in [*opening, announced]:
+        assert message.event.HasField("event_time"), message
+        assert before <= message.event.event_time.ToMilliseconds() <= after, message
 
 
 async def test_a_players_first_stream_and_last_stream_are_announced(hearts: Hearts) -> None:

@@ -2609,9 +2609,11 @@ class TableApp:
                 )
             except StoreUnavailableError as error:
                 raise self._store_unavailable(error) from None
+            told = convert.timestamp(self._now_ms())  # when the presence above was read
             for other, seat_record in enumerate(record.seats):
                 if seat_record.occupant is Occupant.HUMAN:
                     response = api.WatchTableResponse(sequence=last)
+                    response.event.event_time.CopyFrom(told)
                     response.event.presence_changed.seat = other
                     response.event.presence_changed.connected = bool(present >> other & 1)
                     yield response

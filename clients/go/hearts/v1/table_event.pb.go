@@ -332,7 +332,7 @@ type TableEvent_GameOver struct {
 }
 
 type TableEvent_TurnChanged struct {
-	// The turn moved to another seat.
+	// The game now waits for a seat's move (see TurnChangedEvent).
 	TurnChanged *TurnChangedEvent `protobuf:"bytes,14,opt,name=turn_changed,json=turnChanged,proto3,oneof"`
 }
 
@@ -1094,7 +1094,14 @@ func (x *GameOverEvent) GetResult() *GameResult {
 	return nil
 }
 
-// TurnChangedEvent says whose move the game now waits for.
+// TurnChangedEvent says whose move the game now waits for. It comes once per
+// change of the table, after that change's other events, for the seat the
+// game then waits on: seats whose moves the same change made (bots playing
+// in turn after a player's card, a move made for a player whose time ran out)
+// get none, and it may name the seat of the one before (the winner of a trick
+// leads the next). An app that shows whose turn it is while bots play works
+// it out from the plays: the seat after the one that played, or the winner
+// of the trick just won.
 type TurnChangedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seat whose turn it is.
@@ -1356,7 +1363,8 @@ func (x *ReactionEvent) GetReaction() Reaction {
 // its resumed events), then one whenever a player's first stream opens or
 // last stream closes (2 seconds after, unless the player opened another
 // meanwhile). A stream that ends without closing (the player's app or the
-// server's process vanished) counts for at most about 45 seconds. Bots are
+// server's process vanished) counts for at most about 42 seconds with the
+// server's default keepalive. Bots are
 // never reported. Like a reaction it is not stored: its
 // WatchTableResponse.sequence is that of the event before it.
 type PresenceChangedEvent struct {

@@ -684,7 +684,7 @@ private static final long serialVersionUID = 0L;
   public static final int TURN_CHANGED_FIELD_NUMBER = 14;
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -696,7 +696,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -711,7 +711,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4208,7 +4208,7 @@ private static final long serialVersionUID = 0L;
         hearts.v1.TurnChangedEvent, hearts.v1.TurnChangedEvent.Builder, hearts.v1.TurnChangedEventOrBuilder> turnChangedBuilder_;
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4220,7 +4220,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4242,7 +4242,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4262,7 +4262,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4280,7 +4280,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4307,7 +4307,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4330,7 +4330,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4340,7 +4340,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -4358,7 +4358,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * </pre>
      *
      * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>

@@ -363,7 +363,7 @@ public interface TableEventOrBuilder extends
 
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -372,7 +372,7 @@ public interface TableEventOrBuilder extends
   boolean hasTurnChanged();
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>
@@ -381,7 +381,7 @@ public interface TableEventOrBuilder extends
   hearts.v1.TurnChangedEvent getTurnChanged();
   /**
    * <pre>
-   * The turn moved to another seat.
+   * The game now waits for a seat's move (see TurnChangedEvent).
    * </pre>
    *
    * <code>.hearts.v1.TurnChangedEvent turn_changed = 14;</code>

@@ -7,7 +7,14 @@ package hearts.v1;
 
 /**
  * <pre>
- * TurnChangedEvent says whose move the game now waits for.
+ * TurnChangedEvent says whose move the game now waits for. It comes once per
+ * change of the table, after that change's other events, for the seat the
+ * game then waits on: seats whose moves the same change made (bots playing
+ * in turn after a player's card, a move made for a player whose time ran out)
+ * get none, and it may name the seat of the one before (the winner of a trick
+ * leads the next). An app that shows whose turn it is while bots play works
+ * it out from the plays: the seat after the one that played, or the winner
+ * of the trick just won.
  * </pre>
  *
  * Protobuf type {@code hearts.v1.TurnChangedEvent}
@@ -294,7 +301,14 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * TurnChangedEvent says whose move the game now waits for.
+   * TurnChangedEvent says whose move the game now waits for. It comes once per
+   * change of the table, after that change's other events, for the seat the
+   * game then waits on: seats whose moves the same change made (bots playing
+   * in turn after a player's card, a move made for a player whose time ran out)
+   * get none, and it may name the seat of the one before (the winner of a trick
+   * leads the next). An app that shows whose turn it is while bots play works
+   * it out from the plays: the seat after the one that played, or the winner
+   * of the trick just won.
    * </pre>
    *
    * Protobuf type {@code hearts.v1.TurnChangedEvent}

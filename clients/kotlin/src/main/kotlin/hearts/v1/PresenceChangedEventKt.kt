@@ -18,7 +18,8 @@ public inline fun presenceChangedEvent(block: hearts.v1.PresenceChangedEventKt.D
  * its resumed events), then one whenever a player's first stream opens or
  * last stream closes (2 seconds after, unless the player opened another
  * meanwhile). A stream that ends without closing (the player's app or the
- * server's process vanished) counts for at most about 45 seconds. Bots are
+ * server's process vanished) counts for at most about 42 seconds with the
+ * server's default keepalive. Bots are
  * never reported. Like a reaction it is not stored: its
  * WatchTableResponse.sequence is that of the event before it.
  * ```

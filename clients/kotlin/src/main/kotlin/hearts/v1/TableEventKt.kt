@@ -506,7 +506,7 @@ public object TableEventKt {
 
     /**
      * ```
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * ```
      *
      * `.hearts.v1.TurnChangedEvent turn_changed = 14;`
@@ -520,7 +520,7 @@ public object TableEventKt {
       }
     /**
      * ```
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * ```
      *
      * `.hearts.v1.TurnChangedEvent turn_changed = 14;`
@@ -530,7 +530,7 @@ public object TableEventKt {
     }
     /**
      * ```
-     * The turn moved to another seat.
+     * The game now waits for a seat's move (see TurnChangedEvent).
      * ```
      *
      * `.hearts.v1.TurnChangedEvent turn_changed = 14;`

@@ -12,7 +12,14 @@ public inline fun turnChangedEvent(block: hearts.v1.TurnChangedEventKt.Dsl.() ->
   hearts.v1.TurnChangedEventKt.Dsl._create(hearts.v1.TurnChangedEvent.newBuilder()).apply { block() }._build()
 /**
  * ```
- * TurnChangedEvent says whose move the game now waits for.
+ * TurnChangedEvent says whose move the game now waits for. It comes once per
+ * change of the table, after that change's other events, for the seat the
+ * game then waits on: seats whose moves the same change made (bots playing
+ * in turn after a player's card, a move made for a player whose time ran out)
+ * get none, and it may name the seat of the one before (the winner of a trick
+ * leads the next). An app that shows whose turn it is while bots play works
+ * it out from the plays: the seat after the one that played, or the winner
+ * of the trick just won.
  * ```
  *
  * Protobuf type `hearts.v1.TurnChangedEvent`
