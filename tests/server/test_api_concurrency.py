@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import threading
 import time
 from typing import Any
 
 import grpc
+import prometheus_client
 import pytest
 
 from hearts.v1 import table_pb2 as pb
@@ -381,6 +383,49 @@ async def test_calls_past_the_waiting_limit_are_shed_as_overloaded(make_server) 
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
         assert rejected(error).reason == "OVERLOADED"  # type: ignore[arg-type]
     assert len(refused) <= 15 - 8 + 1  # about the excess over the limit, not everything
+
+
+def _grpc_calls() -> dict[str, float]:
+    """hearts_grpc_calls_total by outcome, as /metrics shows it."""
+    text = prometheus_client.generate_latest().decode()
+    found = re.findall(r'^hearts_grpc_calls_total\{outcome="(\w+)"\} (\S+)$', text, re.MULTILINE)
+    return {outcome: float(value) for outcome, value in found}
+
+
+async def test_calls_grpc_refuses_itself_show_in_its_call_counts(make_server) -> None:
+    # Past four times max_pending_rpcs waiting, gRPC's own limit refuses new calls with
+    # CANCELLED before any handler runs: hearts_requests_total never sees them, and only
+    # hearts_grpc_calls_total shows them, as started and never ended.
+    server = await make_server(max_pending_rpcs=4)
+    before = _grpc_calls()
+    go = threading.Event()
+    firing = asyncio.get_running_loop().run_in_executor(None, _fire, server.address, 80, go)
+    await asyncio.sleep(0.2)  # the client connects
+    go.set()
+    end = time.perf_counter() + 0.5  # a saturated process: the calls queue up inside gRPC
+    while time.perf_counter() < end:
+        pass
+    outcomes = await firing
+    served = sum(error is None for error in outcomes)
+    shed = sum(
+        error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for error in outcomes
+    )
+    cancelled = sum(
+        error is not None and error.code() == grpc.StatusCode.CANCELLED for error in outcomes
+    )
+    assert served + shed + cancelled == 80
+    assert cancelled, "gRPC's own limit was never reached"
+    after = _grpc_calls()
+    started, succeeded, failed = (
+        after[k] - before.get(k, 0.0) for k in ("started", "succeeded", "failed")
+    )
+    assert succeeded >= served
+    assert failed >= shed
+    assert started - succeeded - failed >= cancelled
+    # A stopped server's counts stay in the totals: a counter never goes down.
+    await server.stop(0)
+    assert all(_grpc_calls()[k] >= after[k] for k in after)
 
 
 async def test_a_server_whose_queue_cannot_be_read_keeps_serving(make_server, connect) -> None:

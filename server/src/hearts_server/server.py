@@ -20,12 +20,14 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import grpc
 from grpc._cython import cygrpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from prometheus_client import REGISTRY
+from prometheus_client.core import CounterMetricFamily
 
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.clock import StoreClock
@@ -216,11 +218,71 @@ class _CallCounts:
 
     def read(self) -> tuple[int, int]:
         """(calls started, calls ended) so far."""
+        started, succeeded, failed = self.outcomes()
+        return started, succeeded + failed
+
+    def outcomes(self) -> tuple[int, int, int]:
+        """(calls started, succeeded, failed) so far."""
         data = json.loads(cygrpc.channelz_get_server(self.server_id))["server"]["data"]
         return (
             int(data.get("callsStarted", 0)),
-            int(data.get("callsSucceeded", 0)) + int(data.get("callsFailed", 0)),
+            int(data.get("callsSucceeded", 0)),
+            int(data.get("callsFailed", 0)),
         )
+
+
+class _GrpcCalls:
+    """``hearts_grpc_calls_total{outcome}``: gRPC's own count of the process's calls (every
+    service's, health checks and reflection included), read from channelz when Prometheus
+    scrapes (on the metrics server's thread).
+
+    ``hearts_requests_total`` counts the calls the servicer ran. A call that gRPC refuses before
+    the process picks it up (past its pending-call limit, ``grpc.server.max_pending_requests``:
+    the client sees ``CANCELLED``) reaches no handler, and channelz counts it as started but
+    never as ended; so the rate of started less those of succeeded and failed is the rate of
+    such refusals (give or take the change in calls in flight). The counts of a server that
+    stopped stay in the totals, so they only grow.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._servers: dict[int, _CallCounts] = {}
+        self._stopped = (0, 0, 0)
+
+    def add(self, counts: _CallCounts) -> None:
+        with self._lock:
+            self._servers[id(counts)] = counts
+
+    def remove(self, counts: _CallCounts) -> None:
+        with self._lock:
+            if self._servers.pop(id(counts), None) is not None:
+                with contextlib.suppress(Exception):  # unreadable: its counts are lost
+                    self._stopped = _plus(self._stopped, counts.outcomes())
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        with self._lock:
+            totals, servers = self._stopped, list(self._servers.values())
+        for counts in servers:
+            with contextlib.suppress(Exception):  # unreadable (a new grpcio): left out
+                totals = _plus(totals, counts.outcomes())
+        family = CounterMetricFamily(
+            "hearts_grpc_calls",
+            "Calls gRPC took in, every service's, by outcome (started, succeeded, failed), as "
+            "gRPC counts them: a call its pending-call limit refused (the client sees CANCELLED) "
+            "is started and never ended, and never reaches hearts_requests_total",
+            labels=["outcome"],
+        )
+        for outcome, value in zip(("started", "succeeded", "failed"), totals, strict=True):
+            family.add_metric([outcome], value)
+        yield family
+
+
+def _plus(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+GRPC_CALLS = _GrpcCalls()
+REGISTRY.register(GRPC_CALLS)
 
 
 def _start_worker(server_pid: int) -> None:
@@ -380,6 +442,9 @@ class HeartsServer:
         self._calls = _CallCounts(max(created)) if len(created) == 1 else None
         if self._calls is None:
             log.info("cannot see gRPC's call queue (channelz): only gRPC's limit sheds load")
+        else:
+            GRPC_CALLS.add(self._calls)
+        self._call_counts = self._calls  # kept for stop: the load watch drops an unreadable one
         add_servicer(self.servicer, self.grpc_server)
         add_lenient(health_pb2_grpc.add_HealthServicer_to_server, self.health, self.grpc_server)
         reflection.enable_server_reflection(
@@ -556,6 +621,11 @@ class HeartsServer:
         self.servicer.shutting_down = True
         self.app.keep_presence()  # the players reconnect elsewhere: no "gone" flicker
         self.store.end_all_watchers()
+        if self._call_counts is not None:
+            # Read now: channelz forgets a server once it stopped. The drain's calls go uncounted
+            # (the process ends after them anyway, and its counters with it).
+            GRPC_CALLS.remove(self._call_counts)
+            self._call_counts = None
         await self.grpc_server.stop(grace)
         for task in (self._gauge_task, self._lag_task, self._store_task):
             if task is not None:
