@@ -29,6 +29,7 @@ from grpc_status import rpc_status
 from hearts.v1 import table_pb2 as pb
 from hearts.v1 import table_service_pb2 as api
 from hearts.v1 import table_service_pb2_grpc as api_grpc
+from hearts_server import __main__ as hearts_main
 from tests.conftest import free_port
 
 
@@ -552,3 +553,28 @@ def test_a_quick_join_sent_twice_at_once_to_two_replicas_seats_its_caller_once(
     assert [name for name in names if name] == sorted(
         f"p{game}-{index}" for game in range(rounds) for index in range(callers)
     )
+
+
+@pytest.mark.parametrize(
+    ("host", "ipv6", "bound"),
+    [
+        ("0.0.0.0", True, ["::"]),  # every address, IPv6 included, as gRPC binds 0.0.0.0
+        ("0.0.0.0", False, ["::", "0.0.0.0"]),  # a host without IPv6: IPv4 is all there is
+        ("127.0.0.1", True, ["127.0.0.1"]),
+        ("::1", True, ["::1"]),
+    ],
+)
+def test_metrics_listen_where_grpc_does(
+    monkeypatch: pytest.MonkeyPatch, host: str, ipv6: bool, bound: list[str]
+) -> None:
+    # Binding a wildcard address for real would listen beyond loopback: the binding is recorded.
+    tried: list[str] = []
+
+    def start_http_server(port: int, addr: str) -> None:
+        tried.append(addr)
+        if addr == "::" and not ipv6:
+            raise OSError("Address family not supported by protocol")
+
+    monkeypatch.setattr(hearts_main, "start_http_server", start_http_server)
+    hearts_main._serve_metrics(9464, host)
+    assert tried == bound

@@ -51,6 +51,23 @@ _FULL_PASS_AFTER = 100
 """Middle-generation collections before the collector considers a full pass (default 10)."""
 
 
+def _serve_metrics(port: int, host: str) -> None:
+    """Serve /metrics on ``host``; on every address when that is 0.0.0.0, as gRPC serves then.
+
+    gRPC takes 0.0.0.0 for every address of the host, IPv6 included; an HTTP server bound there
+    takes IPv4 only, and in an IPv6-only cluster the pods could not be scraped. "::" takes both
+    (Linux accepts IPv4 on it unless bindv6only is set); a host without IPv6 refuses it, and then
+    IPv4 is all there is anyway.
+    """
+    if host == "0.0.0.0":
+        try:
+            start_http_server(port, addr="::")
+            return
+        except OSError:
+            pass
+    start_http_server(port, addr=host)
+
+
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT, then drain."""
     # Signals first: a SIGTERM that arrives as soon as the server is up must drain, not kill.
@@ -65,7 +82,7 @@ async def serve(settings: Settings) -> None:
         raise _StartupError(f"cannot listen on {where} (--port): {error}") from None
     if settings.metrics_port:
         try:
-            start_http_server(settings.metrics_port, addr=settings.host)
+            _serve_metrics(settings.metrics_port, settings.host)
         except OSError as error:
             where = f"{settings.host}:{settings.metrics_port}"
             raise _StartupError(f"cannot listen on {where} (--metrics-port): {error}") from None
