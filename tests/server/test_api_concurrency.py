@@ -117,6 +117,17 @@ async def test_a_retried_create_makes_one_table(hearts) -> None:
     assert again.SerializeToString() == first.SerializeToString()
 
 
+async def test_a_create_retried_after_its_table_was_deleted_makes_none(hearts) -> None:
+    # The retry is answered as the first attempt was, and the deleted table stays deleted.
+    first = await hearts.create(request_id="create-then-delete", target_score=50)
+    name = first.view.table.name
+    await hearts.delete(name, first.creator_token)
+    again = await hearts.create(request_id="create-then-delete", target_score=50)
+    assert again.SerializeToString() == first.SerializeToString()
+    refusal = await failure(hearts.view(name))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+
+
 async def test_a_request_id_reused_for_another_join_is_refused(hearts) -> None:
     created = await hearts.create()
     name = created.view.table.name

@@ -24,6 +24,8 @@ from hearts.v1 import table_service_pb2 as api
 from hearts_engine.bots import BotLevel, make_bot
 from hearts_server import service
 from hearts_server.store import keys
+from hearts_server.store import redis as redis_store
+from hearts_server.store.base import StoreUnavailableError
 
 from .conftest import (
     bearer,
@@ -540,6 +542,48 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     await leaving.stop()
     table = (await staying.view(name)).table
     assert owing(table) == [0], "the bots' moves were left to another replica"
+
+
+async def test_a_create_whose_replica_died_after_claiming_its_id_is_made_by_the_retry(
+    make_server, connect, redis_server
+) -> None:
+    # A create with a request id claims the id, then makes the table: two round trips. A replica
+    # that died in between (or lost Redis) left a claim naming a table that was never made, and
+    # every retry (for the idle TTL) was answered with that name: GetTable and JoinTable then
+    # said TABLE_NOT_FOUND. Here the first replica loses Redis the moment the claim is taken.
+    dying = await make_server(store="redis", redis_url=redis_server.url)
+    other = connect(await make_server(store="redis", redis_url=redis_server.url))
+    run = dying.store._run
+
+    async def dies_before_the_table(*commands: Any, **options: Any) -> Any:
+        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
+            raise StoreUnavailableError("the connection is gone")
+        return await run(*commands, **options)
+
+    dying.store._run = dies_before_the_table  # type: ignore[method-assign]
+    table = pb.Table(
+        display_name="survivor",
+        rules=pb.Rules(target_score=50),
+        seats=[
+            pb.Seat(seat=seat, occupant=pb.SEAT_OCCUPANT_BOT, bot_level=pb.BOT_LEVEL_RANDOM)
+            for seat in (1, 2, 3)
+        ],
+    )
+    request = api.CreateTableRequest(table=table, request_id="claimed-then-died")
+    refusal = await failure(connect(dying).stub.CreateTable(request))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+    created = await other.stub.CreateTable(request)
+    name = created.view.table.name
+    view = (await other.stub.GetTable(api.GetTableRequest(name=name))).view
+    assert view.table == created.view.table  # made as the claim's answer shows it
+    assert [seat.occupant for seat in view.table.seats] == [
+        pb.SEAT_OCCUPANT_EMPTY, *[pb.SEAT_OCCUPANT_BOT] * 3,
+    ]  # fmt: skip
+    assert await other.stub.CreateTable(request) == created  # and only once
+    joined = await other.join(name, 0)
+    assert joined.seat == 0
+    listed = await other.stub.ListTables(api.ListTablesRequest())
+    assert name in [table.name for table in listed.tables]  # listed, as asked
 
 
 @pytest.mark.parametrize(

@@ -608,15 +608,20 @@ async def test_delete_needs_the_current_version(store: Store) -> None:
     assert not await store.delete(TABLE, expected_version=2, events=[])
 
 
-async def test_deleted_table_id_can_be_created_afresh(store: Store) -> None:
+async def test_a_deleted_tables_id_is_never_made_again(store: Store) -> None:
+    # Ids are random, so only a retried create's claim names one again: a table its creator
+    # deleted must stay deleted (see Store.create).
     await store.create(TABLE, b"v1", evs(1, 3), open_seats=True)
     await store.commit(
         TABLE, expected_version=1, data=b"v2", events=[], caller="c", request_id="r", response=b"x"
     )
     assert await store.delete(TABLE, expected_version=2, events=[])
-    assert (await store.create(TABLE, b"new", evs(1, 1), open_seats=True)).created
-    assert (await store.read_events(TABLE, after=0)).events == (ev(1),)
+    again = await store.create(TABLE, b"new", evs(1, 1), open_seats=True)
+    assert (again.created, again.table_id, again.replay) == (False, TABLE, None)
+    assert not (await store.load(TABLE)).exists
+    assert (await store.read_events(TABLE, after=0)).events == ()
     assert (await store.load(TABLE, caller="c", request_id="r")).replay is None
+    assert (await store.create(OTHER, b"v1", [], open_seats=True)).created
 
 
 # --- Listing ---
@@ -1130,7 +1135,7 @@ async def test_commands_survive_a_script_flush(
     await admin.script_flush()
     assert await store.delete(TABLE, expected_version=3, events=[])
     await admin.script_flush()
-    assert (await store.create(TABLE, b"v1", [], open_seats=True)).created
+    assert (await store.create(OTHER, b"v1", [], open_seats=True)).created  # a deleted id: never
     await admin.aclose()
 
 

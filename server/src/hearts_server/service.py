@@ -976,27 +976,32 @@ class TableApp:
         await self._count_table_created(identity, client, request_id)
         now = self._now_ms()
         table_id = self._new_table_id(unlisted=table.unlisted, now_ms=now)
-        record = TableRecord(
-            table_id=table_id,
-            display_name=table.display_name or "Hearts table",
-            rules=rules,
-            first_dealer=table.dealer,
-            seats=tuple(seats),
-            create_ms=now,
-            update_ms=now,
-            sequence=0,
-            deck_seed=table.deck_seed if table.HasField("deck_seed") else None,
-            bot_seed=table.deck_seed if table.HasField("deck_seed") else secrets.randbits(62),
-            turn_timeout_ms=turn_timeout_ms,
-            turn_ms=now,
-            unlisted=table.unlisted,
-            turn_notifications=table.turn_notifications,
-            fill_after_ms=fill_after_ms,
-        )
-        batch = _Batch(now)
-        record = self._start_if_full(record, batch)
-        stored = batch.stored(1)
-        record = dataclasses.replace(record, sequence=len(stored))
+
+        def new_table(table_id: str, now: int) -> tuple[TableRecord, list[StoredEvent]]:
+            """The table's first record and events, as the request makes them."""
+            record = TableRecord(
+                table_id=table_id,
+                display_name=table.display_name or "Hearts table",
+                rules=rules,
+                first_dealer=table.dealer,
+                seats=tuple(seats),
+                create_ms=now,
+                update_ms=now,
+                sequence=0,
+                deck_seed=table.deck_seed if table.HasField("deck_seed") else None,
+                bot_seed=table.deck_seed if table.HasField("deck_seed") else secrets.randbits(62),
+                turn_timeout_ms=turn_timeout_ms,
+                turn_ms=now,
+                unlisted=table.unlisted,
+                turn_notifications=table.turn_notifications,
+                fill_after_ms=fill_after_ms,
+            )
+            batch = _Batch(now)
+            record = self._start_if_full(record, batch)
+            stored = batch.stored(1)
+            return dataclasses.replace(record, sequence=len(stored)), stored
+
+        record, stored = new_table(table_id, now)
         response = api.CreateTableResponse(
             view=convert.view_to_pb(record, 1, None),
             creator_token=self.tokens.issue(table_id, CREATOR, record.creator_epoch),
@@ -1023,9 +1028,12 @@ class TableApp:
             raise
         if result.replay is not None:
             replayed = _replayed(api.CreateTableResponse, result.replay, fingerprint)
-            # A retry of a create whose answer was lost: its timer may be armed nowhere (as
-            # for a replayed command, in _mutate).
-            self._start_driver(parse_table_name(replayed.view.table.name), by_timer=True)
+            await self._make_claimed_table(
+                parse_table_name(replayed.view.table.name),
+                lambda table_id: new_table(
+                    table_id, replayed.view.table.create_time.ToMilliseconds()
+                ),
+            )
             return replayed
         if not result.created:  # pragma: no cover - 40 random bits collided
             raise ServiceError("CONFLICT", "could not allocate a table id; try again")
@@ -1033,6 +1041,41 @@ class TableApp:
         self.records.put(table_id, 1, record)
         self._maybe_drive(record)
         return response
+
+    async def _make_claimed_table(
+        self, table_id: str, make: Callable[[str], tuple[TableRecord, list[StoredEvent]]]
+    ) -> None:
+        """After a retried create was answered from its request id's claim: make the table the
+        answer names if it does not exist (``make`` builds it under that id, as the first
+        attempt did).
+
+        The Redis store claims the id and makes the table in two round trips; a replica that
+        died between them left a claim naming no table, and every retry would have been told
+        of a table that never was. A table deleted since is not made again (the store marks its
+        id gone). One more round trip, on retries only.
+        """
+        record, stored = make(table_id)
+        try:
+            result = await self.store.create(
+                table_id,
+                record.to_json(schema=self._record_schema),
+                stored,
+                open_seats=record.has_free_seat,
+                listed=not record.unlisted,
+                finished=record.phase_over,
+            )
+        except StoreUnavailableError as error:
+            raise self._store_unavailable(error) from None
+        if result.created:
+            log.warning(
+                "%s: made the table a retried create named (its first attempt died)", table_id
+            )
+            self.records.put(table_id, 1, record)
+            self._maybe_drive(record)
+        else:
+            # A retry of a create whose answer was lost: its timer may be armed nowhere (as
+            # for a replayed command, in _mutate).
+            self._start_driver(table_id, by_timer=True)
 
     @property
     def counts_creates(self) -> bool:

@@ -234,7 +234,10 @@ class Store(Protocol):
         With a ``request_id``, the store remembers (for the idle TTL) which table it created and
         the ``response`` given, so a retried create returns the first table and answer
         (``created`` false, ``replay`` the stored response) and creates nothing. A taken
-        ``table_id`` also creates nothing (``created`` false, ``replay`` None).
+        ``table_id`` also creates nothing (``created`` false, ``replay`` None), nor does the id
+        of a table deleted within the idle TTL. A store whose claim of the request id and whose
+        table are two writes may hold a claim without its table (the writer died in between):
+        the service then creates the table the replay names, without a ``request_id``.
         """
         ...
 
@@ -389,7 +392,8 @@ class Store(Protocol):
     async def delete(
         self, table_id: str, *, expected_version: int, events: Sequence[StoredEvent]
     ) -> bool:
-        """Delete the table if still at ``expected_version``, publishing ``events`` first."""
+        """Delete the table if still at ``expected_version``, publishing ``events`` first; no
+        :meth:`create` makes its id again within the idle TTL."""
         ...
 
     async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:

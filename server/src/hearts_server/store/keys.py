@@ -87,6 +87,17 @@ def requests(table_id: str) -> str:
     return f"{_PREFIX}:{{{check_table_id(table_id)}}}:r"
 
 
+def gone(table_id: str) -> str:
+    """Set when the table is deleted, for the idle TTL: no table is made under its id again,
+    not even by a retried create whose first attempt claimed the id and died before making it
+    (the retry makes that table then, see ``RedisStore.create``).
+
+    >>> gone("abc")
+    'hearts:{abc}:g'
+    """
+    return f"{_PREFIX}:{{{check_table_id(table_id)}}}:g"
+
+
 def ephemeral_rate(table_id: str, sender: str) -> str:
     """Counter of the unstored events (reactions) ``sender`` published to the table in the
     current rate window; it expires with the window.

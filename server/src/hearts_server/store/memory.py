@@ -76,6 +76,9 @@ class MemoryStore:
         self._lobby: dict[str, tuple[str, float]] = {}
         self._lobby_sweep_at = _WINDOWS_SWEEP
         self._creates_sweep_at = _WINDOWS_SWEEP  # create requests held before a sweep
+        # Deleted tables' ids, never made again while held: id -> when it is forgotten.
+        self._gone: dict[str, float] = {}
+        self._gone_sweep_at = _WINDOWS_SWEEP
         # Players' lists of tables: player id -> (when the list expires, table id -> seat ms).
         self._players: dict[str, tuple[float, dict[str, int]]] = {}
         self._players_sweep_at = _WINDOWS_SWEEP
@@ -135,6 +138,9 @@ class MemoryStore:
             if earlier is not None and earlier[2] > self._clock():
                 return CreateResult(False, earlier[0], earlier[1])
         if self._get(table_id) is not None:
+            return CreateResult(False, table_id)
+        gone = self._gone.get(table_id)
+        if gone is not None and gone > self._clock():
             return CreateResult(False, table_id)
         if len(self._tables) >= self._sweep_at:
             self._sweep()
@@ -372,6 +378,11 @@ class MemoryStore:
         if events:
             self.hub.publish(table_id, tuple(events))
         del self._tables[table_id]
+        now = self._clock()
+        if len(self._gone) >= self._gone_sweep_at:  # forget expired ones now and then
+            self._gone = {k: v for k, v in self._gone.items() if v > now}
+            self._gone_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._gone))
+        self._gone[table_id] = now + self._idle_ttl
         return True
 
     async def read_events(self, table_id: str, *, after: int, limit: int = 1000) -> EventPage:

@@ -479,8 +479,9 @@ class RedisStore:
         script: _Command = (
             "EVALSHA",
             _CREATE.sha,
-            3,
+            4,
             *_table_keys(table_id),
+            keys.gone(table_id),
             first,
             _flag(open_seats),
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
@@ -537,7 +538,18 @@ class RedisStore:
             if made == 1:
                 channel = keys.notify_channel(table_id)
                 [deleted] = await self._run(
-                    ("EVALSHA", _DELETE.sha, 3, *_table_keys(table_id), 1, channel, b""),
+                    # Not marked gone: a create retried (a QuickJoin's, say) may make it again.
+                    (
+                        "EVALSHA",
+                        _DELETE.sha,
+                        4,
+                        *_table_keys(table_id),
+                        keys.gone(table_id),
+                        1,
+                        channel,
+                        b"",
+                        "",
+                    ),
                     errors=True,
                 )
                 if deleted != 1:
@@ -687,11 +699,13 @@ class RedisStore:
             (
                 "EVALSHA",
                 _DELETE.sha,
-                3,
+                4,
                 *_table_keys(table_id),
+                keys.gone(table_id),
                 expected_version,
                 keys.notify_channel(table_id),
                 encode_batch(events) if events else b"",
+                self._idle_ttl_ms,
             )
         )
         if deleted != 1:

@@ -1,9 +1,10 @@
--- Create a table at version 1 unless it exists, append its first events, publish them.
--- KEYS: table, events, requests
+-- Create a table at version 1 unless it exists or was deleted (its id marked gone), append its
+-- first events, publish them.
+-- KEYS: table, events, requests, gone
 -- ARGV: data, open ("1"/"0"), ttl_ms, max_events, channel, batch, stamp, whether the record has
 --       a second part ("s") or not (""), that part, then (sequence, audience, payload) triples. The caller checked that sequences are >= 1 and increasing.
 -- Returns 1 if created, 0 if the id is taken.
-if redis.call('EXISTS', KEYS[1]) == 1 then
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then
   return 0
 end
 -- Leftovers cannot outlive the record (same deadline), but a fresh table must not inherit them.
