@@ -1,5 +1,6 @@
 """deploy/monitoring/hearts-alerts.yaml: well-formed Prometheus rules that name only metrics and
-label values the server exports."""
+label values the server exports, or the few kube-state-metrics series a rule needs because with no
+replica ready the server's own metrics show nothing."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from hearts_server.server import WEBHOOK_OUTCOMES
 
 RULES = Path(__file__).parents[2] / "deploy" / "monitoring" / "hearts-alerts.yaml"
 SEVERITIES = {"critical", "warning", "info"}
+# The kube-state-metrics series a rule may name, each with the labels it may match on, and what.
+KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available": {"deployment": "hearts-server"}}
 # The samples of a histogram family besides its declared name.
 _SUFFIXES = ("_bucket", "_count", "_sum")
 
@@ -52,7 +55,9 @@ def test_a_rule_names_only_what_the_server_exports(rule: dict[str, Any]) -> None
     families = _families()
     expr = rule["expr"]
     names = set(re.findall(r"\bhearts_\w+", expr))
-    assert names, "an alert on nothing of the server's"
+    kube = set(re.findall(r"\bkube_\w+", expr))
+    assert kube <= set(KUBE_STATE_METRICS), kube - set(KUBE_STATE_METRICS)
+    assert names or kube, "an alert on nothing of the server's"
     for name in names:
         kind = families.get(name)
         if kind is None:  # a histogram's samples: <family>_bucket, _count, _sum
@@ -76,5 +81,7 @@ def test_a_rule_names_only_what_the_server_exports(rule: dict[str, Any]) -> None
                 assert value in WEBHOOK_OUTCOMES, value
             elif label == "reason":
                 assert value in ("OVERLOADED", "TOO_MANY_STREAMS"), value
+            elif any(label in KUBE_STATE_METRICS[series] for series in kube):
+                assert any(KUBE_STATE_METRICS[s].get(label) == value for s in kube), value
             else:
                 raise AssertionError(f"a label the server does not set: {label}")
