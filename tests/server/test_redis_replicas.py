@@ -544,6 +544,20 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     assert owing(table) == [0], "the bots' moves were left to another replica"
 
 
+async def test_streams_cut_by_a_lost_store_say_so(make_server, connect, redis_server) -> None:
+    # When the server's live connection to Redis breaks, batches may have been missed, so its
+    # watchers are cut to resume from their last sequence. They were told STREAM_LAGGED ("this
+    # stream fell behind"), which blames the client; the store was lost.
+    hearts = connect(await make_server(store="redis", redis_url=redis_server.url))
+    created = await hearts.create()
+    watcher = hearts.watch(created.view.table.name)
+    await read_until(watcher, lambda message: message.HasField("snapshot"))
+    await asyncio.to_thread(redis_server.restart)
+    refusal = await failure(read_until(watcher, lambda message: False))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+    assert "resume" in refusal.message
+
+
 async def test_a_create_whose_replica_died_after_claiming_its_id_is_made_by_the_retry(
     make_server, connect, redis_server
 ) -> None:

@@ -33,6 +33,7 @@ from hearts_server.store.base import (
     StoreUnavailableError,
     Subscription,
     SubscriptionLaggedError,
+    SubscriptionLostError,
 )
 from hearts_server.store.memory import MemoryStore
 from hearts_server.store.redis import RedisStore, decode_batch, encode_batch
@@ -1150,7 +1151,7 @@ async def test_redis_restart_cuts_watchers_and_service_resumes(
     await store.create(TABLE, b"v1", evs(1, 1), open_seats=True)
     assert await next_batch(batches) == (ev(1),)
     await asyncio.to_thread(redis_server.restart)  # data and scripts are gone
-    with pytest.raises(SubscriptionLaggedError):
+    with pytest.raises(SubscriptionLostError):  # a SubscriptionLaggedError: resume, told why
         await next_batch(batches)
     # Pooled connections were closed by the restart; commands reconnect and reload scripts.
     resumed = live(store.subscribe(TABLE))

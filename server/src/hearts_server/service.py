@@ -91,6 +91,7 @@ from hearts_server.store.base import (
     StoredEvent,
     StoreUnavailableError,
     SubscriptionLaggedError,
+    SubscriptionLostError,
     TableGoneError,
 )
 from hearts_server.tokens import CREATOR, Claims, TokenCodec, TokenError
@@ -2731,6 +2732,11 @@ class TableApp:
                         # whoever sits there next.
                         if _leaves(response, seat):
                             raise _revoked()
+        except SubscriptionLostError:
+            raise ServiceError(
+                "STORE_UNAVAILABLE",
+                "the server lost the table store; resume from the last sequence",
+            ) from None
         except SubscriptionLaggedError:
             raise ServiceError(
                 "STREAM_LAGGED", "this stream fell behind; resume from the last sequence"

@@ -53,6 +53,7 @@ __all__ = [
     "StoredEvent",
     "Subscription",
     "SubscriptionLaggedError",
+    "SubscriptionLostError",
     "TableGoneError",
 ]
 
@@ -175,6 +176,11 @@ class EventPage:
 
 class SubscriptionLaggedError(Exception):
     """The subscriber fell too far behind and was dropped; resume from the last sequence."""
+
+
+class SubscriptionLostError(SubscriptionLaggedError):
+    """The store's connection for live events was lost, so batches may have been missed; resume
+    from the last sequence (once the store answers again)."""
 
 
 class TableGoneError(Exception):

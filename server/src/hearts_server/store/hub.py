@@ -12,7 +12,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
-from hearts_server.store.base import StoredEvent, SubscriptionLaggedError, TableGoneError
+from hearts_server.store.base import (
+    StoredEvent,
+    SubscriptionLaggedError,
+    SubscriptionLostError,
+    TableGoneError,
+)
 
 __all__ = ["Hub", "HubSubscription"]
 
@@ -22,7 +27,7 @@ _CLOSED = object()
 class HubSubscription:
     """One watcher's queue of batches for one table."""
 
-    __slots__ = ("_gone", "_hub", "_lagged", "_queue", "table_id")
+    __slots__ = ("_gone", "_hub", "_lagged", "_lost", "_queue", "table_id")
 
     def __init__(self, hub: Hub, table_id: str, size: int) -> None:
         self._hub = hub
@@ -30,6 +35,7 @@ class HubSubscription:
         self._queue: asyncio.Queue[object] = asyncio.Queue(size)
         self._lagged = False
         self._gone = False
+        self._lost = False  # cut because the store's live connection was lost
 
     def _offer(self, batch: tuple[StoredEvent, ...]) -> None:
         if self._lagged:
@@ -62,6 +68,8 @@ class HubSubscription:
         if item is _CLOSED:
             if self._gone:
                 raise TableGoneError(self.table_id)
+            if self._lost:
+                raise SubscriptionLostError(self.table_id)
             if self._lagged:
                 raise SubscriptionLaggedError(self.table_id)
             return None
@@ -115,9 +123,14 @@ class Hub:
             self._remove(sub)
             sub._cut()
 
-    def close_all(self) -> None:
-        """End every subscription (at shutdown, or when batches may have been missed)."""
+    def close_all(self, *, lost: bool = False) -> None:
+        """End every subscription (at shutdown, or when batches may have been missed): with
+        SubscriptionLostError when ``lost`` (the store's live connection was), else as
+        :meth:`cut` does."""
         for table_id in list(self._subs):
+            if lost:
+                for sub in self._subs.get(table_id, ()):
+                    sub._lost = True
             self.cut(table_id)
 
     def _remove(self, sub: HubSubscription) -> None:

@@ -1135,8 +1135,9 @@ class RedisStore:
                 if self._live.is_set():
                     self._live.clear()
                     # Batches may have been missed: every watcher resumes from its last sequence
-                    # (cutting them also forgets their tables' channels).
-                    self.hub.close_all()
+                    # (cutting them also forgets their tables' channels), told that the store
+                    # was lost (STORE_UNAVAILABLE), not that it fell behind.
+                    self.hub.close_all(lost=True)
                 if conn is not None:
                     await conn.disconnect()
                     await self._listener_pool.release(conn)
