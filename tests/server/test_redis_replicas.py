@@ -544,6 +544,31 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     assert owing(table) == [0], "the bots' moves were left to another replica"
 
 
+async def test_a_table_of_bots_goes_on_when_its_replica_stops_and_nobody_looks(
+    make_server, connect, redis_server
+) -> None:
+    # The replica driving a table of bots drained (a rolling deploy), and nobody reads or
+    # watches the table: another replica finds it due in the store and drives it on. It used to
+    # stand still until someone read it, or until it expired.
+    driving = await make_server(store="redis", redis_url=redis_server.url)
+    await make_server(store="redis", redis_url=redis_server.url)
+    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    created = await connect(driving).create(bots=random_bots, target_score=1000)
+    table_key = keys.table(created.view.table.name.removeprefix("tables/"))
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        await driving.stop(0)
+        stopped = int(await admin.hget(table_key, "v"))
+        for _ in range(75):  # 15 s at most: the bot's 5 s grace, then a poll a second
+            if int(await admin.hget(table_key, "v")) > stopped + 10:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the table of bots stood still")
+    finally:
+        await admin.aclose()
+
+
 async def test_streams_cut_by_a_lost_store_say_so(make_server, connect, redis_server) -> None:
     # When the server's live connection to Redis breaks, batches may have been missed, so its
     # watchers are cut to resume from their last sequence. They were told STREAM_LAGGED ("this

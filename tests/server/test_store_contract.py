@@ -625,6 +625,32 @@ async def test_a_deleted_tables_id_is_never_made_again(store: Store) -> None:
     assert (await store.create(OTHER, b"v1", [], open_seats=True)).created
 
 
+async def test_due_tables_are_claimed_once_a_lease_until_a_write_sets_their_time(
+    store: Store,
+) -> None:
+    await store.create(TABLE, b"v1", [], open_seats=True, due_ms=5_000)
+    await store.create(OTHER, b"v1", [], open_seats=True, due_ms=3_000)
+    await store.create("0190-table-c", b"v1", [], open_seats=True)  # owed nothing
+    assert await store.due_claim(now_ms=2_999, lease_ms=1_000, limit=10) == []
+    assert await store.due_claim(now_ms=6_000, lease_ms=1_000, limit=1) == [OTHER]  # soonest
+    assert await store.due_claim(now_ms=6_000, lease_ms=1_000, limit=10) == [TABLE]
+    # Leased until 7,000: nobody claims them again before, unless a write sets a new time.
+    assert await store.due_claim(now_ms=6_999, lease_ms=1_000, limit=10) == []
+    await store.commit(TABLE, expected_version=1, data=b"v2", events=[], due_ms=6_500)
+    assert await store.due_claim(now_ms=6_999, lease_ms=1_000, limit=10) == [TABLE]
+    # A write without a time, a delete and a drop each take a table out.
+    await store.commit(TABLE, expected_version=2, data=b"v3", events=[])
+    assert await store.due_claim(now_ms=99_000, lease_ms=1_000, limit=10) == [OTHER]
+    await store.commit(TABLE, expected_version=3, data=b"v4", events=[], due_ms=1)
+    assert await store.delete(TABLE, expected_version=4, events=[])
+    await store.due_drop(OTHER)
+    assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == []
+    # A commit that does not apply changes nothing.
+    await store.commit(OTHER, expected_version=1, data=b"v2", events=[], due_ms=1)
+    await store.commit(OTHER, expected_version=7, data=b"v3", events=[])
+    assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == [OTHER]
+
+
 # --- Listing ---
 
 

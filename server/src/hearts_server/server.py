@@ -486,6 +486,7 @@ class HeartsServer:
         self._lag_task = loop.create_task(self._watch_load())
         if self.webhooks is not None:
             self.webhooks.start()  # it waits out a store that does not answer yet
+        self.app.start()  # the due tables' watch, which also waits out the store
         self.clock.start()  # read again every minute, and until a first reading succeeds
         if not ready:
             self._store_task = loop.create_task(self._until_store_answers())

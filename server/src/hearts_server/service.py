@@ -139,6 +139,13 @@ _MIN_TURN_TIMEOUT_MS = 1_000
 _MIN_HEARTBEAT_SECONDS = 5
 _MAX_HEARTBEAT_SECONDS = 600
 _TIMER_RETRY_MS = 2_000
+_DUE_POLL_SECONDS = 1.0
+"""How often a process asks the store for the tables due (see TableApp._watch_due)."""
+_DUE_SLACK_MS = 1_000
+"""How long after a deadline (a turn's, the wait for bots') its table is due to every process:
+the one that wrote it runs its own timer and acts first, unless it died."""
+_DUE_BATCH = 100
+"""Tables claimed at most per poll; the rest wait for the next one."""
 _SECURE = secrets.SystemRandom()
 
 
@@ -439,6 +446,7 @@ class TableApp:
         self._watched: collections.Counter[str] = collections.Counter()
         self._gone_check_seconds = _GONE_CHECK_SECONDS
         self._sweeper: asyncio.Task[None] | None = None
+        self._due_watch: asyncio.Task[None] | None = None
         # Per table with a turn timeout whose deadline this process knows of: the deadline and
         # the timer that starts the driver then (see _arm_turn_timer).
         self._turn_timers: dict[str, tuple[int, asyncio.TimerHandle]] = {}
@@ -886,6 +894,7 @@ class TableApp:
                     open_seats=None if decided.unlisted else decision.open_seats,
                     finished=new_record.phase_over,
                     outbox=outbox,
+                    due_ms=self._due_ms(new_record),
                 )
             except StoreUnavailableError as error:
                 # The write may have applied with its answer lost (a timeout), and then no one
@@ -1016,6 +1025,7 @@ class TableApp:
                 open_seats=record.has_free_seat,
                 listed=not record.unlisted,
                 finished=record.phase_over,
+                due_ms=self._due_ms(record),
                 request_id=request_id or None,
                 response=_remembered(fingerprint, response.SerializeToString())
                 if request_id
@@ -1064,6 +1074,7 @@ class TableApp:
                 open_seats=record.has_free_seat,
                 listed=not record.unlisted,
                 finished=record.phase_over,
+                due_ms=self._due_ms(record),
             )
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
@@ -2038,6 +2049,57 @@ class TableApp:
             return next(iter(seats_to_act(state)), None)
         return None
 
+    def _due_ms(self, record: TableRecord) -> int | None:
+        """When another process must look at the table if the one that writes ``record`` falls
+        silent (see :meth:`_watch_due`); None when the server owes it nothing.
+
+        A slow bot's move (a Monte Carlo bot's, or any at a table of bots only) is due once the
+        bot is overdue, as for a request's kick; a deadline (a turn's, the wait for bots) a
+        moment after it runs out, so that the writer's own timer acts first."""
+        due = record.timer_deadline_ms
+        if due is not None:
+            due += _DUE_SLACK_MS
+        if self._slow_bot_due(record) is not None:
+            overdue = record.update_ms + self._slow_bot_grace_ms
+            due = overdue if due is None else min(due, overdue)
+        return due
+
+    def start(self) -> None:
+        """Start watching for due tables (:meth:`_watch_due`); needs a running event loop."""
+        if self._due_watch is None or self._due_watch.done():
+            self._due_watch = asyncio.get_running_loop().create_task(
+                self._watch_due(), name="due-tables"
+            )
+
+    async def _watch_due(self) -> None:
+        """Drive the tables the store says are due, whatever process last wrote them.
+
+        Every write records when the table is next owed something by the server (a slow bot's
+        move, a player's timed-out move, bots for empty seats), and the process that wrote it
+        keeps a driver or a timer for it. If that process dies (or drains) first, nothing here
+        knew of the table unless someone read or watched it: a table of bots, or one whose
+        players wait for their turn with the app closed, stood still until it expired. Every
+        process claims the due tables about once a second (a claim is a lease: another process
+        claims the table again only if no write set a new time by then) and starts the driver,
+        which reads the table and makes what is owed, or finds it made (compare-and-set: a
+        second driver only loses the race)."""
+        while not self._draining:
+            await asyncio.sleep(_DUE_POLL_SECONDS)
+            if self._draining:
+                return
+            try:
+                due = await self.store.due_claim(
+                    now_ms=self._now_ms(), lease_ms=self._slow_bot_grace_ms, limit=_DUE_BATCH
+                )
+            except StoreUnavailableError as error:
+                self._store_unavailable(error)  # logged at most every 5 s
+                continue
+            except Exception:  # the watch must go on
+                log.exception("claiming the due tables failed")
+                continue
+            for table_id in due:
+                self._start_driver(table_id, by_timer=True)
+
     def _maybe_drive(self, record: TableRecord) -> None:
         if _timed(record):
             self._arm_turn_timer(record)
@@ -2191,6 +2253,7 @@ class TableApp:
                 if not loaded.exists:
                     self.records.drop(table_id)
                     self._forget_turn_timer(table_id)
+                    await self.store.due_drop(table_id)  # expired: nothing owed any more
                     finished = True
                     return
                 record = self._record(table_id, loaded)
@@ -2338,6 +2401,7 @@ class TableApp:
             open_seats=open_seats,
             finished=new.phase_over,
             outbox=outbox,
+            due_ms=self._due_ms(new),
         )
         if result.outcome != CommitOutcome.APPLIED:
             return False
@@ -2580,6 +2644,8 @@ class TableApp:
         tasks = list(self._drivers.values())
         if self._sweeper is not None:
             tasks.append(self._sweeper)
+        if self._due_watch is not None:
+            tasks.append(self._due_watch)
         if self._lease_drops:  # woken by the drain (keep_presence): a moment to finish
             await asyncio.wait(list(self._lease_drops), timeout=1.0)
         tasks += self._lease_drops  # the rest run out

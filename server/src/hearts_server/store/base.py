@@ -228,8 +228,12 @@ class Store(Protocol):
         response: bytes | None = None,
         finished: bool = False,
         listed: bool = True,
+        due_ms: int | None = None,
     ) -> CreateResult:
         """Create the table at version 1, unless ``request_id`` already created one.
+
+        ``due_ms``, as for :meth:`commit`: when some process must look at the table if nobody
+        has before.
 
         ``listed`` false leaves the table out of :meth:`list_tables` for good (an unlisted
         table); its commits then pass no ``open_seats``.
@@ -260,14 +264,32 @@ class Store(Protocol):
         open_seats: bool | None = None,
         finished: bool = False,
         outbox: tuple[OutboxItem, int] | None = None,
+        due_ms: int | None = None,
     ) -> CommitResult:
         """Compare-and-set the record and append ``events``, atomically.
 
         ``open_seats`` updates the listing hint when not ``None``. ``finished`` means the game is
         over: the table then expires after the finished-table TTL instead of the idle TTL.
         ``outbox``: an item to put in the outbox with the commit, due at the given time (ms);
-        an item whose id is there already stays as it is.
+        an item whose id is there already stays as it is. ``due_ms``: when some process must
+        look at the table if the one that wrote it has not acted by then (see
+        :meth:`due_claim`); None when the server owes the table nothing.
         """
+        ...
+
+    async def due_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        """Up to ``limit`` tables due by ``now_ms``, soonest first, each now leased: due again
+        at ``now_ms + lease_ms`` unless a commit sets its time before.
+
+        A table is due when the server owes it something (a bot's move, a player's timed-out
+        move, bots for the empty seats): the time its last write (:meth:`create`,
+        :meth:`commit`) gave as ``due_ms``; a write without one, and a delete, take the table
+        out. So the tables a process was driving when it died are found by the others.
+        """
+        ...
+
+    async def due_drop(self, table_id: str) -> None:
+        """Take a table out of the due ones (it is gone)."""
         ...
 
     async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:

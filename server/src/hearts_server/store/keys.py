@@ -39,6 +39,10 @@ INDEX_OPEN = f"{_PREFIX}:index:open"
 
 _NOTIFY = f"{_PREFIX}:notify:"
 
+DUE = f"{_PREFIX}:due"
+"""Sorted set of the tables the server owes something (a bot's move, a timed-out move, bots for
+empty seats): member the table id, score when some process must look at it (ms); see
+``Store.due_claim``."""
 OUTBOX = f"{_PREFIX}:outbox"
 """Sorted set, member = outbox item id, score = when it is due (ms): webhooks to send."""
 

@@ -76,6 +76,8 @@ class MemoryStore:
         self._lobby: dict[str, tuple[str, float]] = {}
         self._lobby_sweep_at = _WINDOWS_SWEEP
         self._creates_sweep_at = _WINDOWS_SWEEP  # create requests held before a sweep
+        # Tables due for a look (see Store.due_claim): id -> when (ms).
+        self._due: dict[str, int] = {}
         # Deleted tables' ids, never made again while held: id -> when it is forgotten.
         self._gone: dict[str, float] = {}
         self._gone_sweep_at = _WINDOWS_SWEEP
@@ -132,6 +134,7 @@ class MemoryStore:
         response: bytes | None = None,
         finished: bool = False,
         listed: bool = True,
+        due_ms: int | None = None,
     ) -> CreateResult:
         if request_id:
             earlier = self._creates.get(request_id)
@@ -161,6 +164,7 @@ class MemoryStore:
                 # sweep at every create cost milliseconds each (1.7 ms at 12,000).
                 self._creates_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._creates))
             self._creates[request_id] = (table_id, response, now + self._idle_ttl)
+        self._set_due(table_id, due_ms)
         if events:
             self.hub.publish(table_id, tuple(events))
         return CreateResult(True, table_id)
@@ -178,6 +182,7 @@ class MemoryStore:
         open_seats: bool | None = None,
         finished: bool = False,
         outbox: tuple[OutboxItem, int] | None = None,
+        due_ms: int | None = None,
     ) -> CommitResult:
         table = self._get(table_id)
         if table is None:
@@ -204,9 +209,25 @@ class MemoryStore:
         if outbox is not None:
             item, due_ms = outbox
             self._outbox.setdefault(item.id, (due_ms, item.payload, 0))
+        self._set_due(table_id, due_ms)
         if events:
             self.hub.publish(table_id, tuple(events))
         return CommitResult(CommitOutcome.APPLIED, table.version)
+
+    def _set_due(self, table_id: str, due_ms: int | None) -> None:
+        if due_ms is None:
+            self._due.pop(table_id, None)
+        else:
+            self._due[table_id] = due_ms
+
+    async def due_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        due = sorted((at, table_id) for table_id, at in self._due.items() if at <= now_ms)[:limit]
+        for _, table_id in due:
+            self._due[table_id] = now_ms + lease_ms
+        return [table_id for _, table_id in due]
+
+    async def due_drop(self, table_id: str) -> None:
+        self._due.pop(table_id, None)
 
     async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
         due = sorted(
@@ -378,6 +399,7 @@ class MemoryStore:
         if events:
             self.hub.publish(table_id, tuple(events))
         del self._tables[table_id]
+        self._due.pop(table_id, None)
         now = self._clock()
         if len(self._gone) >= self._gone_sweep_at:  # forget expired ones now and then
             self._gone = {k: v for k, v in self._gone.items() if v > now}

@@ -135,6 +135,7 @@ _CREATE = _Script.read("create")
 _COMMIT = _Script.read("commit")
 _DELETE = _Script.read("delete")
 _OUTBOX_CLAIM = _Script.read("outbox_claim")
+_DUE_CLAIM = _Script.read("due_claim")
 _OUTBOX_RETRY = _Script.read("outbox_retry")
 _EPHEMERAL = _Script.read("ephemeral")
 _QUOTA = _Script.read("quota")
@@ -147,6 +148,7 @@ _SCRIPTS = (
     _COMMIT,
     _DELETE,
     _OUTBOX_CLAIM,
+    _DUE_CLAIM,
     _OUTBOX_RETRY,
     _EPHEMERAL,
     _QUOTA,
@@ -456,6 +458,7 @@ class RedisStore:
         response: bytes | None = None,
         finished: bool = False,
         listed: bool = True,
+        due_ms: int | None = None,
     ) -> CreateResult:
         claim = keys.create_request(request_id) if request_id else None
         if claim is not None:
@@ -479,9 +482,10 @@ class RedisStore:
         script: _Command = (
             "EVALSHA",
             _CREATE.sha,
-            4,
+            5,
             *_table_keys(table_id),
             keys.gone(table_id),
+            keys.DUE,
             first,
             _flag(open_seats),
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
@@ -491,6 +495,8 @@ class RedisStore:
             stamp,
             "" if second is None else "s",
             b"" if second is None else second,
+            "" if due_ms is None else due_ms,
+            table_id,
             *_event_args(events),
         )
         # The index entries go in the same round trip, before the script; harmless if the id
@@ -542,13 +548,15 @@ class RedisStore:
                     (
                         "EVALSHA",
                         _DELETE.sha,
-                        4,
+                        5,
                         *_table_keys(table_id),
                         keys.gone(table_id),
+                        keys.DUE,
                         1,
                         channel,
                         b"",
                         "",
+                        table_id,
                     ),
                     errors=True,
                 )
@@ -576,6 +584,7 @@ class RedisStore:
         open_seats: bool | None = None,
         finished: bool = False,
         outbox: tuple[OutboxItem, int] | None = None,
+        due_ms: int | None = None,
     ) -> CommitResult:
         attempt = functools.partial(
             self._commit,
@@ -589,6 +598,7 @@ class RedisStore:
             open_seats=open_seats,
             finished=finished,
             outbox=outbox,
+            due_ms=due_ms,
         )
         result = await attempt(whole=False)
         if result is None:
@@ -614,13 +624,14 @@ class RedisStore:
         open_seats: bool | None,
         finished: bool,
         outbox: tuple[OutboxItem, int] | None,
+        due_ms: int | None,
     ) -> CommitResult | None:
         """:meth:`commit`; None when it sent only the length of the record's second part (not
         ``whole``) and the stored one has another."""
         checks = caller is not None and bool(request_id)
         mode = ("2" if response is not None else "1") if checks else "0"
         stamp = _new_stamp()
-        item, due_ms = outbox if outbox is not None else (None, 0)
+        item, item_due_ms = outbox if outbox is not None else (None, 0)
         # The record's second part, its finished rounds, is sent only when it is not the very
         # bytes this process read or wrote with the version the commit expects (which the
         # stamp makes the stored record). The script checks the stored part's length.
@@ -646,10 +657,11 @@ class RedisStore:
         script: _Command = (
             "EVALSHA",
             _COMMIT.sha,
-            5,
+            6,
             *_table_keys(table_id),
             keys.OUTBOX,
             keys.OUTBOX_ITEMS,
+            keys.DUE,
             expected_version,
             first,
             self._finished_ttl_ms if finished else self._idle_ttl_ms,
@@ -665,9 +677,11 @@ class RedisStore:
             stamp,
             "" if item is None else item.id,
             b"" if item is None else item.payload,
-            due_ms,
+            item_due_ms,
             keep,
             second,
+            "" if due_ms is None else due_ms,
+            table_id,
             *_event_args(events),
         )
         hint = () if open_seats is None else (_open_hint(table_id, open=open_seats),)
@@ -699,13 +713,15 @@ class RedisStore:
             (
                 "EVALSHA",
                 _DELETE.sha,
-                4,
+                5,
                 *_table_keys(table_id),
                 keys.gone(table_id),
+                keys.DUE,
                 expected_version,
                 keys.notify_channel(table_id),
                 encode_batch(events) if events else b"",
                 self._idle_ttl_ms,
+                table_id,
             )
         )
         if deleted != 1:
@@ -827,6 +843,13 @@ class RedisStore:
 
     def end_all_watchers(self) -> None:
         self.hub.close_all()
+
+    async def due_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[str]:
+        [reply] = await self._run(("EVALSHA", _DUE_CLAIM.sha, 1, keys.DUE, now_ms, lease_ms, limit))
+        return [table_id.decode() for table_id in reply]
+
+    async def due_drop(self, table_id: str) -> None:
+        await self._run(("ZREM", keys.DUE, table_id))
 
     async def outbox_claim(self, *, now_ms: int, lease_ms: int, limit: int) -> list[OutboxItem]:
         [reply] = await self._run(

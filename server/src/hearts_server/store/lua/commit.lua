@@ -1,13 +1,14 @@
 -- Compare-and-set a table's record, append events, remember the request, refresh the TTL and
 -- publish the batch: all or nothing, in one round trip.
--- KEYS: table, events, requests, outbox, outbox items
+-- KEYS: table, events, requests, outbox, outbox items, due
 -- ARGV: 1 expected_version, 2 data, 3 ttl_ms, 4 caller, 5 request_id,
 --       6 request mode ("0" none, "1" check, "2" check and remember), 7 response,
 --       8 open ("" unchanged, "1", "0"), 9 max_events, 10 channel, 11 batch,
 --       12 expected stamp ("-": unknown, which never matches), 13 new stamp,
 --       14 outbox item id ("": none), 15 its payload, 16 when it is due (ms),
 --       17 the record's second part ("": none, so the field is cleared; "k": the stored one,
---       whose length is 18; "s": 18 is the new one),
+--       whose length is 18; "s": 18 is the new one), 19 when the table is due ("": never),
+--       20 the table's id (the due set's member),
 --       then (sequence, audience, payload) triples, sequences increasing and >= 1.
 -- The record is replaced only if both its version and its stamp are the expected ones: after
 -- Redis was restored from older data, a version may come back with other moves (see load.lua).
@@ -38,7 +39,7 @@ end
 if ARGV[17] == 'k' and redis.call('HSTRLEN', KEYS[1], 'f') ~= tonumber(ARGV[18]) then
   return {3, version}
 end
-local first = 19
+local first = 21
 if #ARGV >= first then
   -- Scripts are not rolled back on error, so the one write that can fail (an id not above the
   -- stream's top) goes first and is caught before anything else is written.
@@ -63,6 +64,11 @@ elseif ARGV[17] == '' then
 end
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[1], 'o', ARGV[8])
+end
+if ARGV[19] ~= '' then
+  redis.call('ZADD', KEYS[6], ARGV[19], ARGV[20])
+else
+  redis.call('ZREM', KEYS[6], ARGV[20])
 end
 if ARGV[14] ~= '' and redis.call('ZADD', KEYS[4], 'NX', ARGV[16], ARGV[14]) == 1 then
   redis.call('HSET', KEYS[5], ARGV[14], ARGV[15])
