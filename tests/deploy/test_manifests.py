@@ -132,6 +132,19 @@ def test_probes_ask_the_health_service_the_server_registers() -> None:
     assert ports["metrics"] == Settings().metrics_port
 
 
+def test_metrics_are_scraped_from_the_pods_and_not_served_to_clients() -> None:
+    # The client-facing Service carries gRPC alone (as a LoadBalancer it would publish the rest);
+    # the pods say where Prometheus finds their metrics.
+    service = _one("Service", "hearts-server")
+    assert [port["name"] for port in service["spec"]["ports"]] == ["grpc"]
+    assert "annotations" not in service["metadata"]
+    template = _one("Deployment", "hearts-server")["spec"]["template"]["metadata"]
+    annotations = template["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == Settings().metrics_port
+    assert annotations["prometheus.io/path"] == "/metrics"
+
+
 def test_the_pod_leaves_the_service_before_it_stops_listening() -> None:
     # The server closes its port at SIGTERM; the preStop wait comes first, while the endpoint
     # is removed, and the pod's grace period covers that wait and the server's own drain.
