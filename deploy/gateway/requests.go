@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"mime"
@@ -473,7 +475,7 @@ func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler)
 		if err == nil && route.body == "" && r.ContentLength != 0 { // -1: chunked
 			err = errors.New("this call takes no body: its fields go in the query")
 		}
-		if err == nil && route.body != "" && route.body != "*" && r.ContentLength == 0 {
+		if err == nil && route.body != "" && route.body != "*" && !hasBody(r) {
 			err = fmt.Errorf("the body is the request's %s: send it as JSON ({} for every default)", route.body)
 		}
 		if err == nil && route.streaming {
@@ -482,9 +484,14 @@ func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler)
 			httpStatus = http.StatusUnsupportedMediaType
 			err = fmt.Errorf("%s has no REST form: call it with gRPC-Web or Connect", route.method)
 		}
-		if err == nil && route.body != "" && r.ContentLength != 0 && !isJSON(r.Header.Get("Content-Type")) {
-			httpStatus = http.StatusUnsupportedMediaType
-			err = fmt.Errorf("send the body as JSON, with Content-Type: application/json (not %q)", r.Header.Get("Content-Type"))
+		if err == nil && route.body != "" && r.ContentLength != 0 {
+			if given := r.Header.Get("Content-Type"); isJSON(given) {
+				// The one spelling vanguard takes (it compares the header as a string).
+				r.Header.Set("Content-Type", "application/json")
+			} else {
+				httpStatus = http.StatusUnsupportedMediaType
+				err = fmt.Errorf("send the body as JSON in UTF-8, with Content-Type: application/json (not %q)", given)
+			}
 		}
 		if err != nil {
 			logger.Info("refused a REST request", "method", r.Method, "path", r.URL.Path, "peer", r.RemoteAddr, "error", err)
@@ -495,10 +502,35 @@ func withRESTChecks(routes []*restRoute, logger *slog.Logger, next http.Handler)
 	})
 }
 
-// isJSON reports whether a Content-Type is JSON's, the one REST body type the transcoder takes.
+// isJSON reports whether a REST body's Content-Type is JSON in UTF-8, the one body the
+// transcoder takes: application/json in any spelling (any case, with or without a UTF-8
+// charset), or none at all, which the transcoder takes for JSON too.
 func isJSON(contentType string) bool {
-	mediaType, _, err := mime.ParseMediaType(contentType)
-	return err == nil && mediaType == "application/json"
+	if contentType == "" {
+		return true
+	}
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType != "application/json" {
+		return false
+	}
+	charset, given := params["charset"]
+	return !given || strings.EqualFold(charset, "utf-8")
+}
+
+// hasBody reports whether a request has a body of at least one byte. A chunked one
+// (ContentLength -1) may still be empty: its first byte is read ahead, under the request's read
+// deadline, and put back for the transcoder.
+func hasBody(r *http.Request) bool {
+	if r.ContentLength >= 0 {
+		return r.ContentLength > 0
+	}
+	reader := bufio.NewReader(r.Body)
+	_, err := reader.Peek(1)
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{reader, r.Body}
+	return !errors.Is(err, io.EOF)
 }
 
 // refuseRoute answers a REST request that no route takes: 405 with the methods the path has,
