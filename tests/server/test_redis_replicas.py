@@ -569,6 +569,112 @@ async def test_a_table_of_bots_goes_on_when_its_replica_stops_and_nobody_looks(
         await admin.aclose()
 
 
+async def test_a_create_racing_its_own_retry_makes_one_table(
+    make_server, connect, redis_server
+) -> None:
+    # The first attempt claims the request id, and its create is slow to reach Redis; a retry
+    # on another replica, answered from the claim, makes the table first. The first attempt's
+    # create then finds the id taken: it must answer as the retry did, not give the claim up
+    # (the next retry would make a second table).
+    slow = await make_server(store="redis", redis_url=redis_server.url)
+    other = connect(await make_server(store="redis", redis_url=redis_server.url))
+    run, gate = slow.store._run, asyncio.Event()
+
+    async def slow_create(*commands: Any, **options: Any) -> Any:
+        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
+            await gate.wait()
+        return await run(*commands, **options)
+
+    slow.store._run = slow_create  # type: ignore[method-assign]
+    request = api.CreateTableRequest(table=pb.Table(display_name="raced"), request_id="racing")
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        first = asyncio.ensure_future(connect(slow).stub.CreateTable(request))
+        for _ in range(250):  # 5 s at most
+            if await admin.exists(keys.create_request("racing")):
+                break
+            await asyncio.sleep(0.02)
+        retried = await other.stub.CreateTable(request)
+        gate.set()
+        assert await first == retried
+        assert await other.stub.CreateTable(request) == retried
+        assert len([key async for key in admin.scan_iter(match="hearts:{*}:t")]) == 1
+    finally:
+        gate.set()
+        await admin.aclose()
+
+
+async def test_a_late_retry_does_not_make_a_table_that_may_have_expired(
+    make_server, connect, redis_server
+) -> None:
+    # The claim outlives a finished game's table (idle TTL against finished TTL): past the
+    # shortest life a table can have, a claim without its table may be one that expired, and a
+    # retry then makes nothing.
+    dying = await make_server(
+        store="redis", redis_url=redis_server.url, finished_table_ttl_seconds=1
+    )
+    other = connect(
+        await make_server(store="redis", redis_url=redis_server.url, finished_table_ttl_seconds=1)
+    )
+    run = dying.store._run
+
+    async def dies_before_the_table(*commands: Any, **options: Any) -> Any:
+        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
+            raise StoreUnavailableError("the connection is gone")
+        return await run(*commands, **options)
+
+    dying.store._run = dies_before_the_table  # type: ignore[method-assign]
+    request = api.CreateTableRequest(table=pb.Table(), request_id="late")
+    await failure(connect(dying).stub.CreateTable(request))
+    await asyncio.sleep(1.1)
+    created = await other.stub.CreateTable(request)  # the claim's answer, as always
+    refusal = await failure(other.stub.GetTable(api.GetTableRequest(name=created.view.table.name)))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+
+
+async def test_a_table_of_bots_whose_first_driver_never_started_is_driven(
+    make_server, connect, redis_server
+) -> None:
+    # The replica that made the table died before it drove it (here: it never starts drivers
+    # of its own): the create alone made the table due.
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    server.app._maybe_drive = lambda record: None  # type: ignore[method-assign]
+    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    created = await connect(server).create(bots=random_bots, target_score=1000)
+    table_key = keys.table(created.view.table.name.removeprefix("tables/"))
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        for _ in range(50):  # 10 s at most: the bot's 5 s grace, then a poll a second
+            if int(await admin.hget(table_key, "v")) > 5:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the table of bots stood still")
+    finally:
+        await admin.aclose()
+
+
+async def test_a_due_table_found_gone_leaves_the_due_set(
+    make_server, connect, redis_server
+) -> None:
+    # A table that expires is due until some process finds it gone (expiry runs no script).
+    server = await make_server(store="redis", redis_url=redis_server.url)
+    created = await connect(server).create()
+    table_id = created.view.table.name.removeprefix("tables/")
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        await admin.delete(keys.table(table_id), keys.events(table_id), keys.requests(table_id))
+        await admin.zadd(keys.DUE, {table_id: 0})
+        for _ in range(50):  # 10 s at most: a poll a second
+            if await admin.zscore(keys.DUE, table_id) is None:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the gone table stayed due")
+    finally:
+        await admin.aclose()
+
+
 async def test_streams_cut_by_a_lost_store_say_so(make_server, connect, redis_server) -> None:
     # When the server's live connection to Redis breaks, batches may have been missed, so its
     # watchers are cut to resume from their last sequence. They were told STREAM_LAGGED ("this

@@ -204,12 +204,18 @@ async def test_retried_create_returns_the_first_table_and_answer(store: Store) -
     assert [i for i, _, _ in page] == [TABLE]
 
 
-async def test_create_on_a_taken_id_remembers_no_request(store: Store) -> None:
+async def test_create_on_a_taken_id_answers_as_the_request_that_made_it(store: Store) -> None:
+    # Ids are random: the one way a create's own id is taken is a retry of the same request,
+    # answered from the request id's claim, that made the table while this call was on its way
+    # (two round trips in the Redis store). The call then answers as that retry did, and the
+    # request stays remembered: a next retry must not make a second table.
     await store.create(TABLE, b"v1", [], open_seats=True)
     taken = await store.create(TABLE, b"v2", [], open_seats=True, request_id="r", response=b"a")
-    assert (taken.created, taken.table_id, taken.replay) == (False, TABLE, None)
-    fresh = await store.create(OTHER, b"v1", [], open_seats=True, request_id="r", response=b"b")
-    assert (fresh.created, fresh.table_id) == (True, OTHER)
+    assert (taken.created, taken.table_id, taken.replay) == (False, TABLE, b"a")
+    assert (await store.load(TABLE)).data == b"v1"
+    again = await store.create(OTHER, b"v1", [], open_seats=True, request_id="r", response=b"b")
+    assert (again.created, again.table_id, again.replay) == (False, TABLE, b"a")
+    assert not (await store.load(OTHER)).exists
 
 
 async def test_create_without_a_response_is_not_remembered(store: Store) -> None:
@@ -645,10 +651,14 @@ async def test_due_tables_are_claimed_once_a_lease_until_a_write_sets_their_time
     assert await store.delete(TABLE, expected_version=4, events=[])
     await store.due_drop(OTHER)
     assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == []
-    # A commit that does not apply changes nothing.
+    # OTHER due again; then a commit that does not apply (not at version 7) changes nothing.
     await store.commit(OTHER, expected_version=1, data=b"v2", events=[], due_ms=1)
     await store.commit(OTHER, expected_version=7, data=b"v3", events=[])
     assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == [OTHER]
+    # A webhook's due time is the outbox item's, not the table's.
+    item = OutboxItem("item-1", b"{}")
+    await store.commit(OTHER, expected_version=2, data=b"v3", events=[], outbox=(item, 5))
+    assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == []
 
 
 # --- Listing ---
@@ -1163,6 +1173,20 @@ async def test_commands_survive_a_script_flush(
     assert await store.delete(TABLE, expected_version=3, events=[])
     await admin.script_flush()
     assert (await store.create(OTHER, b"v1", [], open_seats=True)).created  # a deleted id: never
+    await admin.aclose()
+
+
+@redis_only
+async def test_a_create_without_a_due_time_leaves_no_entry_of_its_ids_first_table(
+    make_redis: Callable[..., RedisStore], clean_redis: str
+) -> None:
+    # A rematch's or quick game's name made again after its first table expired (expiry runs no
+    # script, so that table's entry may still be there).
+    store = make_redis()
+    admin = redis.asyncio.Redis.from_url(clean_redis)
+    await admin.zadd(keys.DUE, {TABLE: 0})
+    await store.create(TABLE, b"v1", [], open_seats=True)
+    assert await store.due_claim(now_ms=999_000, lease_ms=1_000, limit=10) == []
     await admin.aclose()
 
 

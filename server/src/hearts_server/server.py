@@ -382,6 +382,7 @@ class HeartsServer:
             max_tables_per_hour=settings.max_tables_per_hour,
             # How long a table lives idle: a lobby slot and a player's list of tables as long.
             table_ttl_seconds=settings.table_ttl_seconds,
+            finished_table_ttl_seconds=settings.finished_table_ttl_seconds,
         )
         self.servicer = TableServicer(
             self.app,

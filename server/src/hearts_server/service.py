@@ -412,12 +412,15 @@ class TableApp:
         webhooks: WebhookSender | None = None,
         max_tables_per_hour: int = 0,
         table_ttl_seconds: float = 3600.0,
+        finished_table_ttl_seconds: float = 600.0,
         presence_lease_seconds: float = PRESENCE_LEASE_SECONDS,
         presence_refresh_seconds: float = PRESENCE_REFRESH_SECONDS,
         presence_grace_seconds: float = PRESENCE_GRACE_SECONDS,
     ) -> None:
         self.store = store
         self._table_ttl_ms = int(table_ttl_seconds * 1000)
+        # No table expires sooner after its creation than this (see _make_claimed_table).
+        self._shortest_life_ms = int(min(table_ttl_seconds, finished_table_ttl_seconds) * 1000)
         # A player's list of tables outlives any one idle period of its tables (a game goes on
         # as long as moves come): it lives a month from its last write or read, or longer.
         self._player_list_ttl_ms = max(self._table_ttl_ms, _PLAYER_LIST_TTL_MS)
@@ -1063,9 +1066,14 @@ class TableApp:
         The Redis store claims the id and makes the table in two round trips; a replica that
         died between them left a claim naming no table, and every retry would have been told
         of a table that never was. A table deleted since is not made again (the store marks its
-        id gone). One more round trip, on retries only.
+        id gone), nor one that may have expired: the claim outlives a finished game's table, so
+        only a claim younger than the shortest life a table can have is trusted to name a table
+        never made. One more round trip, on retries only.
         """
         record, stored = make(table_id)
+        if self._now_ms() - record.create_ms >= self._shortest_life_ms:
+            self._start_driver(table_id, by_timer=True)  # as below: it finds the table, or not
+            return
         try:
             result = await self.store.create(
                 table_id,

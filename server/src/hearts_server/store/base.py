@@ -244,10 +244,14 @@ class Store(Protocol):
         With a ``request_id``, the store remembers (for the idle TTL) which table it created and
         the ``response`` given, so a retried create returns the first table and answer
         (``created`` false, ``replay`` the stored response) and creates nothing. A taken
-        ``table_id`` also creates nothing (``created`` false, ``replay`` None), nor does the id
-        of a table deleted within the idle TTL. A store whose claim of the request id and whose
-        table are two writes may hold a claim without its table (the writer died in between):
-        the service then creates the table the replay names, without a ``request_id``.
+        ``table_id`` also creates nothing, nor does the id of a table deleted within the idle
+        TTL (``created`` false, ``replay`` None); with a ``request_id`` and ``response`` the
+        request is then remembered as having made that table, and answered with its
+        ``response``: ids are random, so the one way a create's own id is taken is a retry of
+        the same request that made the table while this call was on its way. A store whose
+        claim of the request id and whose table are two writes may hold a claim without its
+        table (the writer died in between): the service then creates the table the replay
+        names, without a ``request_id``.
         """
         ...
 

@@ -140,10 +140,13 @@ class MemoryStore:
             earlier = self._creates.get(request_id)
             if earlier is not None and earlier[2] > self._clock():
                 return CreateResult(False, earlier[0], earlier[1])
-        if self._get(table_id) is not None:
-            return CreateResult(False, table_id)
         gone = self._gone.get(table_id)
-        if gone is not None and gone > self._clock():
+        if self._get(table_id) is not None or (gone is not None and gone > self._clock()):
+            if request_id and response is not None:
+                # As the Redis store answers a create whose claimed id a retry made meanwhile
+                # (this store claims and creates at once, so it never sees that case).
+                self._remember_create(request_id, table_id, response)
+                return CreateResult(False, table_id, response)
             return CreateResult(False, table_id)
         if len(self._tables) >= self._sweep_at:
             self._sweep()
@@ -157,13 +160,7 @@ class MemoryStore:
             listed,
         )
         if request_id and response is not None:
-            now = self._clock()
-            if len(self._creates) >= self._creates_sweep_at:  # forget expired ones now and then
-                self._creates = {k: v for k, v in self._creates.items() if v[2] > now}
-                # Twice what is left, as for the other maps: with more than 10,000 live, a
-                # sweep at every create cost milliseconds each (1.7 ms at 12,000).
-                self._creates_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._creates))
-            self._creates[request_id] = (table_id, response, now + self._idle_ttl)
+            self._remember_create(request_id, table_id, response)
         self._set_due(table_id, due_ms)
         if events:
             self.hub.publish(table_id, tuple(events))
@@ -207,12 +204,21 @@ class MemoryStore:
             table.open_seats = open_seats
         table.expires_at = self._clock() + (self._finished_ttl if finished else self._idle_ttl)
         if outbox is not None:
-            item, due_ms = outbox
-            self._outbox.setdefault(item.id, (due_ms, item.payload, 0))
+            item, item_due_ms = outbox
+            self._outbox.setdefault(item.id, (item_due_ms, item.payload, 0))
         self._set_due(table_id, due_ms)
         if events:
             self.hub.publish(table_id, tuple(events))
         return CommitResult(CommitOutcome.APPLIED, table.version)
+
+    def _remember_create(self, request_id: str, table_id: str, response: bytes) -> None:
+        now = self._clock()
+        if len(self._creates) >= self._creates_sweep_at:  # forget expired ones now and then
+            self._creates = {k: v for k, v in self._creates.items() if v[2] > now}
+            # Twice what is left, as for the other maps: with more than 10,000 live, a sweep at
+            # every create cost milliseconds each (1.7 ms at 12,000).
+            self._creates_sweep_at = max(_WINDOWS_SWEEP, 2 * len(self._creates))
+        self._creates[request_id] = (table_id, response, now + self._idle_ttl)
 
     def _set_due(self, table_id: str, due_ms: int | None) -> None:
         if due_ms is None:

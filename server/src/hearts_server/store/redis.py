@@ -519,8 +519,12 @@ class RedisStore:
         created = made == 1
         if created:
             self._saw(table_id, 1, stamp, second)
-        if not created and claim is not None and response is not None:
-            await self._run(("DEL", claim))  # the id was taken: this request created nothing
+        elif claim is not None and response is not None:
+            # The id this call claimed is taken: a retry of this very request, answered from
+            # the claim while this call was on its way, made the table (ids are random; see
+            # TableApp._make_claimed_table). It answers as that retry did; dropping the claim
+            # would let the next retry make a second table.
+            return CreateResult(False, table_id, response)
         return CreateResult(created, table_id)
 
     async def _undo_create(

@@ -24,6 +24,8 @@ if ARGV[8] == 's' then
 end
 if ARGV[10] ~= '' then
   redis.call('ZADD', KEYS[5], ARGV[10], ARGV[11])
+else
+  redis.call('ZREM', KEYS[5], ARGV[11]) -- a name made again after its first table expired
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
