@@ -25,7 +25,7 @@ from hearts_engine.bots import BotLevel, make_bot
 from hearts_server import service
 from hearts_server.store import keys
 from hearts_server.store import redis as redis_store
-from hearts_server.store.base import StoreUnavailableError
+from hearts_server.store.base import CommitOutcome, StoreUnavailableError
 
 from .conftest import (
     bearer,
@@ -673,6 +673,42 @@ async def test_a_due_table_found_gone_leaves_the_due_set(
             raise AssertionError("the gone table stayed due")
     finally:
         await admin.aclose()
+
+
+async def test_two_replicas_driving_one_table_of_bots_settle_on_one(
+    make_server, connect, redis_server
+) -> None:
+    # A replica that took a table over (its driver stalled past the bot's grace, and another
+    # claimed it among the due tables) and the one that drove it before both drive it when the
+    # first wakes up. The compare-and-set keeps the game right, but they raced on every move
+    # for the rest of the game, each commit computed twice. The one that loses a race steps
+    # back now.
+    servers = [await make_server(store="redis", redis_url=redis_server.url) for _ in range(2)]
+    lost: list[str] = []
+    for server in servers:
+
+        async def counting(*args: Any, _commit: Any = server.store.commit, **kwargs: Any) -> Any:
+            result = await _commit(*args, **kwargs)
+            if result.outcome is CommitOutcome.CONFLICT:
+                lost.append(args[0])
+            return result
+
+        server.store.commit = counting  # type: ignore[method-assign]
+    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    created = await connect(servers[0]).create(bots=random_bots, target_score=1000)
+    table_id = created.view.table.name.removeprefix("tables/")
+    servers[1].app._start_driver(table_id)  # as if it had taken the table over
+    admin = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        for _ in range(100):  # 20 s at most (the game ends at about 140 rounds, one a commit)
+            if int(await admin.hget(keys.table(table_id), "v")) > 100:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the table of bots stood still")
+    finally:
+        await admin.aclose()
+    assert len(lost) <= 3, f"{len(lost)} lost races"
 
 
 async def test_streams_cut_by_a_lost_store_say_so(make_server, connect, redis_server) -> None:

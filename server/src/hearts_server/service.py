@@ -2249,6 +2249,20 @@ class TableApp:
         cached_record = self.records.get(table_id)
         timed = timed or by_timer or (cached_record is not None and _timed(cached_record.record))
         finished = False  # stopped where it should: nothing owed here, or the table is gone
+        # Whether this process drives the table: asked to by a move of its own (not a timer or
+        # a claim of the store's due tables), or it committed a move in this run. One that was
+        # not and finds the moves made steps back and drops its timer, and so does any whose
+        # bot's move loses a race: another process drives the table (and keeps its timer), and
+        # if that one dies, the due tables bring the table back here. Without that, a replica
+        # that once took a table over (its writer stalled for a second) raced the writer on
+        # every move after.
+        driving = not by_timer
+
+        def step_back() -> None:
+            nonlocal finished
+            self._forget_turn_timer(table_id)
+            finished = True
+
         try:
             last_version, still = -1, 0
             while True:
@@ -2280,37 +2294,46 @@ class TableApp:
                 # driver's to play at once, not once overdue (nobody else knows it is due).
                 if fill_at is not None and fill_at <= self._now_ms():
                     if await self._fill_with_bots(table_id, loaded.version, record):
-                        by_timer = False
+                        by_timer, driving = False, True
                     continue
                 timed_out = record.timed_out(self._now_ms())
                 if timed_out:
                     if await self._commit_timed_out_moves(
                         table_id, loaded.version, record, timed_out
                     ):
-                        by_timer = False
+                        by_timer, driving = False, True
                     continue
                 if by_timer and table_id in self._drive_now:
-                    by_timer = False
+                    by_timer, driving = False, True
                 seat = self._slow_bot_due(record)
                 if (
                     seat is None
                     or record.game is None
                     or (by_timer and record.update_ms + self._slow_bot_grace_ms >= self._now_ms())
                 ):
-                    if timed:
+                    if not timed:
+                        finished = True
+                    elif driving:
                         self._arm_turn_timer(record)
-                    finished = True
+                        finished = True
+                    else:
+                        step_back()
                     return
                 by_timer = False  # the bot was overdue: this driver is its driver now
                 level = record.seats[seat].bot_level
                 assert level is not None
                 if level in _INLINE_LEVELS:  # a table of bots only: a round of their moves
-                    await self._commit_bot_move(table_id, loaded.version, record, None)
-                    continue
-                seat_view = view(record.game, seat)
-                seed = record.bot_seed + seat
-                action = await self._think(level, seed, seat_view)
-                await self._commit_bot_move(table_id, loaded.version, record, action)
+                    action = None
+                else:
+                    seat_view = view(record.game, seat)
+                    seed = record.bot_seed + seat
+                    action = await self._think(level, seed, seat_view)
+                if not await self._commit_bot_move(table_id, loaded.version, record, action):
+                    # Another process wrote the table meanwhile: the one whose commit gave the
+                    # next turn drives it (each commit starts the driver it calls for).
+                    step_back()
+                    return
+                driving = True
         except StoreUnavailableError as error:
             # Logged as every store failure is, at most every 5 s: with Redis down, each table
             # with a turn timer would otherwise add a line every few seconds.
@@ -2368,21 +2391,23 @@ class TableApp:
 
     async def _commit_bot_move(
         self, table_id: str, version: int, record: TableRecord, action: Action | None
-    ) -> None:
-        """Commit a slow bot's ``action`` (None: none, the inline bots move) and what follows."""
+    ) -> bool:
+        """Commit a slow bot's ``action`` (None: none, the inline bots move) and what follows;
+        whether it applied."""
         state = record.game
         assert state is not None
         batch = _Batch(self._now_after(record))
         if action is not None:
             state, events = step(state, action)
             batch.add_engine(events)
-        await self._commit_advanced(table_id, version, record, state, batch)
+        return await self._commit_advanced(table_id, version, record, state, batch)
 
     async def _commit_advanced(
         self, table_id: str, version: int, record: TableRecord, state: State, batch: _Batch
     ) -> bool:
         """Let the inline bots act from ``state`` and commit it all on ``version``; whether it
-        applied. A lost race is fine: the driver reads again and decides from the new state."""
+        applied. A lost race is fine: the process that won it drives the table on (see
+        :meth:`_drive`)."""
         state = self._advance(record, state, batch)
         stored = batch.stored(record.sequence + 1)
         new = record.evolve(state, record.sequence + len(stored), batch.now_ms)
