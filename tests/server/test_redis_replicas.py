@@ -544,6 +544,18 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     assert owing(table) == [0], "the bots' moves were left to another replica"
 
 
+async def _until_version_above(
+    admin: redis.asyncio.Redis, table_key: str, version: int, *, seconds: float
+) -> None:
+    """Wait until the table's stored version passes ``version``, read from Redis itself (not
+    through a replica, whose read could set the table going)."""
+    for _ in range(int(seconds / 0.2)):
+        if int(await admin.hget(table_key, "v")) > version:
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the table stood still at or below version {version}")
+
+
 async def test_a_table_of_bots_goes_on_when_its_replica_stops_and_nobody_looks(
     make_server, connect, redis_server
 ) -> None:
@@ -559,12 +571,8 @@ async def test_a_table_of_bots_goes_on_when_its_replica_stops_and_nobody_looks(
     try:
         await driving.stop(0)
         stopped = int(await admin.hget(table_key, "v"))
-        for _ in range(75):  # 15 s at most: the bot's 5 s grace, then a poll a second
-            if int(await admin.hget(table_key, "v")) > stopped + 10:
-                break
-            await asyncio.sleep(0.2)
-        else:
-            raise AssertionError("the table of bots stood still")
+        # The bot's 5 s grace, then a poll a second.
+        await _until_version_above(admin, table_key, stopped + 10, seconds=15)
     finally:
         await admin.aclose()
 
@@ -644,12 +652,8 @@ async def test_a_table_of_bots_whose_first_driver_never_started_is_driven(
     table_key = keys.table(created.view.table.name.removeprefix("tables/"))
     admin = redis.asyncio.Redis.from_url(redis_server.url)
     try:
-        for _ in range(50):  # 10 s at most: the bot's 5 s grace, then a poll a second
-            if int(await admin.hget(table_key, "v")) > 5:
-                break
-            await asyncio.sleep(0.2)
-        else:
-            raise AssertionError("the table of bots stood still")
+        # The bot's 5 s grace, then a poll a second.
+        await _until_version_above(admin, table_key, 5, seconds=10)
     finally:
         await admin.aclose()
 
@@ -700,12 +704,8 @@ async def test_two_replicas_driving_one_table_of_bots_settle_on_one(
     servers[1].app._start_driver(table_id)  # as if it had taken the table over
     admin = redis.asyncio.Redis.from_url(redis_server.url)
     try:
-        for _ in range(100):  # 20 s at most (the game ends at about 140 rounds, one a commit)
-            if int(await admin.hget(keys.table(table_id), "v")) > 100:
-                break
-            await asyncio.sleep(0.2)
-        else:
-            raise AssertionError("the table of bots stood still")
+        # The game ends at about 140 rounds, one a commit.
+        await _until_version_above(admin, keys.table(table_id), 100, seconds=20)
     finally:
         await admin.aclose()
     assert len(lost) <= 3, f"{len(lost)} lost races"
