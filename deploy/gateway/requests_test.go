@@ -309,7 +309,20 @@ func TestLiveRESTRefusalsAreStatusJSON(t *testing.T) {
 		}
 	}
 	// CreateTable's body is its table: an empty chunked body is none, as an empty plain one.
-	request, err := http.NewRequest(http.MethodPost, base+"/v1/tables", io.NopCloser(strings.NewReader("")))
+	code, data := chunkedPost(t, base+"/v1/tables", "")
+	restError(t, "an empty chunked body", code, []byte(data), http.StatusBadRequest, "INVALID_REQUEST")
+	// A chunked table is read whole.
+	code, data = chunkedPost(t, base+"/v1/tables", `{"displayName": "chunked"}`)
+	if code != http.StatusOK || !strings.Contains(data, `"displayName":"chunked"`) {
+		t.Errorf("a chunked table: HTTP %d: %s", code, data)
+	}
+}
+
+// chunkedPost sends body as JSON with chunked transfer encoding (no Content-Length), and
+// returns the status and body of the answer.
+func chunkedPost(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	request, err := http.NewRequest(http.MethodPost, url, io.NopCloser(strings.NewReader(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,25 +332,12 @@ func TestLiveRESTRefusalsAreStatusJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := io.ReadAll(response.Body)
-	response.Body.Close()
-	restError(t, "an empty chunked body", response.StatusCode, data, http.StatusBadRequest, "INVALID_REQUEST")
-	// A chunked table is read whole.
-	request, err = http.NewRequest(http.MethodPost, base+"/v1/tables", io.NopCloser(strings.NewReader(`{"displayName": "chunked"}`)))
+	defer response.Body.Close()
+	data, err := io.ReadAll(response.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	request.ContentLength = -1
-	request.Header.Set("Content-Type", "application/json")
-	response, err = http.DefaultClient.Do(request)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ = io.ReadAll(response.Body)
-	response.Body.Close()
-	if response.StatusCode != http.StatusOK || !strings.Contains(string(data), `"displayName":"chunked"`) {
-		t.Errorf("a chunked table: HTTP %d: %s", response.StatusCode, data)
-	}
+	return response.StatusCode, string(data)
 }
 
 // The enum check walks what the request's descriptor knows and nothing else: unknown fields

@@ -544,6 +544,26 @@ async def test_a_stopping_replica_lets_its_bots_answer_the_last_move_first(
     assert owing(table) == [0], "the bots' moves were left to another replica"
 
 
+def _lose_redis_before_the_table(server: Any) -> None:
+    """Make ``server``'s store fail every create script, as a replica fails that died (or lost
+    Redis) right after claiming a create's request id."""
+    run = server.store._run
+
+    async def dies_before_the_table(*commands: Any, **options: Any) -> Any:
+        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
+            raise StoreUnavailableError("the connection is gone")
+        return await run(*commands, **options)
+
+    server.store._run = dies_before_the_table
+
+
+async def _random_bots_table(hearts: Any) -> str:
+    """A new table of four random bots playing to 1000 points: its id."""
+    bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
+    created = await hearts.create(bots=bots, target_score=1000)
+    return created.view.table.name.removeprefix("tables/")
+
+
 async def _until_version_above(
     admin: redis.asyncio.Redis, table_key: str, version: int, *, seconds: float
 ) -> None:
@@ -564,17 +584,12 @@ async def test_a_table_of_bots_goes_on_when_its_replica_stops_and_nobody_looks(
     # stand still until someone read it, or until it expired.
     driving = await make_server(store="redis", redis_url=redis_server.url)
     await make_server(store="redis", redis_url=redis_server.url)
-    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
-    created = await connect(driving).create(bots=random_bots, target_score=1000)
-    table_key = keys.table(created.view.table.name.removeprefix("tables/"))
-    admin = redis.asyncio.Redis.from_url(redis_server.url)
-    try:
+    table_key = keys.table(await _random_bots_table(connect(driving)))
+    async with redis.asyncio.Redis.from_url(redis_server.url) as admin:
         await driving.stop(0)
         stopped = int(await admin.hget(table_key, "v"))
         # The bot's 5 s grace, then a poll a second.
         await _until_version_above(admin, table_key, stopped + 10, seconds=15)
-    finally:
-        await admin.aclose()
 
 
 async def test_a_create_racing_its_own_retry_makes_one_table(
@@ -624,14 +639,7 @@ async def test_a_late_retry_does_not_make_a_table_that_may_have_expired(
     other = connect(
         await make_server(store="redis", redis_url=redis_server.url, finished_table_ttl_seconds=1)
     )
-    run = dying.store._run
-
-    async def dies_before_the_table(*commands: Any, **options: Any) -> Any:
-        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
-            raise StoreUnavailableError("the connection is gone")
-        return await run(*commands, **options)
-
-    dying.store._run = dies_before_the_table  # type: ignore[method-assign]
+    _lose_redis_before_the_table(dying)
     request = api.CreateTableRequest(table=pb.Table(), request_id="late")
     await failure(connect(dying).stub.CreateTable(request))
     await asyncio.sleep(1.1)
@@ -647,15 +655,10 @@ async def test_a_table_of_bots_whose_first_driver_never_started_is_driven(
     # of its own): the create alone made the table due.
     server = await make_server(store="redis", redis_url=redis_server.url)
     server.app._maybe_drive = lambda record: None  # type: ignore[method-assign]
-    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
-    created = await connect(server).create(bots=random_bots, target_score=1000)
-    table_key = keys.table(created.view.table.name.removeprefix("tables/"))
-    admin = redis.asyncio.Redis.from_url(redis_server.url)
-    try:
+    table_key = keys.table(await _random_bots_table(connect(server)))
+    async with redis.asyncio.Redis.from_url(redis_server.url) as admin:
         # The bot's 5 s grace, then a poll a second.
         await _until_version_above(admin, table_key, 5, seconds=10)
-    finally:
-        await admin.aclose()
 
 
 async def test_a_due_table_found_gone_leaves_the_due_set(
@@ -698,16 +701,11 @@ async def test_two_replicas_driving_one_table_of_bots_settle_on_one(
             return result
 
         server.store.commit = counting  # type: ignore[method-assign]
-    random_bots = dict.fromkeys(range(4), pb.BOT_LEVEL_RANDOM)
-    created = await connect(servers[0]).create(bots=random_bots, target_score=1000)
-    table_id = created.view.table.name.removeprefix("tables/")
+    table_id = await _random_bots_table(connect(servers[0]))
     servers[1].app._start_driver(table_id)  # as if it had taken the table over
-    admin = redis.asyncio.Redis.from_url(redis_server.url)
-    try:
+    async with redis.asyncio.Redis.from_url(redis_server.url) as admin:
         # The game ends at about 140 rounds, one a commit.
         await _until_version_above(admin, keys.table(table_id), 100, seconds=20)
-    finally:
-        await admin.aclose()
     assert len(lost) <= 3, f"{len(lost)} lost races"
 
 
@@ -734,14 +732,7 @@ async def test_a_create_whose_replica_died_after_claiming_its_id_is_made_by_the_
     # said TABLE_NOT_FOUND. Here the first replica loses Redis the moment the claim is taken.
     dying = await make_server(store="redis", redis_url=redis_server.url)
     other = connect(await make_server(store="redis", redis_url=redis_server.url))
-    run = dying.store._run
-
-    async def dies_before_the_table(*commands: Any, **options: Any) -> Any:
-        if any(command[:2] == ("EVALSHA", redis_store._CREATE.sha) for command in commands):
-            raise StoreUnavailableError("the connection is gone")
-        return await run(*commands, **options)
-
-    dying.store._run = dies_before_the_table  # type: ignore[method-assign]
+    _lose_redis_before_the_table(dying)
     table = pb.Table(
         display_name="survivor",
         rules=pb.Rules(target_score=50),

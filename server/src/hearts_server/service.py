@@ -84,6 +84,7 @@ from hearts_server.store.base import (
     JOIN_CALLER_PREFIX,
     PLAYER_TABLES_KEPT,
     CommitOutcome,
+    CreateResult,
     Loaded,
     OutboxItem,
     Published,
@@ -1021,14 +1022,9 @@ class TableApp:
             etag="1",
         )
         try:
-            result = await self.store.create(
-                table_id,
-                record.to_json(schema=self._record_schema),
+            result = await self._store_create(
+                record,
                 stored,
-                open_seats=record.has_free_seat,
-                listed=not record.unlisted,
-                finished=record.phase_over,
-                due_ms=self._due_ms(record),
                 request_id=request_id or None,
                 response=_remembered(fingerprint, response.SerializeToString())
                 if request_id
@@ -1056,6 +1052,28 @@ class TableApp:
         self._maybe_drive(record)
         return response
 
+    async def _store_create(
+        self,
+        record: TableRecord,
+        stored: Sequence[StoredEvent],
+        *,
+        request_id: str | None = None,
+        response: bytes | None = None,
+    ) -> CreateResult:
+        """:meth:`Store.create` of a new table's first ``record`` and events, as CreateTable
+        makes it (and a retry of one makes it again)."""
+        return await self.store.create(
+            record.table_id,
+            record.to_json(schema=self._record_schema),
+            stored,
+            open_seats=record.has_free_seat,
+            listed=not record.unlisted,
+            finished=record.phase_over,
+            due_ms=self._due_ms(record),
+            request_id=request_id,
+            response=response,
+        )
+
     async def _make_claimed_table(
         self, table_id: str, make: Callable[[str], tuple[TableRecord, list[StoredEvent]]]
     ) -> None:
@@ -1075,15 +1093,7 @@ class TableApp:
             self._start_driver(table_id, by_timer=True)  # as below: it finds the table, or not
             return
         try:
-            result = await self.store.create(
-                table_id,
-                record.to_json(schema=self._record_schema),
-                stored,
-                open_seats=record.has_free_seat,
-                listed=not record.unlisted,
-                finished=record.phase_over,
-                due_ms=self._due_ms(record),
-            )
+            result = await self._store_create(record, stored)
         except StoreUnavailableError as error:
             raise self._store_unavailable(error) from None
         if result.created:
