@@ -1,8 +1,9 @@
 """Turn timers: a player whose time for a move runs out has it made for them, and plays on.
 
-``Table.turn_timeout`` gives each move a time limit. When it passes, whichever server process
-notices first (the one that asked for the move, one with watchers of the table, or one that
-reads it) makes the move as a heuristic bot would, after a public ``TurnTimedOutEvent``.
+``Table.turn_timeout`` gives each move a time limit. When it passes, the server process that
+asked for the move (by its timer), one that reads the table after the deadline, or, should the
+asker have died, one that claims the table from the store's due tables makes the move as a
+heuristic bot would, after a public ``TurnTimedOutEvent``.
 """
 
 from __future__ import annotations
@@ -342,6 +343,25 @@ async def test_a_deleted_table_leaves_no_timer(make_server, connect) -> None:
         assert seated.name.removeprefix("tables/") in server.app._turn_timers
         await hearts.delete(seated.name, seated.creator_token)
     assert not server.app._turn_timers
+
+
+@pytest.mark.redis
+async def test_only_the_writer_keeps_a_timer_for_a_deadline_to_come(replicas) -> None:
+    # Readers and watchers on another replica used to arm timers of their own and race the
+    # writer at every deadline; the due tables now cover a writer that dies.
+    (first, a), (second, b) = replicas
+    seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=60_000)
+    name, token = seated.name, seated.tokens[0]
+    table_id = name.removeprefix("tables/")
+    watch = b.watch(name)  # a spectator through the second replica
+    await read_until(watch, lambda m: True)
+    view = await b.view(name, token)  # a read there too
+    await a.pass_cards(name, token, view.legal_cards[:3])
+    await read_until(watch, lambda m: event_kind(m) == "card_played")
+    await b.view(name, token)
+    watch.cancel()
+    assert table_id in first.app._turn_timers
+    assert table_id not in second.app._turn_timers
 
 
 @pytest.mark.redis

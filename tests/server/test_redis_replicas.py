@@ -323,12 +323,15 @@ async def test_a_redis_at_its_memory_limit_refuses_writes_as_unavailable(
 
 async def _first_dies_driving(make_server, connect, monkeypatch, grace_ms: int):
     """Clients of two replicas on one Redis, with a bot grace period of ``grace_ms``; the first
-    replica never starts a bot driver, as if it died right after each commit."""
+    replica never starts a bot driver, as if it died right after each commit, and the second
+    does not watch the due tables, so only what the test does can get the bots going."""
     first = await make_server(store="redis")
     second = await make_server(store="redis")
     for server in (first, second):
         server.app._slow_bot_grace_ms = grace_ms
-    monkeypatch.setattr(first.app, "_maybe_drive", lambda record: None)
+    monkeypatch.setattr(first.app, "_start_driver", lambda table_id, **_: None)
+    assert second.app._due_watch is not None
+    second.app._due_watch.cancel()
     return connect(first), connect(second)
 
 

@@ -2158,10 +2158,11 @@ class TableApp:
         """Have the driver run when the time for the players' owed moves runs out (at once if
         it has), or forget the table's timer when no player owes a move.
 
-        Every process that commits a move of the table, reads it or has watchers of it keeps a
-        timer: whichever fires first makes the timed-out moves (a compare-and-set commit; the
-        others find the moves made, or lose the race and read them). So a replica that dies
-        with the timer only delays the moves until another one, or the next read, notices.
+        The process that commits a move of the table keeps the timer; a read elsewhere only
+        starts the driver when a deadline has passed (:meth:`_kick_overdue`). A replica that
+        dies with the timer delays the moves until another one claims the table from the due
+        tables (:meth:`_watch_due`: about a second or two), or a read notices first. Should two
+        processes act at once, the compare-and-set lets one commit; the other steps back.
         """
         table_id = record.table_id
         deadline = record.timer_deadline_ms
@@ -2179,12 +2180,6 @@ class TableApp:
         delay = max(0.0, (deadline_ms - self._now_ms()) / 1000)
         handle = asyncio.get_running_loop().call_later(delay, self._turn_timer_fired, table_id)
         self._turn_timers[table_id] = (deadline_ms, handle)
-
-    def _ensure_turn_timer(self, table_id: str, timeout_ms: int) -> None:
-        """For a watcher that saw the table move: a timer by the latest deadline that move can
-        have set, unless one is armed. Whichever fires reads the table and sets the real one."""
-        if table_id not in self._turn_timers and not self._draining:
-            self._set_turn_timer(table_id, self._now_ms() + timeout_ms)
 
     def _turn_timer_fired(self, table_id: str) -> None:
         self._turn_timers.pop(table_id, None)
@@ -2488,10 +2483,19 @@ class TableApp:
         return OutboxItem(document["id"], orjson.dumps(document)), now_ms
 
     def _kick_overdue(self, record: TableRecord) -> None:
-        if _timed(record):
-            self._arm_turn_timer(record)  # the moves are made at once if their time ran out
-        if record.update_ms + self._slow_bot_grace_ms < self._now_ms():
-            self._maybe_drive(record)
+        """After a read: start the driver if the table is owed a move that is overdue (a
+        player's time ran out, or a slow bot's move is late), as when the process that wrote it
+        died. A deadline still to come is left to the writer's timer and, should the writer
+        die, to the due tables (:meth:`_watch_due`): a timer here too would only race it."""
+        now = self._now_ms()
+        deadline = record.timer_deadline_ms
+        if deadline is not None and deadline <= now:
+            self._start_driver(record.table_id, by_timer=True)
+        elif (
+            record.update_ms + self._slow_bot_grace_ms < now
+            and self._slow_bot_due(record) is not None
+        ):
+            self._start_driver(record.table_id)
 
     def _watch_slow_bots(self, record: TableRecord) -> bool:
         """Count a watcher of ``record``'s table if the driver may play there; whether it does."""
@@ -2774,11 +2778,6 @@ class TableApp:
                     # Not told: a player who sat down there since this stream's record was
                     # read, and is connected, is told with the events that follow.
                     present &= ~(1 << other)
-            # How far a move of the table can set its next deadline off: a turn's time, or,
-            # while the table waits for players, the wait for bots (the sooner of the two; a
-            # timer that fires early only reads the table and sets the real deadline).
-            fill_ms = record.fill_after_ms if record.game is None else 0
-            timeout_ms = min(record.turn_timeout_ms or fill_ms, fill_ms or record.turn_timeout_ms)
             loop = asyncio.get_running_loop()
             sent = loop.time()  # when this stream last sent something (for heartbeats)
             while True:
@@ -2794,8 +2793,6 @@ class TableApp:
                         continue
                 if batch is None:
                     break
-                if timeout_ms and batch[0].sequence != EPHEMERAL_SEQUENCE:
-                    self._ensure_turn_timer(table_id, timeout_ms)
                 for event in batch:
                     if event.sequence == EPHEMERAL_SEQUENCE:
                         # Unstored (a reaction, a presence change): it takes the number of the
@@ -2831,9 +2828,6 @@ class TableApp:
                         response = _event_response(event)
                         yield response
                         sent = loop.time()
-                        if fill_ms and response.event.HasField("round_started"):
-                            # The game started: no more waiting for players.
-                            fill_ms, timeout_ms = 0, record.turn_timeout_ms
                         if response.event.HasField("table_deleted"):
                             return
                         # Leaving revokes the seat's token (its epoch moves on): the stream
