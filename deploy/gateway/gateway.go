@@ -176,13 +176,23 @@ func newHandler(api http.Handler, h *health, origins []string) http.Handler {
 	return mux
 }
 
-// parseOrigins splits a comma-separated list of origins; empty parts are dropped.
-func parseOrigins(list string) []string {
+// parseOrigins splits a comma-separated list of origins; empty parts are dropped, and a part
+// that is no origin (scheme://host[:port], or *) is an error: a browser's Origin header always
+// has the scheme, so "localhost:5173" would never match and every page would be refused.
+func parseOrigins(list string) ([]string, error) {
 	var origins []string
 	for _, origin := range strings.Split(list, ",") {
-		if origin = strings.TrimSpace(origin); origin != "" {
-			origins = append(origins, strings.TrimSuffix(origin, "/"))
+		if origin = strings.TrimSpace(origin); origin == "" {
+			continue
 		}
+		origin = strings.TrimSuffix(origin, "/")
+		if origin != "*" {
+			scheme, host, ok := strings.Cut(origin, "://")
+			if !ok || scheme == "" || host == "" || strings.ContainsAny(host, "/?#") {
+				return nil, fmt.Errorf("--cors-origins: %q is not an origin: want scheme://host[:port] (such as https://play.example.com), or *", origin)
+			}
+		}
+		origins = append(origins, origin)
 	}
-	return origins
+	return origins, nil
 }

@@ -57,6 +57,8 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 		{"--grace-seconds", "NaN"}, {"--shutdown-delay-seconds", "nan"}, {"--grace-seconds", "Inf"},
 		{"--log-format", "xml"}, {"--backend-connections", "0"},
 		{"--backend", ""}, {"stray"},
+		{"--cors-origins", "localhost:5173"}, {"--cors-origins", "https://a.test,a.test"},
+		{"--cors-origins", "https://a.test/app"}, {"--cors-origins", "://a.test"},
 	} {
 		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
@@ -391,5 +393,16 @@ func TestBackendErrorKeepsTheServersOwn(t *testing.T) {
 	notFound := withErrorInfo(codes.NotFound, "TABLE_NOT_FOUND", "no table")
 	if got := p.backendError(ctx, "/m", notFound); got != notFound {
 		t.Errorf("NOT_FOUND became %v", got)
+	}
+}
+
+func TestOriginsAreSchemeHostAndPortOrAny(t *testing.T) {
+	origins, err := parseOrigins(" https://a.test/ ,, http://localhost:5173,capacitor://localhost,*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"https://a.test", "http://localhost:5173", "capacitor://localhost", "*"}
+	if !slices.Equal(origins, want) {
+		t.Errorf("origins %q, want %q", origins, want)
 	}
 }

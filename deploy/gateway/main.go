@@ -88,11 +88,15 @@ func parseConfig(args []string, getenv func(string) string, output io.Writer) (c
 	if err != nil || connections < 1 || connections > 100 {
 		return config{}, fmt.Errorf("--backend-connections: want a number from 1 to 100, got %q", *values["backend-connections"])
 	}
+	origins, err := parseOrigins(*values["cors-origins"])
+	if err != nil {
+		return config{}, err
+	}
 	cfg := config{
 		listen:      *values["listen"],
 		backend:     *values["backend"],
 		connections: connections,
-		corsOrigins: parseOrigins(*values["cors-origins"]),
+		corsOrigins: origins,
 		delay:       durations[0],
 		grace:       durations[1],
 		logFormat:   *values["log-format"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hearts.v1 import table_pb2 as pb
-from hearts_client import IllegalMoveError, SyncHeartsClient
+from hearts_client import HeartsClient, IllegalMoveError, SyncHeartsClient
 
 
 def test_sync_client_plays_and_watches(threaded_server: str) -> None:
@@ -70,3 +70,24 @@ def test_a_watch_left_open_past_the_clients_close_closes_quietly(
         assert next(stream).HasField("snapshot")
     stream.close()
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_the_facade_has_every_public_member_of_the_asyncio_client() -> None:
+    public = {name for name in dir(HeartsClient) if not name.startswith("_")}
+    assert public <= {name for name in dir(SyncHeartsClient) if not name.startswith("_")}
+
+
+def test_a_seat_token_handed_to_another_sync_client_resumes_the_seat(threaded_server: str) -> None:
+    with SyncHeartsClient(threaded_server, backoff=0.02) as first:
+        created = first.create_table("handed over", bots={1: "random", 2: "random", 3: "random"})
+        first.join_table(created.name, "Ada")
+        token = first.seat_token(created.name)
+        assert token is not None
+        assert first.creator_token(created.name) is not None
+    with SyncHeartsClient(threaded_server, backoff=0.02) as second:
+        second.set_seat_token(created.name, token)
+        view = second.get_table(created.name)
+        assert len(view.hand) == 13  # the seat's own cards: the token was sent
+        second.set_seat_token(created.name, None)
+        assert second.seat_token(created.name) is None
+        assert len(second.get_table(created.name).hand) == 0

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -258,6 +259,10 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
             "--identity-jwks-url must be an https:// URL (http:// only on loopback)",
         ),
         (["--identity-required"], {}, "--identity-required needs --identity-secret or"),
+        (["--identity-issuer", "i"], {}, "--identity-issuer needs --identity-secret or"),
+        ([], {"HEARTS_IDENTITY_AUDIENCE": "a"}, "--identity-audience needs --identity-secret or"),
+        (["--trusted-proxies", "10.0.0.0/33"], {}, "--trusted-proxies:"),
+        (["--redis-url", "http://127.0.0.1:6379"], {}, "--redis-url is not a Redis URL"),
         ([], {"HEARTS_IDENTITY_REQUIRED": "maybe"}, "HEARTS_IDENTITY_REQUIRED: not true or false"),
         (
             ["--webhook-url", "http://backend.example/hooks", "--webhook-secret", "s" * 32],
@@ -578,3 +583,23 @@ def test_metrics_listen_where_grpc_does(
     monkeypatch.setattr(hearts_main, "start_http_server", start_http_server)
     hearts_main._serve_metrics(9464, host)
     assert tried == bound
+
+
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_an_ipv6_host_is_taken_with_or_without_brackets(host: str) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this host")
+    server = ServerProcess("--host", host)
+    try:
+        assert server.address.startswith("[::1]:")
+        with grpc.insecure_channel(server.address) as channel:
+            answer = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=5
+            )
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        url = f"http://[::1]:{server.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert b"hearts_requests_total" in response.read()
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from prometheus_client import start_http_server
 
-from hearts_server.config import Settings, parse_settings
+from hearts_server.config import Settings, host_port, parse_settings
 from hearts_server.server import HeartsServer
 from hearts_server.store.base import StoreUnsupportedError
 
@@ -78,13 +78,13 @@ async def serve(settings: Settings) -> None:
     try:
         server = HeartsServer(settings)  # binds the gRPC port
     except (OSError, RuntimeError) as error:  # a port in use, an address not on this host
-        where = f"{settings.host}:{settings.port}"
+        where = host_port(settings.host, settings.port)
         raise _StartupError(f"cannot listen on {where} (--port): {error}") from None
     if settings.metrics_port:
         try:
             _serve_metrics(settings.metrics_port, settings.host)
         except OSError as error:
-            where = f"{settings.host}:{settings.metrics_port}"
+            where = host_port(settings.host, settings.metrics_port)
             raise _StartupError(f"cannot listen on {where} (--metrics-port): {error}") from None
     try:
         await server.start()

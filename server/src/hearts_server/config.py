@@ -91,7 +91,7 @@ def parse_settings(
     )
     parser.json_errors = _log_format(sys.argv[1:] if argv is None else argv, environ) == "json"
     helps = {
-        "host": "address to listen on (0.0.0.0 in a container)",
+        "host": "address to listen on (0.0.0.0 in a container; IPv6 as ::1 or [::1])",
         "port": "gRPC port (0 picks a free one)",
         "redis_url": "redis://host:port/db; empty runs the embedded in-memory store",
         "token_secret": "secret that signs seat tokens; replicas must share it",
@@ -185,7 +185,17 @@ def parse_settings(
     problem = _problem(settings)
     if problem is not None:
         parser.error(problem)
-    return dataclasses.replace(settings, log_level=settings.log_level.upper())
+    # An IPv6 address is taken with or without its brackets; it is kept bare (the metrics
+    # server wants it so) and bracketed where a port follows (host_port).
+    host = settings.host
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return dataclasses.replace(settings, host=host, log_level=settings.log_level.upper())
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as gRPC and clients take it: an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,8 +392,13 @@ def _problem(settings: Settings) -> str | None:
         if not (settings.identity_issuer and settings.identity_audience):
             # An identity provider signs every customer's tokens with the same keys.
             return "--identity-jwks-url needs --identity-issuer and --identity-audience"
-    if settings.identity_required and not (settings.identity_secret or settings.identity_jwks_url):
+    checks_identity = settings.identity_secret or settings.identity_jwks_url
+    if settings.identity_required and not checks_identity:
         return "--identity-required needs --identity-secret or --identity-jwks-url"
+    for name in ("identity_issuer", "identity_audience"):
+        if getattr(settings, name) and not checks_identity:
+            # Nothing would check identity tokens: the claim set for them would do nothing.
+            return f"--{name.replace('_', '-')} needs --identity-secret or --identity-jwks-url"
     if settings.webhook_url:
         # Results sent over plain HTTP could be read and changed on the way.
         if not _https(settings.webhook_url):

@@ -31,7 +31,7 @@ from prometheus_client.core import CounterMetricFamily
 
 from hearts.v1 import table_service_pb2 as api
 from hearts_server.clock import StoreClock
-from hearts_server.config import Settings, networks
+from hearts_server.config import Settings, host_port, networks
 from hearts_server.identity import IdentityVerifier
 from hearts_server.rpc import METRICS, TableServicer, add_lenient, add_servicer
 from hearts_server.service import TableApp
@@ -453,7 +453,7 @@ class HeartsServer:
              reflection.SERVICE_NAME),
             self.grpc_server,
         )  # fmt: skip
-        self.port = self.grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
+        self.port = self.grpc_server.add_insecure_port(host_port(settings.host, settings.port))
         if self.port == 0:
             raise OSError("the address is in use or not on this host")
         self._gauge_task: asyncio.Task[None] | None = None
@@ -463,7 +463,7 @@ class HeartsServer:
     @property
     def address(self) -> str:
         """``host:port`` that clients can dial."""
-        return f"{self.settings.host}:{self.port}"
+        return host_port(self.settings.host, self.port)
 
     async def start(self) -> None:
         """Start serving and report SERVING.

@@ -1131,7 +1131,7 @@ class TableApp:
         if uses > limit:
             raise ServiceError(
                 "TOO_MANY_TABLES",
-                f"at most {limit} new tables an hour from one "
+                f"at most {limit} new table{'' if limit == 1 else 's'} an hour from one "
                 f"{'player' if identity is not None else 'address'}; try again later",
             )
 

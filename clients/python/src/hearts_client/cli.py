@@ -173,7 +173,8 @@ class _Game:
 
     def show_final(self, totals: Sequence[int], winners: Sequence[int]) -> None:
         self.say()
-        self.say(f"Game over after {self.rounds or 'all'} rounds.")
+        rounds = self.rounds or "all"
+        self.say(f"Game over after {rounds} round{'' if rounds == 1 else 's'}.")
         self.say("Final totals: " + ", ".join(f"{self.who(s)} {totals[s]}" for s in range(4)))
         names = [self.who(s) for s in winners]
         if names == ["You"]:

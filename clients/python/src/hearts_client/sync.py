@@ -73,7 +73,7 @@ class SyncHeartsClient:
             options=options,
             backoff=backoff,
         )
-        """The asyncio client underneath (for its token accessors)."""
+        """The asyncio client underneath."""
 
     @property
     def identity_token(self) -> str | None:
@@ -83,6 +83,18 @@ class SyncHeartsClient:
     @identity_token.setter
     def identity_token(self, token: str | None) -> None:
         self.client.identity_token = token
+
+    def seat_token(self, name: str) -> str | None:
+        """See :meth:`HeartsClient.seat_token`."""
+        return self.client.seat_token(name)
+
+    def set_seat_token(self, name: str, token: str | None) -> None:
+        """See :meth:`HeartsClient.set_seat_token`: resume a seat from another process."""
+        self.client.set_seat_token(name, token)
+
+    def creator_token(self, name: str) -> str | None:
+        """See :meth:`HeartsClient.creator_token`."""
+        return self.client.creator_token(name)
 
     def _run(self, awaitable: Awaitable[T]) -> T:
         return self._runner.run(_await(awaitable))
