@@ -37,7 +37,9 @@ from hearts_engine import (
     cards_of,
     determinize,
     is_legal,
+    mask_of,
     new_game,
+    parse_cards,
     seats_to_act,
     seeded_deck,
     view,
@@ -50,7 +52,7 @@ from hearts_engine.bots import (
     RandomBot,
     make_bot,
 )
-from hearts_engine.bots.heuristic import pass_cards, play_card
+from hearts_engine.bots.heuristic import moon_threat, pass_cards, play_card
 from hearts_engine.bots.monte_carlo import candidates
 from hearts_engine.bots.sampling import infer, sample_hands
 
@@ -393,16 +395,72 @@ def test_heuristic_takes_a_heart_to_stop_a_visible_moon_shot() -> None:
         "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
     )
     rules = Rules(pass_cards=False, no_points_on_first_trick=False)
-    # Seat 3 takes the queen and a heart on the first trick, then leads a heart: it alone holds
-    # 14 points. Seat 0 would duck with the 4H; to stop the moon it takes the trick with the AH.
-    state = play(deal(hands, rules=rules), "2C QS 2H AC 5H")
+    # Seat 3 takes the queen and three hearts in the first three tricks, then leads a heart: it
+    # alone holds 16 points. Seat 0 would duck with the 4H; to stop the moon it takes the trick
+    # with the AH.
+    state = play(deal(hands, rules=rules), "2C QS 2H AC KC 2D QD 3H QC 3D KD 6H 5H")
     seat_view = view(state, 0)
-    assert seat_view.round_points == (0, 0, 0, 14)
+    assert seat_view.round_points == (0, 0, 0, 16)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
 
 
+def test_heuristic_sees_no_moon_shot_in_the_queen_and_a_heart() -> None:
+    # The queen dumped on a seat with a heart is most rounds, not a moon shot: seat 0 ducks.
+    hands = (
+        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
+        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+    )
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    state = play(deal(hands, rules=rules), "2C QS 2H AC 5H")
+    seat_view = view(state, 0)
+    assert seat_view.round_points == (0, 0, 0, 14)
+    assert moon_threat(seat_view) is None
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("4H")
+
+
+def test_a_blocker_that_cannot_win_the_heart_trick_keeps_its_high_hearts() -> None:
+    hands = (
+        "2C 4H KH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+        "2H 3H 6H 7H 8H 9H TH JH QH 5H JS KS AS",
+        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AH",
+    )
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    # Seat 3 holds 16 points alone and leads the AH: the KH cannot win, so seat 0 plays low.
+    state = play(deal(hands, rules=rules), "2C QS 2H AC KC 2D QD 3H QC 3D KD 6H AH")
+    seat_view = view(state, 0)
+    assert moon_threat(seat_view) == 3
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("4H")
+
+
+@pytest.mark.parametrize(
+    ("hand", "trick", "played", "card"),
+    [
+        # Not last, and nothing ducks: the lowest card may still be beaten (before, the highest).
+        ("AH 5H 2C", "4H", "", "5H"),
+        ("AS 4S 2C", "3S", "", "4S"),  # the queen is out: under the ace it would be dumped
+        ("KS 7S 2C", "3S 5S", "", "7S"),
+        # The queen accounted for, or the last seat, or a club: the highest card, as before.
+        ("AS 4S 2C", "3S", "QS", "AS"),
+        ("AH 5H 2C", "4H 2H 3H", "", "AH"),
+        ("AC 5C 2H", "4C", "", "AC"),
+    ],
+)
+def test_heuristic_follows_low_when_it_cannot_duck_and_seats_are_to_come(
+    hand: str, trick: str, played: str, card: str
+) -> None:
+    hand_mask = mask_of(parse_cards(hand))
+    trick_cards = tuple(parse_cards(trick))
+    led = trick_cards[0].suit
+    legal = mask_of(c for c in parse_cards(hand) if c.suit == led)
+    before = mask_of(parse_cards(played)) | mask_of(trick_cards)
+    assert DECK[play_card(hand_mask, legal, trick_cards, before)] == Card.parse(card)
+
+
 def test_heuristic_sees_a_moon_shot_through_the_jack_of_diamonds_bonus() -> None:
-    # As above, and seat 3 also takes the jack of diamonds: its round points are 14 - 10 = 4,
+    # As above, and seat 3 also takes the jack of diamonds: its round points are 16 - 10 = 6,
     # but the moon counts hearts and the queen only, so it still threatens one.
     hands = (
         "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
@@ -411,9 +469,9 @@ def test_heuristic_sees_a_moon_shot_through_the_jack_of_diamonds_bonus() -> None
         "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
     )
     rules = Rules(pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=True)
-    state = play(deal(hands, rules=rules), "2C QS 2H AC KC JD 2S JS 5H")
+    state = play(deal(hands, rules=rules), "2C QS 2H AC KC JD 2S 3H QC 2D 3S 6H 5H")
     seat_view = view(state, 0)
-    assert seat_view.round_points == (0, 0, 0, 4)
+    assert seat_view.round_points == (0, 0, 0, 6)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
 
 

@@ -16,7 +16,7 @@ from hearts_engine.bots.base import Bot, BotLevel
 from hearts_engine.cards import DECK, HEARTS_MASK, SPADES_MASK, SUIT_MASKS, Card, mask_of
 from hearts_engine.views import SeatView
 
-__all__ = ["MOON_THRESHOLD", "HeuristicBot", "pass_cards", "play_card"]
+__all__ = ["MOON_HEARTS", "MOON_THRESHOLD", "HeuristicBot", "pass_cards", "play_card"]
 
 _QS = 49  # the queen of spades' index: spades start at 39, the queen is rank 12 (index 10)
 _QS_BIT = 1 << _QS
@@ -31,6 +31,10 @@ _SPADES = 3
 
 MOON_THRESHOLD = 8
 """Points one other seat must hold, alone, before the heuristic spends cards to stop a moon."""
+
+MOON_HEARTS = 3
+"""Hearts that seat must have taken too: the queen of spades dumped on a seat, with a heart or
+two, is what happens in most rounds, not a moon shot, and blocking it wastes high hearts."""
 
 
 def _high(mask: int) -> int:
@@ -136,12 +140,20 @@ def _follow(
             return _QS  # the king or ace of spades is on the trick: the queen goes under it
         safe = legal & ~_QS_BIT or legal
         if block and led == _HEARTS:
-            return _high(legal)  # take a heart so that the shooter cannot have them all
+            if legal >> (high + 1):
+                return _high(legal)  # take a heart so that the shooter cannot have them all
+            return _low(legal)  # this trick is lost anyway: keep the high hearts to stop later
         if len(trick) == 3 and not in_trick & _POINTS:
             return _high(safe)  # last to a clean trick: take it with, or shed, the highest card
         below = legal & ((1 << high) - 1)
         if below:
             return _high(below)  # duck: the highest card that still loses
+        if len(trick) < 3 and (
+            led == _HEARTS or (led == _SPADES and not (played | hand) & _QS_BIT)
+        ):
+            # Winning for now, with seats still to play: the lowest card may yet be beaten,
+            # while the highest would surely take the hearts, or the queen dropped under it.
+            return _low(safe)
         return _high(safe)  # forced to win: win with the highest card
     # Void in the led suit: discard.
     if block and shooter_winning:
@@ -257,8 +269,9 @@ def moon_threat(seat_view: SeatView) -> int | None:
     if len(holders) != 1 or holders[0] == seat:
         return None
     shooter = holders[0]
-    points = (taken[shooter] & HEARTS_MASK).bit_count() + (13 if taken[shooter] & _QS_BIT else 0)
-    if points < MOON_THRESHOLD:
+    hearts = (taken[shooter] & HEARTS_MASK).bit_count()
+    points = hearts + (13 if taken[shooter] & _QS_BIT else 0)
+    if points < MOON_THRESHOLD or hearts < MOON_HEARTS:
         return None
     return shooter
 

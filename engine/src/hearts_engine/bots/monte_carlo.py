@@ -21,6 +21,7 @@ depends on the machine's speed and load, so it is no longer reproducible from th
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import statistics
 import time
@@ -28,20 +29,17 @@ import time
 from hearts_engine.bots.base import Bot, BotLevel, decision_rng
 from hearts_engine.bots.heuristic import choose_heuristic_pass, choose_heuristic_play, play_card
 from hearts_engine.bots.sampling import Knowledge, infer, sample_hands
-from hearts_engine.cards import DECK, JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card
-from hearts_engine.game import Phase, PlayCard, State, apply, legal_plays
+from hearts_engine.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card
+from hearts_engine.game import PlayCard, State, apply
+from hearts_engine.playout import play_out
 from hearts_engine.views import SeatView, determinize
 
 __all__ = ["DEFAULT_PLAYOUTS", "MonteCarloBot", "Objective"]
 
 DEFAULT_PLAYOUTS = 240
-"""Playouts per decision by default: about 19 ms of CPU a decision on average, 42 ms at the 99th
-percentile, on the development machine (see ``docs/bots.md``)."""
+"""Playouts per decision by default: about 25 ms of CPU a decision on average, 63 ms at the 99th
+percentile, on a 2.1 GHz Xeon core (see ``docs/bots.md``)."""
 
-_PLAYING = Phase.PLAYING
-# Every play, built once: a playout applies one per card, and building a named tuple costs more
-# than looking one up.
-_PLAYS = tuple(tuple(PlayCard(seat, card) for card in DECK) for seat in range(4))
 _PRUNE_MARGIN = 0.25  # points: a candidate this close to the best is never dropped early
 
 
@@ -59,23 +57,15 @@ def playout(state: State, played: int) -> tuple[int, ...]:
     (without its moon blocking).
 
     ``played`` is the mask of the cards played so far this round (the heuristic reads it); the
-    result is the round's points per seat after moon and bonus rules.
+    result is the round's points per seat after moon and bonus rules. It runs on
+    :func:`~hearts_engine.playout.play_out`, which plays the engine's rules on mutable values
+    and gives what ``apply``-ing the same cards would (about 1.7 times as fast).
     """
-    apply_, legal_plays_, play, deck, plays = apply, legal_plays, play_card, DECK, _PLAYS
-    jack = state.rules.jack_of_diamonds_bonus
-    while state.phase is _PLAYING:
-        turn = state.turn
-        legal = legal_plays_(state, turn)
-        if len(legal) == 1:
-            card = legal[0]
-        else:
-            mask = 0
-            for option in legal:
-                mask |= 1 << option
-            card = deck[play(state.hands[turn], mask, state.trick, played, jack=jack)]
-        played |= 1 << card
-        state = apply_(state, plays[turn][card])
-    return state.rounds[-1].points
+    choose = _play_card_with_jack if state.rules.jack_of_diamonds_bonus else play_card
+    return play_out(state, choose, played)
+
+
+_play_card_with_jack = functools.partial(play_card, jack=True)
 
 
 def candidates(seat_view: SeatView, played: int) -> list[Card]:
