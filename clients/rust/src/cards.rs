@@ -44,13 +44,18 @@ impl fmt::Display for Card {
     }
 }
 
-/// Reads `QS`, `td`, `2C`: a rank and a suit letter, in either case.
+/// Reads `QS`, `td`, `2C`, `10H`: a rank (`2`-`9`, `T` or `10`, `J`, `Q`, `K`, `A`) and a suit
+/// letter, in either case, as every client and the server read them.
 impl FromStr for Card {
     type Err = ParseCardError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let error = || ParseCardError(text.to_owned());
-        let mut chars = text.chars().map(|c| c.to_ascii_uppercase());
+        let short = match text.strip_prefix("10") {
+            Some(suit) if suit.chars().count() == 1 => format!("T{suit}"),
+            _ => text.to_owned(),
+        };
+        let mut chars = short.chars().map(|c| c.to_ascii_uppercase());
         let (Some(r), Some(s), None) = (chars.next(), chars.next(), chars.next()) else {
             return Err(error());
         };
@@ -100,11 +105,15 @@ mod tests {
         assert_eq!(queen.suit(), Suit::Spades);
         assert_eq!(queen.rank(), Rank::Queen);
         assert_eq!("TD".parse::<Card>().unwrap().rank(), Rank::Ten);
+        let ten = Card::new(Rank::Ten, Suit::Diamonds);
+        assert_eq!("10D".parse::<Card>(), Ok(ten));
+        assert_eq!("10d".parse::<Card>(), Ok(ten));
+        assert_eq!("qs".parse::<Card>(), Ok(queen));
     }
 
     #[test]
     fn malformed_text_is_refused() {
-        for text in ["", "Q", "QSS", "10D", "1C", "QX", "SQ", " QS", "Q♠"] {
+        for text in ["", "Q", "QSS", "10", "100D", "1C", "QX", "SQ", " QS", "Q♠"] {
             let error = text.parse::<Card>().unwrap_err();
             assert!(error.to_string().contains("is not a card"), "{text:?}: {error}");
         }

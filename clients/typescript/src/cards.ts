@@ -47,10 +47,16 @@ export function formatCard(card: Card): string {
   return rank + suit;
 }
 
-/** The card written as `text`, for example `parseCard("QS")`; throws on anything else. */
+/**
+ * The card written as `text`: a rank (`2`-`9`, `T` or `10`, `J`, `Q`, `K`, `A`) then a suit
+ * (`C`, `D`, `H`, `S`), in either case, as every client and the server read it: `parseCard("QS")`,
+ * `parseCard("10d")`. Throws on anything else.
+ */
 export function parseCard(text: string): Card {
-  const rank = text.length === 2 ? RANKS_BY_LETTER.get(text[0] ?? "") : undefined;
-  const suit = text.length === 2 ? SUITS_BY_LETTER.get(text[1] ?? "") : undefined;
+  let upper = text.toUpperCase();
+  if (upper.length === 3 && upper.startsWith("10")) upper = "T" + upper.slice(2);
+  const rank = upper.length === 2 ? RANKS_BY_LETTER.get(upper[0] ?? "") : undefined;
+  const suit = upper.length === 2 ? SUITS_BY_LETTER.get(upper[1] ?? "") : undefined;
   if (rank === undefined || suit === undefined) {
     throw new SyntaxError(`not a card: ${JSON.stringify(text)} (write rank then suit, like "QS")`);
   }

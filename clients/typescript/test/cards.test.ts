@@ -16,8 +16,15 @@ test("every card of the deck formats and parses back", () => {
   assert.equal(formatCard(parseCard("QS")), "QS");
 });
 
+test("either case and 10 for T are read, as every client and the server read them", () => {
+  assert.equal(formatCard(parseCard("qs")), "QS");
+  assert.equal(formatCard(parseCard("10D")), "TD");
+  assert.equal(formatCard(parseCard("10h")), "TH");
+  assert.equal(formatCard(parseCard("td")), "TD");
+});
+
 test("text that is not rank then suit is refused", () => {
-  for (const text of ["", "Q", "SQ", "1C", "10C", "qs", "QSS"]) {
+  for (const text of ["", "Q", "SQ", "1C", "10", "100C", "QSS", " QS", "Q♠"]) {
     assert.throws(() => parseCard(text), SyntaxError, text);
   }
 });
