@@ -42,11 +42,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/hearts-dev/hearts/clients/go/hearts"
 	heartsv1 "github.com/hearts-dev/hearts/clients/go/hearts/v1"
 )
 
@@ -119,13 +119,13 @@ func TestIllegalPlayIsRefusedWithItsReason(t *testing.T) {
 			view = move(ctx, t, client, game, view, rng)
 			continue
 		}
-		_, err := client.PlayCard(withToken(ctx, game.seatToken), &heartsv1.PlayCardRequest{
+		_, err := client.PlayCard(hearts.WithToken(ctx, game.seatToken), &heartsv1.PlayCardRequest{
 			Name: game.name,
 			Card: offSuit,
 		})
 		led := view.GetCurrentTrick().GetCards()[0].GetCard()
 		situation := fmt.Sprintf("seed %d: seat %d played %s to a trick led with %s, holding %s",
-			seed, humanSeat, notation(offSuit), notation(led), notations(view.GetHand()))
+			seed, humanSeat, hearts.FormatCard(offSuit), hearts.FormatCard(led), notations(view.GetHand()))
 
 		got := decodeError(t, err)
 		if got.code != codes.FailedPrecondition {
@@ -148,6 +148,10 @@ func TestIllegalPlayIsRefusedWithItsReason(t *testing.T) {
 		if !sameCards(got.rejection.GetLegalCards(), view.GetLegalCards()) {
 			t.Errorf("%s: MoveRejection legal_cards %s, want the view's %s", situation,
 				notations(got.rejection.GetLegalCards()), notations(view.GetLegalCards()))
+		}
+		// The package's helpers read the same details.
+		if hearts.Reason(err) != "MUST_FOLLOW_SUIT" || !sameCards(hearts.Rejection(err).GetLegalCards(), view.GetLegalCards()) {
+			t.Errorf("%s: hearts.Reason %q, hearts.Rejection %v", situation, hearts.Reason(err), hearts.Rejection(err))
 		}
 		if got.rejection.GetCardsToPass() != 0 {
 			t.Errorf("%s: MoveRejection cards_to_pass %d while playing, want 0", situation, got.rejection.GetCardsToPass())
@@ -181,10 +185,10 @@ func TestForgedTokenIsUnauthenticated(t *testing.T) {
 	}
 	for _, forgery := range forgeries {
 		t.Run(forgery.what, func(t *testing.T) {
-			_, err := client.PlayCard(withToken(ctx, forgery.token), &heartsv1.PlayCardRequest{Name: game.name, Card: card})
+			_, err := client.PlayCard(hearts.WithToken(ctx, forgery.token), &heartsv1.PlayCardRequest{Name: game.name, Card: card})
 			got := decodeError(t, err)
 			if got.code != codes.Unauthenticated {
-				t.Fatalf("seed %d: PlayCard(%s) with %s: got %v, want UNAUTHENTICATED", seed, notation(card), forgery.what, got.code)
+				t.Fatalf("seed %d: PlayCard(%s) with %s: got %v, want UNAUTHENTICATED", seed, hearts.FormatCard(card), forgery.what, got.code)
 			}
 			if got.info.GetDomain() != "hearts.v1" || got.info.GetReason() != "TOKEN_INVALID" {
 				t.Fatalf("seed %d: with %s: ErrorInfo %v/%v, want hearts.v1/TOKEN_INVALID", seed, forgery.what,
@@ -206,7 +210,7 @@ func TestRematchSeatsThePlayerAtANewTable(t *testing.T) {
 	game := newGame(ctx, t, client, seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 3))
 
-	_, err := client.RematchTable(withToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
+	_, err := client.RematchTable(hearts.WithToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
 		Name: game.name, RequestId: requestID(t),
 	})
 	got := decodeError(t, err)
@@ -219,7 +223,7 @@ func TestRematchSeatsThePlayerAtANewTable(t *testing.T) {
 	for view.GetTable().GetPhase() != heartsv1.Phase_PHASE_GAME_OVER {
 		view = move(ctx, t, client, game, view, rng)
 	}
-	rematch, err := client.RematchTable(withToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
+	rematch, err := client.RematchTable(hearts.WithToken(ctx, game.seatToken), &heartsv1.RematchTableRequest{
 		Name: game.name, RequestId: requestID(t),
 	})
 	if err != nil {
@@ -252,7 +256,7 @@ func TestSuggestMovePlaysAWholeGame(t *testing.T) {
 	ctx, client := connect(t)
 	seed := gameSeed(t)
 	game := newGame(ctx, t, client, seed)
-	authorized := withToken(ctx, game.seatToken)
+	authorized := hearts.WithToken(ctx, game.seatToken)
 
 	view := game.view
 	for moves := 0; view.GetTable().GetPhase() != heartsv1.Phase_PHASE_GAME_OVER; moves++ {
@@ -278,7 +282,7 @@ func TestSuggestMovePlaysAWholeGame(t *testing.T) {
 		}
 		for _, card := range hint.GetCards() {
 			if !slices.ContainsFunc(view.GetLegalCards(), func(c *heartsv1.Card) bool { return proto.Equal(c, card) }) {
-				t.Fatalf("seed %d: SuggestMove gave %s, not among %s", seed, notation(card), notations(view.GetLegalCards()))
+				t.Fatalf("seed %d: SuggestMove gave %s, not among %s", seed, hearts.FormatCard(card), notations(view.GetLegalCards()))
 			}
 		}
 		if want == 1 {
@@ -286,7 +290,7 @@ func TestSuggestMovePlaysAWholeGame(t *testing.T) {
 				Name: game.name, Card: hint.GetCards()[0], Etag: hint.GetEtag(), RequestId: requestID(t),
 			})
 			if err != nil {
-				t.Fatalf("seed %d: PlayCard of the suggested %s: %v", seed, notation(hint.GetCards()[0]), describe(err))
+				t.Fatalf("seed %d: PlayCard of the suggested %s: %v", seed, hearts.FormatCard(hint.GetCards()[0]), describe(err))
 			}
 			view = response.GetView()
 		} else {
@@ -329,7 +333,7 @@ func TestIdentityTokenNamesThePlayer(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, _ = client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
+		_, _ = client.DeleteTable(hearts.WithToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
 	})
 
 	join := func(identityToken string, seat *int32) (*heartsv1.JoinTableResponse, error) {
@@ -447,7 +451,7 @@ func TestListPlayerTablesFindsThePlayersSeatsAgain(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, _ = client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: waiting})
+		_, _ = client.DeleteTable(hearts.WithToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: waiting})
 	})
 	seated := join(waiting, proto.Int32(waitingSeat))
 
@@ -480,7 +484,7 @@ func TestListPlayerTablesFindsThePlayersSeatsAgain(t *testing.T) {
 	}
 
 	// Leaving the waiting table before its game starts takes it off the list.
-	if _, err := client.LeaveTable(withToken(ctx, seated.GetSeatToken()), &heartsv1.LeaveTableRequest{
+	if _, err := client.LeaveTable(hearts.WithToken(ctx, seated.GetSeatToken()), &heartsv1.LeaveTableRequest{
 		Name: waiting, RequestId: requestID(t),
 	}); err != nil {
 		t.Fatalf("seed %d: LeaveTable %s: %v", seed, waiting, describe(err))
@@ -490,7 +494,7 @@ func TestListPlayerTablesFindsThePlayersSeatsAgain(t *testing.T) {
 	}
 
 	// Only an identity token names a player: a seat token names one seat of one table.
-	_, err = client.ListPlayerTables(withToken(ctx, renewed.GetSeatToken()), &heartsv1.ListPlayerTablesRequest{})
+	_, err = client.ListPlayerTables(hearts.WithToken(ctx, renewed.GetSeatToken()), &heartsv1.ListPlayerTablesRequest{})
 	got := decodeError(t, err)
 	if got.code != codes.Unauthenticated || got.info.GetDomain() != "hearts.v1" || got.info.GetReason() != "IDENTITY_REQUIRED" {
 		t.Fatalf("seed %d: ListPlayerTables without an identity token: %v %v/%v, want UNAUTHENTICATED hearts.v1/IDENTITY_REQUIRED",
@@ -806,7 +810,7 @@ func TestReactionReachesAnotherSeatAndChangesNothing(t *testing.T) {
 		heartsv1.Reaction_REACTION_WAVE,
 	}
 	react := func(token string, reaction heartsv1.Reaction) error {
-		_, err := client.SendReaction(withToken(ctx, token), &heartsv1.SendReactionRequest{Name: name, Reaction: reaction})
+		_, err := client.SendReaction(hearts.WithToken(ctx, token), &heartsv1.SendReactionRequest{Name: name, Reaction: reaction})
 		return err
 	}
 	for i, reaction := range sent {
@@ -1004,7 +1008,7 @@ func createTable(ctx context.Context, t *testing.T, client heartsv1.TableService
 		// Tests that delete their table themselves leave NOT_FOUND here, which is fine.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err := client.DeleteTable(withToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
+		_, err := client.DeleteTable(hearts.WithToken(ctx, created.GetCreatorToken()), &heartsv1.DeleteTableRequest{Name: name})
 		if err != nil && status.Code(err) != codes.NotFound {
 			t.Errorf("DeleteTable %s: %v", name, err)
 		}
@@ -1017,7 +1021,7 @@ func createTable(ctx context.Context, t *testing.T, client heartsv1.TableService
 // may not assume that) it reads the table again instead.
 func move(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, g game, view *heartsv1.TableView, rng *rand.Rand) *heartsv1.TableView {
 	t.Helper()
-	authorized := withToken(ctx, g.seatToken)
+	authorized := hearts.WithToken(ctx, g.seatToken)
 	legal := view.GetLegalCards()
 	switch {
 	case view.GetCardsToPass() > 0:
@@ -1038,7 +1042,7 @@ func move(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient,
 			Name: g.name, Card: chosen, Etag: view.GetTable().GetEtag(), RequestId: requestID(t),
 		})
 		if err != nil {
-			t.Fatalf("PlayCard %s (legal %s): %v", notation(chosen), notations(legal), describe(err))
+			t.Fatalf("PlayCard %s (legal %s): %v", hearts.FormatCard(chosen), notations(legal), describe(err))
 		}
 		return response.GetView()
 	default:
@@ -1073,7 +1077,7 @@ func offSuitCard(view *heartsv1.TableView) *heartsv1.Card {
 
 func getView(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, name, token string) *heartsv1.TableView {
 	t.Helper()
-	response, err := client.GetTable(withToken(ctx, token), &heartsv1.GetTableRequest{Name: name})
+	response, err := client.GetTable(hearts.WithToken(ctx, token), &heartsv1.GetTableRequest{Name: name})
 	if err != nil {
 		t.Fatalf("GetTable %s: %v", name, describe(err))
 	}
@@ -1082,14 +1086,9 @@ func getView(ctx context.Context, t *testing.T, client heartsv1.TableServiceClie
 
 func deleteTable(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, name, creatorToken string) {
 	t.Helper()
-	if _, err := client.DeleteTable(withToken(ctx, creatorToken), &heartsv1.DeleteTableRequest{Name: name}); err != nil {
+	if _, err := client.DeleteTable(hearts.WithToken(ctx, creatorToken), &heartsv1.DeleteTableRequest{Name: name}); err != nil {
 		t.Fatalf("DeleteTable %s: %v", name, describe(err))
 	}
-}
-
-// withToken sends a seat or creator token the way the API wants it.
-func withToken(ctx context.Context, token string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 }
 
 // requestID is a fresh AIP-155 request id; the retry-safety itself is the server tests' business.
@@ -1119,7 +1118,7 @@ type watcher struct {
 // event between the join and the watch is lost.
 func startWatch(ctx context.Context, t *testing.T, client heartsv1.TableServiceClient, name, token string, after int64) *watcher {
 	t.Helper()
-	stream, err := client.WatchTable(withToken(ctx, token), &heartsv1.WatchTableRequest{
+	stream, err := client.WatchTable(hearts.WithToken(ctx, token), &heartsv1.WatchTableRequest{
 		Name:          name,
 		AfterSequence: proto.Int64(after),
 	})
@@ -1251,7 +1250,7 @@ func checkStream(t *testing.T, seed, after int64, messages []*heartsv1.WatchTabl
 			played := event.GetCardPlayed()
 			if played.GetTrickNumber() != nextTrick {
 				fail("round %d: card_played %s for trick %d while trick %d is in progress",
-					round, notation(played.GetCard()), played.GetTrickNumber(), nextTrick)
+					round, hearts.FormatCard(played.GetCard()), played.GetTrickNumber(), nextTrick)
 			}
 			trickCards = append(trickCards, &heartsv1.PlayedCard{Seat: played.GetSeat(), Card: played.GetCard()})
 		case event.GetTrickWon() != nil:
@@ -1507,19 +1506,10 @@ func tamperSignature(t *testing.T, token string) string {
 // ---------------------------------------------------------------------------------- cards
 
 // notation writes a card as the project does: rank then suit (2C, TD, QS, AH).
-func notation(c *heartsv1.Card) string {
-	const ranks, suits = "23456789TJQKA", "CDHS"
-	rank, suit := int(c.GetRank())-2, int(c.GetSuit())-1
-	if rank < 0 || rank >= len(ranks) || suit < 0 || suit >= len(suits) {
-		return fmt.Sprintf("?%d/%d", c.GetSuit(), c.GetRank())
-	}
-	return string(ranks[rank]) + string(suits[suit])
-}
-
 func notations(cards []*heartsv1.Card) string {
 	words := make([]string, len(cards))
 	for i, c := range cards {
-		words[i] = notation(c)
+		words[i] = hearts.FormatCard(c)
 	}
 	return "[" + strings.Join(words, " ") + "]"
 }
