@@ -1,9 +1,9 @@
 package example
 
-import com.google.protobuf.kotlin.isA
-import com.google.protobuf.kotlin.unpack
-import com.google.rpc.ErrorInfo
-import hearts.v1.MoveRejection
+import hearts.bearer
+import hearts.errorReason
+import hearts.formatCard
+import hearts.moveRejection
 import hearts.v1.BotLevel
 import hearts.v1.SeatOccupant
 import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
@@ -17,19 +17,12 @@ import hearts.v1.seat
 import hearts.v1.table
 import hearts.v1.watchTableRequest
 import io.grpc.InsecureChannelCredentials
-import io.grpc.Metadata
 import io.grpc.StatusException
 import io.grpc.okhttp.OkHttpChannelBuilder
-import io.grpc.protobuf.StatusProto
 import io.grpc.stub.MetadataUtils
 import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-
-/** The header that carries a seat or creator token: `authorization: Bearer <token>`. */
-fun bearer(token: String): Metadata = Metadata().apply {
-    put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer $token")
-}
 
 fun main(args: Array<String>) = runBlocking {
     val address = args.firstOrNull() ?: "127.0.0.1:50051"
@@ -90,16 +83,14 @@ fun main(args: Array<String>) = runBlocking {
             view = seat.passCards(passCardsRequest { name = tableName; this.cards += cards }).view
         }
         if (view.legalCardsCount > 0) {
+            val card = view.legalCardsList.first()
+            println("playing ${formatCard(card)}") // cards print as "QS"; parseCard("QS") reads one
             try {
-                view = seat.playCard(playCardRequest { name = tableName; card = view.legalCardsList.first() }).view
+                view = seat.playCard(playCardRequest { name = tableName; this.card = card }).view
             } catch (e: StatusException) {
                 // A refused move says why, and which cards would have been legal.
-                for (detail in StatusProto.fromThrowable(e)?.detailsList.orEmpty()) {
-                    when {
-                        detail.isA<ErrorInfo>() -> println("${e.status.code}: ${detail.unpack<ErrorInfo>().reason}")
-                        detail.isA<MoveRejection>() -> println("legal now: ${detail.unpack<MoveRejection>().legalCardsList}")
-                    }
-                }
+                println("${e.status.code}: ${errorReason(e)}") // e.g. FAILED_PRECONDITION: MUST_FOLLOW_SUIT
+                moveRejection(e)?.let { println("legal now: ${it.legalCardsList.map(::formatCard)}") }
             }
         }
         println("round ${view.table.roundNumber}, trick ${view.currentTrick.number}, ${view.handCount} cards in hand")

@@ -20,6 +20,9 @@
  */
 package hearts.conformance
 
+import hearts.errorReason
+import hearts.formatCard
+import hearts.moveRejection
 import com.google.protobuf.kotlin.isA
 import com.google.protobuf.kotlin.unpack
 import com.google.rpc.ErrorInfo
@@ -211,7 +214,7 @@ class ConformanceTest {
                 continue
             }
             val led = view.currentTrick.cardsList.first().card
-            val situation = "seat $HUMAN_SEAT played ${notation(offSuit)} to a trick led with ${notation(led)}, " +
+            val situation = "seat $HUMAN_SEAT played ${formatCard(offSuit)} to a trick led with ${formatCard(led)}, " +
                 "holding ${notations(view.handList)}"
 
             val got = expectFailure {
@@ -260,7 +263,7 @@ class ConformanceTest {
             "the real claims with another signature" to tamperSignature(game.seatToken),
             "not a token at all" to "not-a-token",
         )
-        val failures = Failures("PlayCard(${notation(card)}) on the seat's turn")
+        val failures = Failures("PlayCard(${formatCard(card)}) on the seat's turn")
         for ((what, token) in forgeries) {
             // Per-call headers, as an alternative to the interceptor of withToken.
             val headers = Metadata().apply { put(AUTHORIZATION, "Bearer $token") }
@@ -309,7 +312,7 @@ class ConformanceTest {
                 fail("SuggestMove gave ${notations(hint.cardsList)}, not among ${notations(view.legalCardsList)}")
             }
             view = if (want == 1) {
-                call("PlayCard ${notation(hint.cardsList[0])}") {
+                call("PlayCard ${formatCard(hint.cardsList[0])}") {
                     game.seat.playCard(
                         playCardRequest {
                             name = game.name
@@ -668,7 +671,7 @@ class ConformanceTest {
             }
             legal.isNotEmpty() -> {
                 val chosen = legal.random(rng)
-                call("PlayCard ${notation(chosen)} (legal ${notations(legal)})") {
+                call("PlayCard ${formatCard(chosen)} (legal ${notations(legal)})") {
                     game.seat.playCard(
                         playCardRequest {
                             name = game.name
@@ -810,7 +813,7 @@ class ConformanceTest {
                     val played = event.cardPlayed
                     if (played.trickNumber != nextTrick) {
                         failures.add(
-                            "round $round: card_played ${notation(played.card)} for trick ${played.trickNumber} " +
+                            "round $round: card_played ${formatCard(played.card)} for trick ${played.trickNumber} " +
                                 "while trick $nextTrick is in progress",
                         )
                     }
@@ -1003,6 +1006,10 @@ private fun decodeError(e: StatusException): CallError {
             detail.isA<MoveRejection>() -> rejection = detail.unpack<MoveRejection>()
         }
     }
+    // The client's helpers read the same details.
+    if (errorReason(e) != info?.reason || moveRejection(e) != rejection) {
+        fail("errorReason ${errorReason(e)} / moveRejection ${moveRejection(e)} differ from the details read here")
+    }
     return CallError(
         e.status.code,
         info ?: fail("${e.status.code} \"${e.status.description}\" carries no google.rpc.ErrorInfo"),
@@ -1058,14 +1065,6 @@ private fun tamperSignature(token: String): String {
 
 // ------------------------------------------------------------------------------- cards
 
-/** A card as the project writes it: rank then suit (2C, TD, QS, AH). */
-private fun notation(card: Card): String {
-    val rank = card.rankValue - 2
-    val suit = card.suitValue - 1
-    if (rank !in 0 until 13 || suit !in 0 until 4) return "?${card.suitValue}/${card.rankValue}"
-    return "${"23456789TJQKA"[rank]}${"CDHS"[suit]}"
-}
+private fun notations(cards: List<Card>): String = cards.joinToString(" ", "[", "]") { formatCard(it) }
 
-private fun notations(cards: List<Card>): String = cards.joinToString(" ", "[", "]") { notation(it) }
-
-private fun played(cards: List<PlayedCard>): String = cards.joinToString(" ", "[", "]") { "${it.seat}:${notation(it.card)}" }
+private fun played(cards: List<PlayedCard>): String = cards.joinToString(" ", "[", "]") { "${it.seat}:${formatCard(it.card)}" }
