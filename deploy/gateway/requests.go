@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -72,7 +73,15 @@ func (c requestJSONCodec) Unmarshal(data []byte, msg proto.Message) error {
 	err := c.JSONCodec.Unmarshal(data, msg)
 	if err == nil {
 		err = checkEnumNames(data, func(value any) error {
-			return checkMessageEnums(value, msg.ProtoReflect().Descriptor(), "")
+			descriptor := msg.ProtoReflect().Descriptor()
+			if body, ok := restBodyFields()[descriptor.FullName()]; ok {
+				// A REST body that is one field of its request (CreateTable's table): vanguard
+				// decodes it as that field's message.
+				if err := checkRequestFieldsInBody(value, body.ContainingMessage(), body); err != nil {
+					return err
+				}
+			}
+			return checkMessageEnums(value, descriptor, "")
 		})
 	}
 	if err != nil {
@@ -91,6 +100,58 @@ func (c requestJSONCodec) UnmarshalField(data []byte, msg proto.Message, field p
 	}
 	if err != nil {
 		return malformedJSON(msg, err)
+	}
+	return nil
+}
+
+// restBodyFields maps the message type of every REST body that is one field of its request
+// (CreateTable's body is its hearts.v1.Table) to that field.
+var restBodyFields = sync.OnceValue(func() map[protoreflect.FullName]protoreflect.FieldDescriptor {
+	fields := map[protoreflect.FullName]protoreflect.FieldDescriptor{}
+	routes, _ := restRoutes(tableServiceDescriptor()) // an error fails the gateway's start anyway
+	for _, route := range routes {
+		if route.body == "" || route.body == "*" {
+			continue
+		}
+		if field := route.request.Fields().ByName(protoreflect.Name(route.body)); field != nil && field.Message() != nil {
+			fields[field.Message().FullName()] = field
+		}
+	}
+	return fields
+})
+
+// checkRequestFieldsInBody refuses a body that is one field of the request (CreateTable's
+// table) but names, at its top level, a field of the request instead of one of its own: the
+// body wrapped as the whole request ({"table": {...}}), or a requestId sent in the body. Unknown
+// fields are ignored, so either would pass unnoticed: a table of defaults, or a retry that makes
+// a second table because its request id never arrived.
+func checkRequestFieldsInBody(value any, request protoreflect.MessageDescriptor, body protoreflect.FieldDescriptor) error {
+	object, ok := value.(map[string]any)
+	if !ok || body.Message() == nil {
+		return nil
+	}
+	own := body.Message().Fields()
+	keys := make([]string, 0, len(object))
+	for key := range object {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		if own.ByJSONName(key) != nil || own.ByTextName(key) != nil {
+			continue
+		}
+		field := request.Fields().ByJSONName(key)
+		if field == nil {
+			field = request.Fields().ByTextName(key)
+		}
+		switch {
+		case field == nil:
+			continue // unknown to both: ignored, as the API promises
+		case field.Number() == body.Number():
+			return fmt.Errorf("the body is the %s itself, not a request that holds it: send its fields at the top level", body.Name())
+		default:
+			return fmt.Errorf("the body is the request's %s; %q is a field of the request: send it in the query string (?%s=...)", body.Name(), key, field.JSONName())
+		}
 	}
 	return nil
 }

@@ -236,6 +236,11 @@ func TestLiveMalformedRequestsAreInvalidRequest(t *testing.T) {
 		// CreateTable's body is its table: none at all is a request without one ({} is a table
 		// of defaults), as over gRPC.
 		{http.MethodPost, "/v1/tables", "", restJSON},
+		// ... and not the whole request: a table wrapped in it, or the request id in the body,
+		// would have been dropped as unknown fields (a table of defaults, a retry's second table).
+		{http.MethodPost, "/v1/tables", `{"table": {"displayName": "P"}}`, restJSON},
+		{http.MethodPost, "/v1/tables", `{"displayName": "P", "requestId": "r-1"}`, restJSON},
+		{http.MethodPost, "/v1/tables", `{"displayName": "P", "request_id": "r-1"}`, restJSON},
 		// A path that is not UTF-8: the table's name is a string field (was UNKNOWN, HTTP 500).
 		{http.MethodGet, "/v1/tables/ab%FFcd", "", nil},
 		{http.MethodPost, "/v1/tables/ab%FFcd:join", `{"playerDisplayName": "P"}`, restJSON},
@@ -527,5 +532,31 @@ func TestLiveHeadersGRPCCannotCarry(t *testing.T) {
 	decode(t, "REST GetTable with X-Note: café", code, []byte(body), got)
 	if got.GetView().GetTable().GetName() != name {
 		t.Errorf("GetTable answered %s", body)
+	}
+}
+
+// A body that is CreateTable's table may hold unknown fields (ignored), but not the request's
+// own fields: the table wrapped in a request, or its request id.
+func TestCheckRequestFieldsInBody(t *testing.T) {
+	body := restBodyFields()["hearts.v1.Table"]
+	if body == nil || body.ContainingMessage().FullName() != "hearts.v1.CreateTableRequest" {
+		t.Fatalf("CreateTable's body field: %v", body)
+	}
+	for _, c := range []struct{ json, want string }{
+		{`{"displayName": "P", "seats": [], "future": 1}`, ""},
+		{`{"display_name": "P"}`, ""},
+		{`{"table": {}}`, "the body is the table itself"},
+		{`{"requestId": "r"}`, `"requestId" is a field of the request: send it in the query string (?requestId=...)`},
+		{`{"request_id": "r"}`, `"request_id" is a field of the request`},
+	} {
+		err := checkEnumNames([]byte(c.json), func(value any) error {
+			return checkRequestFieldsInBody(value, body.ContainingMessage(), body)
+		})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.json, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.json, err, c.want)
+		}
 	}
 }
