@@ -660,8 +660,9 @@ async def test_a_table_of_bots_whose_first_driver_never_started_is_driven(
     server.app._maybe_drive = lambda record: None  # type: ignore[method-assign]
     table_key = keys.table(await _random_bots_table(connect(server)))
     async with redis.asyncio.Redis.from_url(redis_server.url) as admin:
-        # The bot's 5 s grace, then a poll a second.
-        await _until_version_above(admin, table_key, 5, seconds=10)
+        # The bot's 5 s grace, then a poll a second (20 s: once timed out at 10 s on a machine
+        # busy with other builds).
+        await _until_version_above(admin, table_key, 5, seconds=20)
 
 
 async def test_a_due_table_found_gone_leaves_the_due_set(
