@@ -33,6 +33,7 @@ from hearts_engine import (
     Rules,
     SeatView,
     State,
+    Suit,
     apply,
     cards_of,
     determinize,
@@ -628,3 +629,48 @@ def test_the_bot_benchmark_skips_each_part_given_zero_rounds() -> None:
     assert done.returncode == 0, done.stderr
     assert "decision times" not in done.stdout
     assert done.stdout.count("skipped (0 rounds)") == 3
+
+
+# Seat 1 leads the 2C, seat 2 plays the QC, seat 3 takes the lead with the KC; seat 0, void in
+# clubs, discards last.
+_ENDGAME_HANDS = (
+    "QS 3S 4S 8S 2H 9H KH 2D 4D 5D 7D 8D TD",
+    "2C 3C 4C 5C 6C 7C 8C 9C TC JC 3D 6D 9D",
+    "QC AS KS JS TS 9S 7S 6S 5S 2S 3H 4H 5H",
+    "KC AC JD QD KD AD 6H 7H 8H TH JH QH AH",
+)
+
+
+def _endgame_view(totals: tuple[int, int, int, int]) -> SeatView:
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    state = deal(_ENDGAME_HANDS, rules=rules)
+    state = play(state, "2C QC KC")
+    return dataclasses.replace(view(state, 0), totals=totals)
+
+
+@pytest.mark.parametrize(
+    ("totals", "dumps_the_queen"),
+    [
+        ((0, 0, 0, 0), True),  # far from the target: the queen goes
+        ((50, 20, 60, 88), False),  # 88 + 13 ends the game, and seat 1 (20) wins it
+        ((50, 88, 60, 20), True),  # the trick's winner is the leader: nothing ends
+        ((10, 20, 60, 88), True),  # it ends the game, and seat 0 (10) wins it
+        ((50, 20, 60, 100), True),  # the game ends anyway: points there change nothing
+    ],
+)
+def test_bots_do_not_end_the_game_for_another_seat(
+    totals: tuple[int, int, int, int], dumps_the_queen: bool
+) -> None:
+    seat_view = _endgame_view(totals)
+    assert seat_view.seat == 0
+    assert seat_view.turn == 0
+    heuristic = HeuristicBot(seed=0).choose_play(seat_view)
+    if dumps_the_queen:
+        assert heuristic == Card.parse("QS")
+    else:
+        assert heuristic.suit is not Suit.HEARTS
+        assert heuristic != Card.parse("QS")
+        for seed in range(3):
+            chosen = MonteCarloBot(seed=seed, playouts=60).choose_play(seat_view)
+            assert chosen.suit is not Suit.HEARTS
+            assert chosen != Card.parse("QS")

@@ -54,6 +54,7 @@ def play_card(
     block: bool = False,
     shooter_winning: bool = False,
     jack: bool = False,
+    spare_winner: bool = False,
 ) -> int:
     """The heuristic's card (as an index 0..51) for a seat that must play now.
 
@@ -63,7 +64,8 @@ def play_card(
     ``shooter_winning`` says the would-be shooter is winning the current trick. ``jack`` says
     the jack of diamonds is worth -10 (``Rules.jack_of_diamonds_bonus``): the heuristic then
     takes it when it safely can, and neither follows nor leads with it while another seat may
-    win it.
+    win it. ``spare_winner`` asks to discard no points onto the trick's current winner (points
+    there would end the game with another seat winning it).
 
     >>> from hearts_engine import DECK, mask_of, parse_cards
     >>> hand = mask_of(parse_cards("9D 2S QS"))
@@ -82,7 +84,9 @@ def play_card(
         if legal & _JD_BIT and legal != _JD_BIT and (trick or _higher_out(_JD, hand, played)):
             legal &= ~_JD_BIT  # keep the jack: played now, it could go to another seat
     if trick:
-        return _follow(hand, legal, trick, played, block=block, shooter_winning=shooter_winning)
+        return _follow(
+            hand, legal, trick, played, block=block, spare_winner=spare_winner or shooter_winning
+        )
     return _lead(hand, legal, played, block)
 
 
@@ -126,7 +130,7 @@ def _follow(
     played: int,
     *,
     block: bool,
-    shooter_winning: bool,
+    spare_winner: bool,
 ) -> int:
     led = trick[0] // 13
     high = trick[0]
@@ -156,10 +160,12 @@ def _follow(
             return _low(safe)
         return _high(safe)  # forced to win: win with the highest card
     # Void in the led suit: discard.
-    if block and shooter_winning:
+    if spare_winner:
         clean = legal & ~_POINTS
         if clean:
-            return _discard(hand, clean, played)  # no points for the would-be shooter
+            # No points for the would-be shooter, or for a seat they would push over the target
+            # while another seat is lowest.
+            return _discard(hand, clean, played)
     if legal & _QS_BIT:
         return _QS
     if not (played | hand) & _QS_BIT and legal & _HIGH_SPADES:
@@ -296,6 +302,32 @@ def played_mask(seat_view: SeatView) -> int:
     return played
 
 
+def ends_the_game_for_another(seat_view: SeatView) -> bool:
+    """Whether the points this seat could discard onto the current trick would push its winner
+    to the target, ending the game at the round's end, while the lowest total (the game's
+    winner) would not be this seat's.
+
+    Totals are read as they would stand with the round's points so far; a seat that ends the
+    game while this one is lowest is welcome to the points.
+    """
+    seat = seat_view.seat
+    winner = _trick_winner(seat_view)
+    if seat is None or winner is None or winner == seat:
+        return False
+    legal = mask_of(seat_view.legal)
+    worst = 13 if legal & _QS_BIT else 1 if legal & HEARTS_MASK else 0
+    if not worst:
+        return False
+    in_trick = mask_of(seat_view.trick)
+    on_trick = (in_trick & HEARTS_MASK).bit_count() + (13 if in_trick & _QS_BIT else 0)
+    totals = [t + p for t, p in zip(seat_view.totals, seat_view.round_points, strict=True)]
+    target = seat_view.rules.target_score
+    if totals[winner] + on_trick >= target or totals[winner] + on_trick + worst < target:
+        return False  # the game ends anyway, or not by this discard
+    totals[winner] += on_trick + worst
+    return totals[seat] > min(totals)
+
+
 def choose_heuristic_play(seat_view: SeatView) -> Card:
     """The heuristic's card for a seat whose turn it is."""
     shooter = moon_threat(seat_view)
@@ -307,6 +339,7 @@ def choose_heuristic_play(seat_view: SeatView) -> Card:
         block=shooter is not None,
         shooter_winning=shooter is not None and _trick_winner(seat_view) == shooter,
         jack=seat_view.rules.jack_of_diamonds_bonus,
+        spare_winner=ends_the_game_for_another(seat_view),
     )
     return DECK[card]
 

@@ -27,9 +27,14 @@ import statistics
 import time
 
 from hearts_engine.bots.base import Bot, BotLevel, decision_rng
-from hearts_engine.bots.heuristic import choose_heuristic_pass, choose_heuristic_play, play_card
+from hearts_engine.bots.heuristic import (
+    choose_heuristic_pass,
+    choose_heuristic_play,
+    ends_the_game_for_another,
+    play_card,
+)
 from hearts_engine.bots.sampling import Knowledge, infer, sample_hands
-from hearts_engine.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card
+from hearts_engine.cards import JACK_OF_DIAMONDS, QUEEN_OF_SPADES, Card, Suit
 from hearts_engine.game import PlayCard, State, apply
 from hearts_engine.playout import play_out
 from hearts_engine.views import SeatView, determinize
@@ -203,6 +208,13 @@ class MonteCarloBot(Bot):
         assert seat is not None
         knowledge = infer(seat_view)
         options = candidates(seat_view, knowledge.played)
+        if ends_the_game_for_another(seat_view):
+            # Playouts score this round only: points that end the game with another seat
+            # winning it look as cheap as anywhere else there.
+            clean = [
+                card for card in options if card.suit is not Suit.HEARTS and card != QUEEN_OF_SPADES
+            ]
+            options = clean or options
         if len(options) == 1:
             return options[0]
         search = _Search(seat_view, knowledge, options, self.objective, self.seed)
