@@ -494,7 +494,7 @@ def _seats_from(data: dict[str, Any]) -> tuple[SeatRecord, ...]:
         )
     if len(_SEATINGS) >= _SEATINGS_SIZE:
         _SEATINGS.clear()  # a plain bound, as _ENCODED's
-    _SEATINGS[table_id] = (key, seats)
+    _SEATINGS[table_id] = (_tight(key), seats)
     return seats
 
 
@@ -591,6 +591,16 @@ def _trick_to_json(trick: Trick) -> list[Any]:
 def _trick_from_json(data: list[Any]) -> Trick:
     leader, cards, winner = data
     return Trick(leader=leader, cards=_cards(cards), winner=winner)
+
+
+def _tight(data: bytes) -> bytes:
+    """``data`` in a buffer of its own size, for what a cache keeps per table.
+
+    orjson (3.13) returns its output in a buffer of at least 4 KiB that it never shrinks, and
+    ``bytes.join`` of one item returns that item: a cache of 4,096 tables kept 16 MiB where
+    0.6 MiB would do (a soak's tracemalloc).
+    """
+    return bytes(memoryview(data))
 
 
 def _round_to_json(record: RoundRecord) -> bytes:
@@ -720,14 +730,14 @@ def _game_to_json(state: State, rules: Rules, encoded: _Encoded) -> tuple[bytes,
             added = b"".join(b"," + _round_to_json(record) for record in rounds[len(done) :])
             encoded.rounds_json += added
         else:
-            encoded.rounds_json = b",".join(map(_round_to_json, rounds))
+            encoded.rounds_json = _tight(b",".join(map(_round_to_json, rounds)))
         tail = orjson.dumps([totals, len(rounds)])[1:]
         encoded.round = (deck, rounds, totals, own_rules, rules)
         encoded.round_parts = (start, middle, tail, b"[" + encoded.rounds_json + b"]")
     tricks = state.tricks
     tricks_json = encoded.tricks_json
     if encoded.tricks is not tricks or tricks_json is None:
-        tricks_json = orjson.Fragment(orjson.dumps([_trick_to_json(t) for t in tricks]))
+        tricks_json = orjson.Fragment(_tight(orjson.dumps([_trick_to_json(t) for t in tricks])))
         encoded.tricks, encoded.tricks_json = tricks, tricks_json
     now = orjson.dumps(
         [
