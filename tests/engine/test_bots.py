@@ -674,3 +674,20 @@ def test_bots_do_not_end_the_game_for_another_seat(
             chosen = MonteCarloBot(seed=seed, playouts=60).choose_play(seat_view)
             assert chosen.suit is not Suit.HEARTS
             assert chosen != Card.parse("QS")
+
+
+@pytest.mark.parametrize(("totals", "card"), [((0, 0, 0, 0), "QS"), ((50, 20, 88, 60), "3S")])
+def test_the_queen_goes_under_the_ace_unless_it_ends_the_game_for_another(
+    totals: tuple[int, int, int, int], card: str
+) -> None:
+    hands = (
+        "QS 3S 2H 9H KH 2D 4D 5D 7D 8D TD 3C 4C",
+        "2C 5C 6C 7C 8C 9C TC JC 3D 6D 9D 4S 5S",
+        "AC AS KS JS TS 9S 7S 6S 8S 2S 3H 4H 5H",
+        "KC QC JD QD KD AD 6H 7H 8H TH JH QH AH",
+    )
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    # Seat 2 takes the first trick and leads the AS; seat 3 discards a heart; seat 0 follows.
+    state = play(deal(hands, rules=rules), "2C AC KC 3C AS 6H")
+    seat_view = dataclasses.replace(view(state, 0), totals=totals)
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse(card)

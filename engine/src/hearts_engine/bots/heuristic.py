@@ -140,7 +140,7 @@ def _follow(
         if card // 13 == led and card > high:
             high = card
     if legal & SUIT_MASKS[led]:  # following suit: every legal card is of the led suit
-        if legal & _QS_BIT and high > _QS:
+        if legal & _QS_BIT and high > _QS and not spare_winner:
             return _QS  # the king or ace of spades is on the trick: the queen goes under it
         safe = legal & ~_QS_BIT or legal
         if block and led == _HEARTS:
@@ -149,7 +149,7 @@ def _follow(
             return _low(legal)  # this trick is lost anyway: keep the high hearts to stop later
         if len(trick) == 3 and not in_trick & _POINTS:
             return _high(safe)  # last to a clean trick: take it with, or shed, the highest card
-        below = legal & ((1 << high) - 1)
+        below = (safe if spare_winner else legal) & ((1 << high) - 1)
         if below:
             return _high(below)  # duck: the highest card that still loses
         if len(trick) < 3 and (
