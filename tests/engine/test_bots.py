@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,8 @@ from hearts_engine import (
     cards_of,
     determinize,
     is_legal,
+    legal_actions,
+    legal_plays,
     mask_of,
     new_game,
     parse_cards,
@@ -53,8 +56,13 @@ from hearts_engine.bots import (
     RandomBot,
     make_bot,
 )
-from hearts_engine.bots.heuristic import moon_threat, pass_cards, play_card
-from hearts_engine.bots.monte_carlo import candidates
+from hearts_engine.bots.heuristic import (
+    ends_the_game_for_another,
+    moon_threat,
+    pass_cards,
+    play_card,
+)
+from hearts_engine.bots.monte_carlo import candidates, playout
 from hearts_engine.bots.sampling import infer, sample_hands
 
 from .conftest import card_set, cards, deal, play, start_round
@@ -691,3 +699,103 @@ def test_the_queen_goes_under_the_ace_unless_it_ends_the_game_for_another(
     state = play(deal(hands, rules=rules), "2C AC KC 3C AS 6H")
     seat_view = dataclasses.replace(view(state, 0), totals=totals)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse(card)
+
+
+_MOON_HANDS = (
+    "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+    "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+    "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
+    "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+)
+
+
+def test_the_queen_and_two_hearts_are_no_moon_threat_yet() -> None:
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    state = play(deal(_MOON_HANDS, rules=rules), "2C QS 2H AC KC 2D QD 3H 5H")
+    seat_view = view(state, 0)
+    assert seat_view.round_points == (0, 0, 0, 15)
+    assert moon_threat(seat_view) is None
+    assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("4H")
+
+
+def test_a_blocker_discards_no_points_onto_the_shooters_trick() -> None:
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False)
+    # Seat 3 holds 16 points alone and leads a club; seat 0, void in clubs, holds hearts: it
+    # would shed the AH anywhere else, but not onto the shooter's trick.
+    state = play(deal(_MOON_HANDS, rules=rules), "2C QS 2H AC KC 2D QD 3H QC 3D KD 6H 4C")
+    seat_view = view(state, 0)
+    assert moon_threat(seat_view) == 3
+    chosen = HeuristicBot(seed=0).choose_play(seat_view)
+    assert chosen.suit is Suit.DIAMONDS
+
+
+def _spare_view(
+    trick: str,
+    totals: tuple[int, int, int, int],
+    *,
+    legal: str = "QS 2H 4D",
+    round_points: tuple[int, int, int, int] = (0, 0, 0, 0),
+    jack: bool = False,
+) -> SeatView:
+    """Seat 0's view with seat 1 leading ``trick``, made up around a real one."""
+    rules = Rules(pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=jack)
+    real = view(play(deal(_ENDGAME_HANDS, rules=rules), "2C QC KC"), 0)
+    return dataclasses.replace(
+        real,
+        trick=tuple(parse_cards(trick)),
+        leader=1,
+        legal=tuple(parse_cards(legal)),
+        totals=totals,
+        round_points=round_points,
+    )
+
+
+@pytest.mark.parametrize(
+    ("trick", "totals", "options", "spare"),
+    [
+        ("2C QC KC", (50, 20, 60, 88), {}, True),
+        # The round's points so far count: 80 + 8 taken this round, + 13.
+        ("2C QC KC", (50, 20, 60, 80), {"round_points": (0, 0, 0, 8)}, True),
+        ("2C QC KC", (50, 20, 60, 80), {}, False),  # 93: the game goes on
+        # The trick's own hearts take seat 3 to 100 whatever seat 0 adds.
+        ("2H 9H KH", (50, 20, 60, 97), {}, False),
+        # No queen to give: a heart is enough to take 99 to 100.
+        ("2C QC KC", (50, 20, 60, 99), {"legal": "2H 4D"}, True),
+        # The jack on the trick is worth -10 to its winner: 99 + 1 - 10 + 13 = 103.
+        ("9D JD 2H", (50, 20, 99, 60), {"jack": True}, True),
+        ("9D JD 2H", (50, 20, 87, 60), {"jack": True}, False),  # 91
+        # Another seat is at the target already: the game ends with this round anyway.
+        ("2C QC KC", (50, 20, 100, 88), {}, False),
+        ("2C QC KC", (10, 20, 60, 88), {}, False),  # seat 0 would be lowest: welcome
+    ],
+)
+def test_ends_the_game_for_another(
+    trick: str, totals: tuple[int, int, int, int], options: dict[str, Any], spare: bool
+) -> None:
+    assert ends_the_game_for_another(_spare_view(trick, totals, **options)) is spare
+
+
+def test_monte_carlo_playouts_play_the_jack_as_the_heuristic_does() -> None:
+    # The playouts run on play_out with the heuristic's card rules, the jack's among them: the
+    # same points as applying the heuristic's cards one by one.
+    rng = random.Random(3)
+    rules = Rules(jack_of_diamonds_bonus=True, pass_cards=False)
+    compared = 0
+    for game in range(40):
+        state = apply(start_round(rules), Deal(seeded_deck(game, 0)))
+        for _ in range(rng.randrange(0, 30)):
+            state = apply(state, rng.choice(legal_actions(state)))
+        played = 0
+        for trick in state.tricks:
+            played |= mask_of(trick.cards)
+        played |= mask_of(state.trick)
+        expected, by_apply = played, state
+        while by_apply.phase is Phase.PLAYING:
+            turn = by_apply.turn
+            legal = mask_of(legal_plays(by_apply, turn))
+            card = DECK[play_card(by_apply.hands[turn], legal, by_apply.trick, expected, jack=True)]
+            expected |= 1 << card
+            by_apply = apply(by_apply, PlayCard(turn, card))
+        assert playout(state, played) == by_apply.rounds[-1].points
+        compared += 1
+    assert compared == 40

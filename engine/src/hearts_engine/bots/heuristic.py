@@ -307,8 +307,10 @@ def ends_the_game_for_another(seat_view: SeatView) -> bool:
     to the target, ending the game at the round's end, while the lowest total (the game's
     winner) would not be this seat's.
 
-    Totals are read as they would stand with the round's points so far; a seat that ends the
-    game while this one is lowest is welcome to the points.
+    Totals are read as they would stand with the round's points so far (the jack of diamonds'
+    -10 included, on the trick too); a seat that ends the game while this one is lowest is
+    welcome to the points. Moon shots and the bonus for taking no trick are left out: a rule of
+    thumb, not a forecast of the round.
     """
     seat = seat_view.seat
     winner = _trick_winner(seat_view)
@@ -318,12 +320,16 @@ def ends_the_game_for_another(seat_view: SeatView) -> bool:
     worst = 13 if legal & _QS_BIT else 1 if legal & HEARTS_MASK else 0
     if not worst:
         return False
-    in_trick = mask_of(seat_view.trick)
-    on_trick = (in_trick & HEARTS_MASK).bit_count() + (13 if in_trick & _QS_BIT else 0)
     totals = [t + p for t, p in zip(seat_view.totals, seat_view.round_points, strict=True)]
     target = seat_view.rules.target_score
+    if max(totals) >= target:
+        return False  # the game ends with this round whatever this seat plays
+    in_trick = mask_of(seat_view.trick)
+    on_trick = (in_trick & HEARTS_MASK).bit_count() + (13 if in_trick & _QS_BIT else 0)
+    if seat_view.rules.jack_of_diamonds_bonus and in_trick & _JD_BIT:
+        on_trick -= 10
     if totals[winner] + on_trick >= target or totals[winner] + on_trick + worst < target:
-        return False  # the game ends anyway, or not by this discard
+        return False  # the trick ends the game anyway, or this discard does not
     totals[winner] += on_trick + worst
     return totals[seat] > min(totals)
 
