@@ -149,6 +149,10 @@ func checkRequestFieldsInBody(value any, request protoreflect.MessageDescriptor,
 			continue // unknown to both: ignored, as the API promises
 		case field.Number() == body.Number():
 			return fmt.Errorf("the body is the %s itself, not a request that holds it: send its fields at the top level", body.Name())
+		case strings.HasSuffix(string(field.Name()), "_token"):
+			// A credential: over REST it could only go in the query string, which access logs
+			// record.
+			return fmt.Errorf("the body is the request's %s; %q is a field of the request, which REST can carry only in the URL: call this over Connect or gRPC-Web to keep it out of URLs", body.Name(), key)
 		default:
 			return fmt.Errorf("the body is the request's %s; %q is a field of the request: send it in the query string (?%s=...)", body.Name(), key, field.JSONName())
 		}

@@ -548,6 +548,7 @@ func TestCheckRequestFieldsInBody(t *testing.T) {
 		{`{"table": {}}`, "the body is the table itself"},
 		{`{"requestId": "r"}`, `"requestId" is a field of the request: send it in the query string (?requestId=...)`},
 		{`{"request_id": "r"}`, `"request_id" is a field of the request`},
+		{`{"identityToken": "jwt"}`, `call this over Connect or gRPC-Web to keep it out of URLs`},
 	} {
 		err := checkEnumNames([]byte(c.json), func(value any) error {
 			return checkRequestFieldsInBody(value, body.ContainingMessage(), body)

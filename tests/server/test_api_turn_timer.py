@@ -365,6 +365,31 @@ async def test_only_the_writer_keeps_a_timer_for_a_deadline_to_come(replicas) ->
 
 
 @pytest.mark.redis
+async def test_a_read_after_a_deadline_nobody_kept_makes_the_move(replicas) -> None:
+    # The writer died with its timer, and this replica does not watch the due tables here: the
+    # read itself, past the deadline, starts the driver.
+    (first, a), (second, b) = replicas
+    assert second.app._due_watch is not None
+    second.app._due_watch.cancel()
+    seated = await a.seated([0], bots=BOTS, deck_seed=9, turn_timeout_ms=1000)
+    table_id = seated.name.removeprefix("tables/")
+    await first.stop(0)
+    await asyncio.sleep(1.3)
+    stored = await second.app.store.load(table_id)
+    await b.view(seated.name)  # one read, after the deadline
+    for _ in range(50):  # 5 s at most
+        now = await second.app.store.load(table_id)
+        if now.version > stored.version:
+            break
+        await asyncio.sleep(0.1)
+    assert now.version > stored.version
+    watch = b.watch(seated.name, after_sequence=0)
+    timed_out = await read_until(watch, lambda m: event_kind(m) == "turn_timed_out")
+    watch.cancel()
+    assert timed_out[-1].event.turn_timed_out.seat == 0
+
+
+@pytest.mark.redis
 async def test_a_stale_timer_does_not_drive_a_monte_carlo_bot_another_replica_drives(
     replicas,
 ) -> None:

@@ -260,6 +260,10 @@ def test_settings_come_from_the_environment_and_flags_win() -> None:
         ),
         (["--identity-required"], {}, "--identity-required needs --identity-secret or"),
         (["--identity-issuer", "i"], {}, "--identity-issuer needs --identity-secret or"),
+        *(
+            (["--host", host], {}, "--host must be an address")
+            for host in ("[::1", "::1]", "[]", "")
+        ),
         ([], {"HEARTS_IDENTITY_AUDIENCE": "a"}, "--identity-audience needs --identity-secret or"),
         (["--trusted-proxies", "10.0.0.0/33"], {}, "--trusted-proxies:"),
         (["--redis-url", "http://127.0.0.1:6379"], {}, "--redis-url is not a Redis URL"),

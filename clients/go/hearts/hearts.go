@@ -23,9 +23,13 @@ const (
 )
 
 // WithToken returns ctx carrying token (a seat or creator token) as the call's
-// "authorization: Bearer <token>" metadata, as the API wants it.
+// "authorization: Bearer <token>" metadata, as the API wants it. A token ctx carried already is
+// replaced (a renewed token on a context made for the old one): two would be refused.
 func WithToken(ctx context.Context, token string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	md, _ := metadata.FromOutgoingContext(ctx)
+	md = md.Copy()
+	md.Set("authorization", "Bearer "+token)
+	return metadata.NewOutgoingContext(ctx, md)
 }
 
 // FormatCard writes the card as rank then suit, such as "QS" or "TD"; a card that names no card
@@ -43,9 +47,9 @@ func FormatCard(card *heartsv1.Card) string {
 var ErrNotACard = errors.New("not a card: write rank (2-9, T or 10, J, Q, K, A) then suit (C, D, H, S), as QS")
 
 // ParseCard reads a card written as FormatCard writes it, in either case, with "10" for "T"
-// too ("QS", "td", "10H"), as the server and the other clients read it.
+// too ("QS", "td", "10H"), as the other clients read it.
 func ParseCard(text string) (*heartsv1.Card, error) {
-	upper := strings.ToUpper(text)
+	upper := asciiUpper(text)
 	if len(upper) == 3 && strings.HasPrefix(upper, "10") {
 		upper = "T" + upper[2:]
 	}
@@ -59,6 +63,17 @@ func ParseCard(text string) (*heartsv1.Card, error) {
 		}
 	}
 	return nil, fmt.Errorf("%q: %w", text, ErrNotACard)
+}
+
+// asciiUpper upper-cases ASCII letters only: strings.ToUpper would read "ſ" (U+017F) as "S".
+func asciiUpper(text string) string {
+	b := []byte(text)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 // Reason is the stable, machine-readable reason of a failed call (its google.rpc.ErrorInfo,

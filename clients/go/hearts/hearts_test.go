@@ -37,7 +37,7 @@ func TestCardsAreReadInEitherCaseAndWith10(t *testing.T) {
 			t.Errorf("%q: %v %v, want %s", text, card, err, want)
 		}
 	}
-	for _, text := range []string{"", "Q", "SQ", "1C", "10", "100C", "QSS", " QS", "Q♠"} {
+	for _, text := range []string{"", "Q", "SQ", "1C", "10", "100C", "QSS", " QS", "Q♠", "Qſ"} {
 		if _, err := ParseCard(text); !errors.Is(err, ErrNotACard) {
 			t.Errorf("%q: %v", text, err)
 		}
@@ -48,9 +48,20 @@ func TestCardsAreReadInEitherCaseAndWith10(t *testing.T) {
 }
 
 func TestWithTokenSendsABearerToken(t *testing.T) {
-	md, _ := metadata.FromOutgoingContext(WithToken(context.Background(), "abc"))
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-trace", "1")
+	old := WithToken(ctx, "abc")
+	md, _ := metadata.FromOutgoingContext(old)
 	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer abc" {
 		t.Errorf("authorization %q", got)
+	}
+	// A renewed token replaces the old one, and keeps the rest.
+	md, _ = metadata.FromOutgoingContext(WithToken(old, "def"))
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer def" || md.Get("x-trace")[0] != "1" {
+		t.Errorf("after renewal: %v", md)
+	}
+	md, _ = metadata.FromOutgoingContext(old)
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer abc" {
+		t.Errorf("the first context changed: %q", got)
 	}
 }
 

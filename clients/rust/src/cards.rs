@@ -45,7 +45,7 @@ impl fmt::Display for Card {
 }
 
 /// Reads `QS`, `td`, `2C`, `10H`: a rank (`2`-`9`, `T` or `10`, `J`, `Q`, `K`, `A`) and a suit
-/// letter, in either case, as every client and the server read them.
+/// letter, in either case, as the other clients read them.
 impl FromStr for Card {
     type Err = ParseCardError;
 

@@ -49,11 +49,12 @@ export function formatCard(card: Card): string {
 
 /**
  * The card written as `text`: a rank (`2`-`9`, `T` or `10`, `J`, `Q`, `K`, `A`) then a suit
- * (`C`, `D`, `H`, `S`), in either case, as every client and the server read it: `parseCard("QS")`,
+ * (`C`, `D`, `H`, `S`), in either case, as the other clients read it: `parseCard("QS")`,
  * `parseCard("10d")`. Throws on anything else.
  */
 export function parseCard(text: string): Card {
-  let upper = text.toUpperCase();
+  // ASCII letters only: toUpperCase would read "ſ" (U+017F) as "S".
+  let upper = text.replace(/[a-z]/g, (letter) => letter.toUpperCase());
   if (upper.length === 3 && upper.startsWith("10")) upper = "T" + upper.slice(2);
   const rank = upper.length === 2 ? RANKS_BY_LETTER.get(upper[0] ?? "") : undefined;
   const suit = upper.length === 2 ? SUITS_BY_LETTER.get(upper[1] ?? "") : undefined;

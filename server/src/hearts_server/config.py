@@ -313,6 +313,10 @@ def _loopback_address(host: str) -> bool:
 
 def _problem(settings: Settings) -> str | None:
     """What is wrong with ``settings``, as the message for the operator; None if nothing."""
+    host = settings.host
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not bare or "[" in bare or "]" in bare:
+        return f"--host must be an address or a host name, IPv6 in brackets or not (got {host!r})"
     for name in ("port", "metrics_port"):
         value = getattr(settings, name)
         if not 0 <= value <= 65535:

@@ -64,7 +64,8 @@ def playout(state: State, played: int) -> tuple[int, ...]:
     ``played`` is the mask of the cards played so far this round (the heuristic reads it); the
     result is the round's points per seat after moon and bonus rules. It runs on
     :func:`~hearts_engine.playout.play_out`, which plays the engine's rules on mutable values
-    and gives what ``apply``-ing the same cards would (about 1.7 times as fast).
+    and gives what ``apply``-ing the same cards would (playouts about 2.4 times as fast, a decision
+    about 1.4 times).
     """
     choose = _play_card_with_jack if state.rules.jack_of_diamonds_bonus else play_card
     return play_out(state, choose, played)

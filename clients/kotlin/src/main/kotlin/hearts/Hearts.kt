@@ -41,11 +41,12 @@ fun formatCard(card: Card): String {
 
 /**
  * The card written as [text]: a rank (`2`-`9`, `T` or `10`, `J`, `Q`, `K`, `A`) then a suit (`C`,
- * `D`, `H`, `S`), in either case, as the server and the other clients read it. Throws
+ * `D`, `H`, `S`), in either case, as the other clients read it. Throws
  * [IllegalArgumentException] for anything else.
  */
 fun parseCard(text: String): Card {
-    var upper = text.uppercase()
+    // ASCII letters only: uppercase() would read "ſ" (U+017F) as "S".
+    var upper = text.map { if (it in 'a'..'z') it.uppercaseChar() else it }.joinToString("")
     if (upper.length == 3 && upper.startsWith("10")) upper = "T" + upper.substring(2)
     val rank = if (upper.length == 2) RANKS.indexOf(upper[0]) else -1
     val suit = if (upper.length == 2) SUITS.indexOf(upper[1]) else -1

@@ -36,7 +36,7 @@ class HeartsTest {
         assertEquals("QS", formatCard(parseCard("qs")))
         assertEquals("TD", formatCard(parseCard("10D")))
         assertEquals("TH", formatCard(parseCard("10h")))
-        for (text in listOf("", "Q", "SQ", "1C", "10", "100C", "QSS", " QS", "Q♠")) {
+        for (text in listOf("", "Q", "SQ", "1C", "10", "100C", "QSS", " QS", "Q♠", "Qſ")) {
             assertThrows<IllegalArgumentException>(text) { parseCard(text) }
         }
     }
