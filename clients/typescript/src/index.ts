@@ -17,6 +17,7 @@ export * from "./gen/hearts/v1/error_details_pb.js";
 export { type ErrorInfo, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 export { bearer } from "./auth.js";
 export { formatCard, parseCard, sameCard } from "./cards.js";
+export { type WatchOptions, watchTableResumable } from "./watch.js";
 export {
   Code,
   ConnectError,
