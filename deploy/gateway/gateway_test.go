@@ -354,15 +354,11 @@ func startGatewayLogging(t *testing.T, cfg config, log io.Writer) (base string, 
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	response, err := http.Get(url)
+	request, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer response.Body.Close()
-	body, err := io.ReadAll(response.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	response, body := send(t, request)
 	return response.StatusCode, string(body)
 }
 

@@ -67,16 +67,23 @@ func call(t testing.TB, method, url, token string, body proto.Message) (int, []b
 	if token != "" {
 		request.Header.Set("Authorization", "Bearer "+token)
 	}
+	response, data := send(t, request)
+	return response.StatusCode, data
+}
+
+// send makes the request and returns the response with its whole body (read and closed).
+func send(t testing.TB, request *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	response, err := http.DefaultClient.Do(request)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", request.Method, request.URL, err)
 	}
 	defer response.Body.Close()
 	data, err := io.ReadAll(response.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: the answer did not end: %v (HTTP %d, so far %q)", request.Method, request.URL, err, response.StatusCode, data)
 	}
-	return response.StatusCode, data
+	return response, data
 }
 
 // decode reads a JSON response body into message, failing the test on anything else.

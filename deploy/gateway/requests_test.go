@@ -187,15 +187,7 @@ func rawResponse(t *testing.T, method, url, body string, header http.Header) (*h
 	for name, values := range header {
 		request.Header[name] = values
 	}
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer response.Body.Close()
-	data, err := io.ReadAll(response.Body)
-	if err != nil {
-		t.Fatalf("%s %s: the answer did not end: %v (HTTP %d, so far %q)", method, url, err, response.StatusCode, data)
-	}
+	response, data := send(t, request)
 	return response, string(data)
 }
 
@@ -333,15 +325,7 @@ func chunkedPost(t *testing.T, url, body string) (int, string) {
 	}
 	request.ContentLength = -1 // sent chunked
 	request.Header.Set("Content-Type", "application/json")
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer response.Body.Close()
-	data, err := io.ReadAll(response.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	response, data := send(t, request)
 	return response.StatusCode, string(data)
 }
 

@@ -396,18 +396,21 @@ def test_heuristic_bot_passes_the_queen_from_its_view() -> None:
             assert Card.parse("QS") in passed
 
 
+# Seat 0 holds the AH; seat 1 the QS and no club; seat 2 most hearts; seat 3 the clubs.
+_MOON_HANDS = (
+    "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
+    "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
+    "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
+    "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
+)
+
+
 def test_heuristic_takes_a_heart_to_stop_a_visible_moon_shot() -> None:
-    hands = (
-        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
-        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
-        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
-        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
-    )
     rules = Rules(pass_cards=False, no_points_on_first_trick=False)
     # Seat 3 takes the queen and three hearts in the first three tricks, then leads a heart: it
     # alone holds 16 points. Seat 0 would duck with the 4H; to stop the moon it takes the trick
     # with the AH.
-    state = play(deal(hands, rules=rules), "2C QS 2H AC KC 2D QD 3H QC 3D KD 6H 5H")
+    state = play(deal(_MOON_HANDS, rules=rules), "2C QS 2H AC KC 2D QD 3H QC 3D KD 6H 5H")
     seat_view = view(state, 0)
     assert seat_view.round_points == (0, 0, 0, 16)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
@@ -415,14 +418,8 @@ def test_heuristic_takes_a_heart_to_stop_a_visible_moon_shot() -> None:
 
 def test_heuristic_sees_no_moon_shot_in_the_queen_and_a_heart() -> None:
     # The queen dumped on a seat with a heart is most rounds, not a moon shot: seat 0 ducks.
-    hands = (
-        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
-        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
-        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
-        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
-    )
     rules = Rules(pass_cards=False, no_points_on_first_trick=False)
-    state = play(deal(hands, rules=rules), "2C QS 2H AC 5H")
+    state = play(deal(_MOON_HANDS, rules=rules), "2C QS 2H AC 5H")
     seat_view = view(state, 0)
     assert seat_view.round_points == (0, 0, 0, 14)
     assert moon_threat(seat_view) is None
@@ -471,14 +468,8 @@ def test_heuristic_follows_low_when_it_cannot_duck_and_seats_are_to_come(
 def test_heuristic_sees_a_moon_shot_through_the_jack_of_diamonds_bonus() -> None:
     # As above, and seat 3 also takes the jack of diamonds: its round points are 16 - 10 = 6,
     # but the moon counts hearts and the queen only, so it still threatens one.
-    hands = (
-        "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
-        "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
-        "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
-        "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
-    )
     rules = Rules(pass_cards=False, no_points_on_first_trick=False, jack_of_diamonds_bonus=True)
-    state = play(deal(hands, rules=rules), "2C QS 2H AC KC JD 2S 3H QC 2D 3S 6H 5H")
+    state = play(deal(_MOON_HANDS, rules=rules), "2C QS 2H AC KC JD 2S 3H QC 2D 3S 6H 5H")
     seat_view = view(state, 0)
     assert seat_view.round_points == (0, 0, 0, 6)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse("AH")
@@ -699,14 +690,6 @@ def test_the_queen_goes_under_the_ace_unless_it_ends_the_game_for_another(
     state = play(deal(hands, rules=rules), "2C AC KC 3C AS 6H")
     seat_view = dataclasses.replace(view(state, 0), totals=totals)
     assert HeuristicBot(seed=0).choose_play(seat_view) == Card.parse(card)
-
-
-_MOON_HANDS = (
-    "2C 4H AH 2D 3D 4D 5D 6D 7D 8D 9D TD JD",
-    "QS QD KD AD 2S 3S 4S 5S 6S 7S 8S 9S TS",
-    "2H 3H 6H 7H 8H 9H TH JH QH KH JS KS AS",
-    "AC 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 5H",
-)
 
 
 def test_the_queen_and_two_hearts_are_no_moon_threat_yet() -> None:
