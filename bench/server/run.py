@@ -283,10 +283,13 @@ def lat(result: dict[str, Any], method: str) -> str:
 
 
 def report(results: dict[str, Any]) -> str:
-    """The Markdown figures: throughput and costs next to the baseline, then the other goals."""
+    """The Markdown figures: throughput and costs next to the baseline, then the other goals.
+
+    A run of some workloads only (``--only``) gives the rows and goals of those it ran.
+    """
     play = results["play"]
-    bots = results["bots"]
-    watch = results["watch"]
+    bots = results.get("bots")
+    watch = results.get("watch")
     base = play["baseline_saturated"]
     rows = []
 
@@ -338,14 +341,16 @@ def report(results: dict[str, Any]) -> str:
         play["baseline_half"],
         paced=True,
     )
-    row(
-        f"**(b)** one seat + three bots, saturated ({bots['saturated']['concurrency']} in flight)",
-        bots["saturated"],
-        "PlayCard",
-        base,
-    )
-    active = watch["active"]
-    for r in (active, *watch.get("more", ())):
+    if bots is not None:
+        row(
+            f"**(b)** one seat + three bots, saturated "
+            f"({bots['saturated']['concurrency']} in flight)",
+            bots["saturated"],
+            "PlayCard",
+            base,
+        )
+    streams = [] if watch is None else [watch["active"], *watch.get("more", ())]
+    for r in streams:
         row(
             f"**(c)** 250 watched tables, open loop at {fmt(r['offered_per_s'], 0)}/s",
             r,
@@ -379,7 +384,8 @@ def report(results: dict[str, Any]) -> str:
         "Other calls, p50 / p95 / p99 ms: "
         + "; ".join(
             f"{name} `{method}` {lat(r, method)}"
-            for name, r in (("(a)", play["saturated"]), ("(b)", bots["saturated"]))
+            for name, r in (("(a)", play["saturated"]), ("(b)", bots and bots["saturated"]))
+            if r is not None
             for method in ("PassCards", "CreateTable", "JoinTable")
             if r["latency_ms"].get(method)
         )
@@ -391,8 +397,10 @@ def report(results: dict[str, Any]) -> str:
     for name, sweep in (
         ("baseline `Write`/s", play["baseline_sweep"]),
         ("(a) commands/s", play["sweep"]),
-        ("(b) commands/s", bots["sweep"]),
+        ("(b) commands/s", bots and bots["sweep"]),
     ):
+        if sweep is None:
+            continue
         by_level = {r["concurrency"]: r["commands_per_s"] for r in sweep}
         lines.append(
             f"| {name} | " + " | ".join(fmt(by_level.get(level), 0) for level in levels) + " |"
@@ -416,7 +424,6 @@ def report(results: dict[str, Any]) -> str:
         f"limit with CANCELLED{when('CANCELLED')}, {count('DEADLINE_EXCEEDED'):,} timed out; "
         f"successful PlayCard p50 / p99 {fmt(ok.get('p50'))} / {fmt(ok.get('p99'))} ms"
     )
-    idle = watch["idle"]
     lines += [
         "",
         "| goal | measured |",
@@ -424,24 +431,9 @@ def report(results: dict[str, Any]) -> str:
         f"| overload: (a) open loop at 2× ({fmt(over['offered_per_s'], 0)}/s offered, "
         f"{results['config']['timeout']} s deadline, {results['config']['tables']:,} tables) | "
         f"{overload_text} |",
-        *(
-            f"| event delivery, {r['active_streams']:,} active + {idle['snapshots']:,} idle "
-            f"streams, {fmt(r['offered_per_s'], 0)} writes/s | p50 "
-            f"{fmt(r['delivery_ms']['p50'])} ms, p99 {fmt(r['delivery_ms']['p99'])} ms, max "
-            f"{fmt(r['delivery_ms']['max'])} ms ({r['delivery_ms']['n']:,} events; "
-            f"{r['failed_streams']} streams failed) |"
-            for r in (active, *watch.get("more", ()))
-        ),
-        f"| server memory per open stream ({idle['snapshots']:,} idle streams; "
-        f"{idle.get('refusals_retried', 0):,} opens refused and retried) | "
-        f"{fmt(idle['bytes_per_stream'] / 1024)} KiB "
-        f"(RSS {idle['server_rss_before'] / 2**20:.0f} → "
-        f"{idle['server_rss_after'] / 2**20:.0f} MiB) |",
-        f"| Redis memory per table (`MEMORY USAGE` of its three keys) | new, seats free: "
-        f"{fmt(watch['redis_bytes_per_new_table'] / 1024)} KiB; in play in (a), "
-        "tables at random points of their games: "
-        f"{fmt(play['redis_bytes_per_table_in_play'] / 1024)} KiB |",
     ]
+    if watch is not None:
+        lines += _stream_goals(play, watch, streams)
     ghz = results.get("ghz")
     if ghz:
         lines += [
@@ -454,6 +446,32 @@ def report(results: dict[str, Any]) -> str:
                 f"| {name} | {fmt(r['rps'], 0)} | {fmt(r['p50'], 2)} | {fmt(r['p99'], 2)} |"
             )
     return "\n".join(lines)
+
+
+def _stream_goals(
+    play: dict[str, Any], watch: dict[str, Any], streams: list[dict[str, Any]]
+) -> list[str]:
+    """The goals' rows of (c): delivery, memory per stream, Redis memory per table."""
+    idle = watch["idle"]
+    return [
+        *(
+            f"| event delivery, {r['active_streams']:,} active + {idle['snapshots']:,} idle "
+            f"streams, {fmt(r['offered_per_s'], 0)} writes/s | p50 "
+            f"{fmt(r['delivery_ms']['p50'])} ms, p99 {fmt(r['delivery_ms']['p99'])} ms, max "
+            f"{fmt(r['delivery_ms']['max'])} ms ({r['delivery_ms']['n']:,} events; "
+            f"{r['failed_streams']} streams failed) |"
+            for r in streams
+        ),
+        f"| server memory per open stream ({idle['snapshots']:,} idle streams; "
+        f"{idle.get('refusals_retried', 0):,} opens refused and retried) | "
+        f"{fmt(idle['bytes_per_stream'] / 1024)} KiB "
+        f"(RSS {idle['server_rss_before'] / 2**20:.0f} → "
+        f"{idle['server_rss_after'] / 2**20:.0f} MiB) |",
+        f"| Redis memory per table (`MEMORY USAGE` of its three keys) | new, seats free: "
+        f"{fmt(watch['redis_bytes_per_new_table'] / 1024)} KiB; in play in (a), "
+        "tables at random points of their games: "
+        f"{fmt(play['redis_bytes_per_table_in_play'] / 1024)} KiB |",
+    ]
 
 
 def chart(results: dict[str, Any], path: Path) -> bool:
@@ -875,16 +893,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    if only:
-        print(json.dumps(results, indent=1)[:20000])
-        return
     publish(args, results)
 
 
 def publish(args: argparse.Namespace, results: dict[str, Any]) -> None:
-    """Print the figures; draw the chart; fill docs/benchmarks.md when asked."""
+    """Print the figures; draw the chart; fill docs/benchmarks.md when asked.
+
+    A run of some workloads only (``--only``) prints their figures, or all it measured as JSON
+    when (a), whose baseline the figures are set against, is not among them; it draws no chart
+    and writes no docs, which show every workload.
+    """
+    if "play" not in results:
+        print(json.dumps(results, indent=1)[:20000])
+        return
     text = report(results)
     print("\n" + results["machine"] + "\n\n" + text)
+    if not all(name in results for name in ("bots", "watch")):
+        print("\nsome workloads only: no chart, docs/benchmarks.md unchanged", file=sys.stderr)
+        return
     if args.chart and chart(results, Path(args.chart)):
         print(f"\nchart: {args.chart}", file=sys.stderr)
     if args.write_docs:
