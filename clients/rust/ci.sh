@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI for the Rust client: the committed generated code is what proto/ makes now, the code is
-# formatted and passes clippy, the README's example compiles, and the conformance and keepalive
-# tests pass against a live hearts-server (started by scripts/with-server.sh).
+# formatted and passes clippy, the README's examples compile, and the conformance, watch and
+# keepalive tests pass against a live hearts-server (started by scripts/with-server.sh).
 #
 # Usage: bash clients/rust/ci.sh   (from anywhere; needs cargo (rustup) and uv on PATH)
 # Cargo resolves the dependencies afresh (no Cargo.lock is committed) and fills its cache from the
@@ -49,10 +49,10 @@ fi
 log "build"
 cargo test --all-targets --no-run
 
-log "the README example compiles (doc test)"
+log "the README examples compile (doc tests)"
 cargo test --doc
 
-log "conformance and keepalive tests against a live server"
+log "conformance, watch and keepalive tests against a live server"
 # Required: without HEARTS_SERVER the test fails instead of skipping.
 HEARTS_CONFORMANCE_REQUIRED=1 ../../scripts/with-server.sh \
     cargo test --manifest-path clients/rust/Cargo.toml --all-targets -- --nocapture

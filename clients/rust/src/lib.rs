@@ -8,6 +8,8 @@
 //! - Card notation: [`v1::Card`] parses from and prints as `"QS"`, `"TD"`, `"2C"`.
 //! - [`StatusDetails`]: the stable reason (`google.rpc.ErrorInfo`) and the
 //!   [`MoveRejection`](v1::MoveRejection) of a refused call.
+//! - [`watch_table_resumable`]: a table's stream that resumes by itself after a dropped
+//!   connection or a server restart, without a gap or a repeat.
 //!
 //! `README.md` has an example; `docs/api.md` in the repository describes the API.
 
@@ -21,12 +23,14 @@ pub mod v1 {
 mod auth;
 mod cards;
 mod details;
+mod watch;
 
 pub use auth::BearerToken;
 pub use cards::ParseCardError;
 pub use details::StatusDetails;
 /// The generated client; [`connect`] makes one.
 pub use v1::table_service_client::TableServiceClient;
+pub use watch::{ResumableWatch, WatchOptions, watch_table_resumable};
 
 /// `google.rpc.ErrorInfo`, as [`StatusDetails::error_info`] returns it.
 pub use tonic_types::ErrorInfo;
