@@ -1,7 +1,7 @@
 // Package hearts holds the few helpers every Go client of hearts.v1 would otherwise write
 // itself, beside the generated code in hearts/v1: sending a seat token, the card notation that
-// the server, the docs and the other clients use ("QS", "TD"), and the stable reason (and the
-// legal cards) of a refused call.
+// the server, the docs and the other clients use ("QS", "TD"), the stable reason (and the
+// legal cards) of a refused call, and a table's stream that resumes by itself (WatchTable).
 package hearts
 
 import (
