@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <random>
+#include <thread>
 
 #include <grpc/grpc.h>
 #include <grpcpp/create_channel.h>
@@ -24,6 +26,42 @@ int Millis(std::chrono::milliseconds duration) {
 }
 
 char Upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
+
+using Handler = std::function<bool(const v1::WatchTableResponse&)>;
+
+// The longest wait between two attempts of WatchTableResumable.
+constexpr std::chrono::milliseconds kLongestBackoff{10'000};
+
+// The wait before the next attempt after `failures` (1 or more) failures in a row: `first`,
+// doubled per failure after the first, at most kLongestBackoff, times 0.5 to 1 at random.
+std::chrono::milliseconds Backoff(std::chrono::milliseconds first, int failures) {
+  std::chrono::milliseconds delay =
+      std::clamp(first, std::chrono::milliseconds(0), kLongestBackoff);
+  for (int i = 1; i < failures && delay < kLongestBackoff; ++i) delay *= 2;
+  delay = std::min(delay, kLongestBackoff);
+  thread_local std::mt19937 random(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.5, 1.0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(delay * jitter(random));
+}
+
+// Hands `message` to `handler` unless an earlier stream of the watch delivered it, and keeps
+// `last`, the last stored sequence delivered. False when the watch is over: the handler said so,
+// or the table was deleted.
+bool Deliver(const v1::WatchTableResponse& message, std::optional<int64_t>& last,
+             const Handler& handler) {
+  if (message.has_event()) {
+    const v1::TableEvent::EventCase kind = message.event().event_case();
+    if (kind == v1::TableEvent::kReaction || kind == v1::TableEvent::kPresenceChanged) {
+      return handler(message);  // unstored: repeats the sequence before it, never sent again
+    }
+    if (last && message.sequence() <= *last) return true;  // delivered before the resume
+    last = message.sequence();
+    return handler(message) && kind != v1::TableEvent::kTableDeleted;
+  }
+  if (message.has_heartbeat()) return handler(message);  // the last event's sequence: not kept
+  last = message.sequence();  // a snapshot: the view as of this sequence
+  return handler(message);
+}
 
 }  // namespace
 
@@ -116,6 +154,99 @@ std::optional<v1::Card> ParseCard(std::string_view text) {
 
 bool SameCard(const v1::Card& a, const v1::Card& b) {
   return a.suit() == b.suit() && a.rank() == b.rank();
+}
+
+bool IsResumable(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return true;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: {
+      // No reason: a message over the size limit. The caller's own limits: not at once.
+      const std::string reason = StatusDetails(status).reason();
+      return !reason.empty() && reason != "TOO_MANY_REACTIONS" && reason != "TOO_MANY_TABLES" &&
+             reason != "TOO_MANY_STREAMS_FROM_ADDRESS";
+    }
+    case grpc::StatusCode::CANCELLED:
+      return StatusDetails(status).reason().empty();
+    default:
+      return false;
+  }
+}
+
+grpc::Status WatchTableResumable(v1::TableService::StubInterface& stub, const std::string& name,
+                                 const Handler& handler, const WatchOptions& options) {
+  WatchCancel* const cancel = options.cancel;
+  std::optional<int64_t> last = options.after_sequence;
+  int failures = 0;
+  for (;;) {
+    v1::WatchTableRequest request;
+    request.set_name(name);
+    if (last) request.set_after_sequence(*last);
+    if (options.heartbeat_interval) {
+      const int64_t millis = options.heartbeat_interval->count();
+      request.mutable_heartbeat_interval()->set_seconds(millis / 1000);
+      request.mutable_heartbeat_interval()->set_nanos(
+          static_cast<int32_t>(millis % 1000 * 1'000'000));
+    }
+    grpc::ClientContext context;  // no deadline, which would end the stream
+    if (!options.token.empty()) WithToken(context, options.token);
+    if (cancel != nullptr && !cancel->Attach(&context)) return grpc::Status::OK;
+    // Detaches the context however this attempt ends, a handler's exception included, so that a
+    // later Cancel never reaches a context that is gone.
+    const auto detach = [](WatchCancel* attached) { attached->Attach(nullptr); };
+    std::unique_ptr<WatchCancel, decltype(detach)> attached(cancel, detach);
+
+    bool over = false;  // the handler or a table_deleted event ended the watch
+    grpc::Status status;
+    {
+      const auto reader = stub.WatchTable(&context, request);
+      v1::WatchTableResponse message;
+      while (!over && reader->Read(&message)) {
+        failures = 0;
+        over = !Deliver(message, last, handler);
+      }
+      if (over) context.TryCancel();  // whatever the server would still send is not wanted
+      status = reader->Finish();
+    }
+    attached.reset();
+    if (over || status.ok() || (cancel != nullptr && cancel->cancelled())) {
+      return grpc::Status::OK;
+    }
+    ++failures;
+    if (!IsResumable(status) || failures > options.max_reconnects) return status;
+    const std::chrono::milliseconds delay = Backoff(options.backoff, failures);
+    if (cancel == nullptr) {
+      std::this_thread::sleep_for(delay);
+    } else if (!cancel->Wait(delay)) {
+      return grpc::Status::OK;
+    }
+  }
+}
+
+void WatchCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_ = true;
+  // Under the lock: the watch detaches the context (under it too) before the context goes.
+  if (context_ != nullptr) context_->TryCancel();
+  cancelled_changed_.notify_all();
+}
+
+bool WatchCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cancelled_;
+}
+
+bool WatchCancel::Attach(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (context != nullptr && cancelled_) return false;
+  context_ = context;
+  return true;
+}
+
+bool WatchCancel::Wait(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return !cancelled_changed_.wait_for(lock, duration, [this] { return cancelled_; });
 }
 
 }  // namespace hearts

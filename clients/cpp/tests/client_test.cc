@@ -1,5 +1,5 @@
-// The hand-written helpers without a server: card notation, StatusDetails and the channel's
-// keepalive arguments.
+// The hand-written helpers without a server: card notation, StatusDetails, the channel's
+// keepalive arguments, and the statuses after which a watch resumes.
 #include <chrono>
 #include <limits>
 #include <map>
@@ -146,6 +146,50 @@ TEST(ChannelArguments, ADurationPastWhatGrpcTakesIsItsLongest) {
     if (key == GRPC_ARG_KEEPALIVE_TIME_MS || key == GRPC_ARG_KEEPALIVE_TIMEOUT_MS) {
       EXPECT_EQ(args.args[i].value.integer, std::numeric_limits<int>::max()) << key;
     }
+  }
+}
+
+// A status as the server sends it, with an ErrorInfo of `reason` (none when empty).
+grpc::Status WithReason(grpc::StatusCode code, const std::string& reason) {
+  if (reason.empty()) return grpc::Status(code, "bare");
+  google::rpc::ErrorInfo info;
+  info.set_reason(reason);
+  info.set_domain("hearts.v1");
+  google::rpc::Status details;
+  details.set_code(code);
+  details.add_details()->PackFrom(info);
+  return grpc::Status(code, reason, details.SerializeAsString());
+}
+
+TEST(IsResumable, OnlyAFailureOfTheServerOrTheNetworkIsWatchedAgain) {
+  using grpc::StatusCode;
+  const struct {
+    StatusCode code;
+    const char* reason;
+    bool resumable;
+  } cases[] = {
+      {StatusCode::UNAVAILABLE, "", true},
+      {StatusCode::UNAVAILABLE, "STREAM_LAGGED", true},
+      {StatusCode::UNAVAILABLE, "SHUTTING_DOWN", true},
+      {StatusCode::DEADLINE_EXCEEDED, "", true},
+      {StatusCode::RESOURCE_EXHAUSTED, "OVERLOADED", true},
+      {StatusCode::RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS", true},
+      {StatusCode::RESOURCE_EXHAUSTED, "", false},  // a message over the size limit
+      {StatusCode::RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS_FROM_ADDRESS", false},
+      {StatusCode::RESOURCE_EXHAUSTED, "TOO_MANY_TABLES", false},
+      {StatusCode::RESOURCE_EXHAUSTED, "TOO_MANY_REACTIONS", false},
+      {StatusCode::CANCELLED, "", true},  // the server shed the call
+      {StatusCode::CANCELLED, "CLIENT_CLOSED", false},
+      {StatusCode::NOT_FOUND, "TABLE_NOT_FOUND", false},
+      {StatusCode::UNAUTHENTICATED, "TOKEN_REVOKED", false},
+      {StatusCode::INVALID_ARGUMENT, "", false},
+      {StatusCode::INTERNAL, "", false},
+      {StatusCode::UNKNOWN, "", false},
+      {StatusCode::OK, "", false},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(hearts::IsResumable(WithReason(c.code, c.reason)), c.resumable)
+        << "code " << c.code << " reason " << c.reason;
   }
 }
 

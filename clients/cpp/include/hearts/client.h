@@ -3,8 +3,8 @@
 // The messages (hearts/v1/*.pb.h) and the stub (hearts/v1/table_service.grpc.pb.h,
 // hearts::v1::TableService::Stub) are generated at build time from proto/hearts/v1/*.proto by
 // the installed protoc and grpc_cpp_plugin. This header adds what every client needs beside them:
-// a channel with keepalive, the seat token as metadata, the reason of a refused call, and card
-// notation.
+// a channel with keepalive, the seat token as metadata, the reason of a refused call, card
+// notation, and a watch stream that resumes by itself.
 //
 // Nothing here throws or aborts: Unreal Engine and many game engines build without exceptions, so
 // a failure is an empty std::optional or a grpc::Status.
@@ -12,7 +12,11 @@
 #define HEARTS_CLIENT_H_
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,6 +90,88 @@ std::string FormatCard(const v1::Card& card);
 std::optional<v1::Card> ParseCard(std::string_view text);
 // Two cards are equal when their suits and ranks are.
 bool SameCard(const v1::Card& a, const v1::Card& b);
+
+// ----------------------------------------------------------------------------- watching
+
+class WatchCancel;
+
+// How WatchTableResumable watches.
+struct WatchOptions {
+  // Deliver only what follows this sequence (the last one the app has); unset: a snapshot first.
+  std::optional<int64_t> after_sequence;
+  // The seat token, sent with every attempt: the seat's own view and private events. Empty: a
+  // spectator's stream. A token WithToken refuses goes unsent, and the server's refusal
+  // (TOKEN_MISSING) comes back.
+  std::string token;
+  // Ask for a heartbeat whenever the stream has been quiet this long (5 s to 10 min); unset: none.
+  std::optional<std::chrono::milliseconds> heartbeat_interval;
+  // How many attempts that failed in a row are followed by another: the failure after that many
+  // is returned.
+  int max_reconnects = 5;
+  // The first wait before a new attempt, doubled per failure in a row up to 10 s; each wait is
+  // 0.5 to 1 times that, at random, so that clients cut together do not come back together.
+  std::chrono::milliseconds backoff{200};
+  // Ends the watch from another thread (it must outlive the call); none: only the handler can.
+  WatchCancel* cancel = nullptr;
+};
+
+// Whether WatchTableResumable opens a stream that ended with `status` again: the server or the
+// network failed, not the request. UNAVAILABLE and DEADLINE_EXCEEDED; RESOURCE_EXHAUSTED with a
+// reason other than the caller's own limits (TOO_MANY_REACTIONS, TOO_MANY_TABLES,
+// TOO_MANY_STREAMS_FROM_ADDRESS; without one the message was over the size limit); and a bare
+// CANCELLED, the server shedding the call (one the caller caused ends the watch before this is
+// asked).
+bool IsResumable(const grpc::Status& status);
+
+// Watches the table `name` (tables/...) on `stub` and calls `handler` with every message, on the
+// calling thread, until the handler returns false, a table_deleted event has been handled, the
+// server ends the stream, options.cancel is cancelled, or an error that is not resumable
+// (IsResumable) comes, or one that is comes max_reconnects + 1 times in a row. It returns the
+// last error, or OK in every other case.
+//
+// This is the loop docs/guide.md ("Disconnects") asks of every client. After a resumable error
+// the stream is opened again, after a backoff (WatchOptions::backoff), with after_sequence set to
+// the last snapshot or stored event delivered; a message resets the count of failures in a row.
+// Stored events a resumed stream sends again are skipped, so the handler sees no gap and no
+// repeat. A reaction, a presence change or a heartbeat repeats the sequence of the event before it
+// and a resumed stream never sends it again, so it is passed on as it comes. A resumed stream may
+// start with a new snapshot (the server no longer holds the missed events): take it as the state
+// of the table. A stream has no deadline: it runs as long as the table is watched. An exception
+// the handler throws ends the watch and passes through.
+grpc::Status WatchTableResumable(v1::TableService::StubInterface& stub, const std::string& name,
+                                 const std::function<bool(const v1::WatchTableResponse&)>& handler,
+                                 const WatchOptions& options = {});
+
+// Ends a WatchTableResumable from another thread: the open attempt's call is cancelled
+// (ClientContext::TryCancel), a wait before the next attempt ends at once, and the watch returns
+// OK. Cancelling before the watch starts keeps it from opening any stream; a cancel is final.
+class WatchCancel {
+ public:
+  WatchCancel() = default;
+  WatchCancel(const WatchCancel&) = delete;
+  WatchCancel& operator=(const WatchCancel&) = delete;
+
+  // Safe from any thread, any number of times.
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend grpc::Status WatchTableResumable(
+      v1::TableService::StubInterface& stub, const std::string& name,
+      const std::function<bool(const v1::WatchTableResponse&)>& handler,
+      const WatchOptions& options);
+
+  // Makes `context` the one Cancel cancels; false, and nothing set, once cancelled. nullptr (the
+  // call is over, its context about to go) always succeeds.
+  bool Attach(grpc::ClientContext* context);
+  // Waits `duration`, or less if Cancel is called; false when it was.
+  bool Wait(std::chrono::milliseconds duration);
+
+  mutable std::mutex mutex_;
+  std::condition_variable cancelled_changed_;
+  bool cancelled_ = false;
+  grpc::ClientContext* context_ = nullptr;
+};
 
 }  // namespace hearts
 
