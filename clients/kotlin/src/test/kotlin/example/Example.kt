@@ -15,7 +15,7 @@ import hearts.v1.playCardRequest
 import hearts.v1.rules
 import hearts.v1.seat
 import hearts.v1.table
-import hearts.v1.watchTableRequest
+import hearts.watchTableResumable
 import io.grpc.InsecureChannelCredentials
 import io.grpc.StatusException
 import io.grpc.okhttp.OkHttpChannelBuilder
@@ -64,10 +64,10 @@ fun main(args: Array<String>) = runBlocking {
         // Every call through this stub carries the seat token.
         val seat = client.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(bearer(joined.seatToken)))
 
-        // Watch from just after the join, so that no event is missed. The flow ends once the
-        // table is deleted.
+        // Watch from just after the join, so that no event is missed. The flow resumes by itself
+        // after a dropped connection, and ends once the table is deleted.
         val watching = launch {
-            seat.watchTable(watchTableRequest { name = tableName; afterSequence = joined.view.sequence })
+            seat.watchTableResumable(tableName, afterSequence = joined.view.sequence)
                 .collect { message ->
                     if (message.event.hasTrickWon()) {
                         val trick = message.event.trickWon.trick
