@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for the Kotlin client: the committed generated code is what proto/ makes now, the README's
-# example is the one the build compiles and runs, the project builds, and the conformance test
-# passes against a live hearts-server (started by scripts/with-server.sh).
+# example is the one the build compiles and runs, the project builds, and the live-server tests
+# (conformance, keepalive, the resuming watch) pass against a live hearts-server (started by
+# scripts/with-server.sh).
 #
 # Usage: bash clients/kotlin/ci.sh   (from anywhere; needs java 17+, mvn 3.8+ and uv on PATH)
 # Maven uses its default local repository (~/.m2); a cold one is filled from Central on the way.
@@ -39,7 +40,7 @@ echo "README example: same"
 log "build"
 mvn -B -q -Dkotlin.compiler.incremental=true test-compile
 
-log "conformance test against a live server"
+log "live-server tests: conformance, keepalive, resuming watch"
 rm -rf target/surefire-reports
 ../../scripts/with-server.sh mvn -B -q -Dkotlin.compiler.incremental=true -f clients/kotlin/pom.xml test
 
@@ -55,6 +56,6 @@ read -r tests failed skipped < <(
 )
 printf "\nkotlin: %d passed, %d failed, %d skipped\n" "$((tests - failed - skipped))" "${failed}" "${skipped}"
 if [[ "${tests}" -eq 0 || "${skipped}" -ne 0 ]]; then
-    echo "the conformance test ran ${tests} tests and skipped ${skipped}; all must run" >&2
+    echo "the live-server tests ran ${tests} tests and skipped ${skipped}; all must run" >&2
     exit 1
 fi
