@@ -222,6 +222,34 @@ func TestHangingUpEndsTheWatchQuietly(t *testing.T) {
 	}
 }
 
+// TestWatchWhoseContextExpiresYieldsDeadlineExceeded gives the watch's context a deadline, which
+// a watch should not have: when it passes, the iteration says so (DEADLINE_EXCEEDED as the last
+// item) instead of ending as quietly as a hang-up, which the app could not tell from the
+// server's end of the stream.
+func TestWatchWhoseContextExpiresYieldsDeadlineExceeded(t *testing.T) {
+	ctx, client := connect(t)
+	seed := gameSeed(t)
+	name := createTable(ctx, t, client, seed, humanSeat).GetView().GetTable().GetName()
+
+	expiring, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	var received []*heartsv1.WatchTableResponse
+	var errs []error
+	for message, err := range hearts.WatchTable(expiring, client, &heartsv1.WatchTableRequest{Name: name}) {
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			received = append(received, message)
+		}
+	}
+	if len(received) == 0 || received[0].GetSnapshot() == nil {
+		t.Fatalf("the watch delivered %s, want a snapshot first", summary(received))
+	}
+	if len(errs) != 1 || status.Code(errs[0]) != codes.DeadlineExceeded {
+		t.Fatalf("the expired watch yielded %v, want DEADLINE_EXCEEDED once", errs)
+	}
+}
+
 // TestWatchEndsAfterTheTableIsDeleted deletes the table while it is watched, through a client
 // that holds the stream open after the TableDeletedEvent (as a proxy might, that has not passed
 // on the stream's end yet): the iteration ends with that event, by itself and without an error.

@@ -60,10 +60,12 @@ func WithBackoff(first time.Duration) WatchOption {
 // events): take it as the current state.
 //
 // Every message is yielded with a nil error. The iteration ends after a TableDeletedEvent, when
-// the server ends the stream, or when the loop stops; it ends without an error when ctx is done
-// (cancel it to hang up). Any other error is yielded once, with a nil message, as the last item:
-// a refused request at once, a failure of the server or the network after WithMaxReconnects
-// attempts in a row have failed.
+// the server ends the stream, or when the loop stops; it ends without an error when ctx is
+// cancelled (cancel it to hang up). Any other error is yielded once, with a nil message, as the
+// last item: a refused request at once, a failure of the server or the network after
+// WithMaxReconnects attempts in a row have failed, DEADLINE_EXCEEDED when ctx had a deadline
+// that passed. Cancel ctx before closing the connection: a connection closed under the watch
+// fails it with a bare CANCELLED, which is retried until WithMaxReconnects runs out.
 //
 // req is not changed: name, after_sequence (unset: a snapshot first) and heartbeat_interval are
 // the first attempt's. Put a seat token on ctx with WithToken for the seat's own view and its
@@ -82,7 +84,11 @@ func WatchTable(ctx context.Context, client heartsv1.TableServiceClient, req *he
 		}
 		for {
 			stop, err := w.stream(ctx, yield)
-			if stop || ctx.Err() != nil {
+			if stop {
+				return
+			}
+			if ctx.Err() != nil {
+				expired(ctx, yield)
 				return
 			}
 			w.failures++
@@ -91,9 +97,18 @@ func WatchTable(ctx context.Context, client heartsv1.TableServiceClient, req *he
 				return
 			}
 			if !pause(ctx, w.delay()) {
+				expired(ctx, yield)
 				return
 			}
 		}
+	}
+}
+
+// expired yields DEADLINE_EXCEEDED when ctx (done) passed its deadline: unlike a cancel, which
+// is the app hanging up, a deadline ending the watch is a mistake the app should hear of.
+func expired(ctx context.Context, yield func(*heartsv1.WatchTableResponse, error) bool) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		yield(nil, status.FromContextError(ctx.Err()).Err())
 	}
 }
 

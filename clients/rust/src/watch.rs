@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::stream::{self, Stream};
+use futures_util::stream::{self, FusedStream, Stream, StreamExt};
 use tonic::codec::Streaming;
 use tonic::codegen::{Body, Bytes, StdError};
 use tonic::{Code, Request, Status};
@@ -77,9 +77,9 @@ impl Default for WatchOptions {
 /// `max_reconnects` failed attempts in a row, is yielded, and the stream ends after it.
 ///
 /// The stream also ends (`None`) after a `table_deleted` event, or when the server ends it.
-/// Drop it to hang up: the call ends at once, and nothing is yielded. No attempt has a deadline,
-/// but a channel with a timeout (`Endpoint::timeout`) ends every stream with it: watch on a
-/// channel without one (of its own, as the README's example does).
+/// Drop it to hang up: the call ends at once, and nothing is yielded. No attempt has a deadline.
+/// A channel's `Endpoint::timeout` bounds only the wait for each attempt's response headers,
+/// which the server sends at once, not the stream.
 pub fn watch_table_resumable<T>(
     client: TableServiceClient<T>,
     request: WatchTableRequest,
@@ -93,14 +93,16 @@ where
     <T::ResponseBody as Body>::Error: Into<StdError> + Send,
 {
     let watch = Watch { client, request, options, stream: None, failures: 0, done: false };
-    ResumableWatch { inner: Box::pin(stream::unfold(watch, Watch::next)) }
+    // Fused: polled again after its end it stays ended (`None`), as tonic's `Streaming` does,
+    // where an unfold would panic.
+    ResumableWatch { inner: Box::pin(stream::unfold(watch, Watch::next).fuse()) }
 }
 
 /// The stream of [`watch_table_resumable`]: a [`Stream`] of
 /// `Result<WatchTableResponse, Status>`, or read it with [`message`](Self::message) as a tonic
 /// `Streaming`.
 pub struct ResumableWatch {
-    inner: Pin<Box<dyn Stream<Item = Result<WatchTableResponse, Status>> + Send>>,
+    inner: Pin<Box<dyn FusedStream<Item = Result<WatchTableResponse, Status>> + Send>>,
 }
 
 impl ResumableWatch {
@@ -117,6 +119,12 @@ impl Stream for ResumableWatch {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl FusedStream for ResumableWatch {
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
     }
 }
 
@@ -215,12 +223,16 @@ where
             Some(Kind::Event(TableEvent { event, .. })) => event,
             // The sequence of the last event: nothing to keep.
             Some(Kind::Heartbeat(_)) => return Delivery::Yield,
-            // A snapshot is the view as of its sequence. So is a kind this client does not know,
-            // stored or not: either way the events up to its sequence have come.
-            Some(Kind::Snapshot(_)) | None => {
-                *last = Some(last.map_or(message.sequence, |last| last.max(message.sequence)));
+            // The view as of its sequence, which may be below the last one delivered: a server
+            // that lost writes (a Redis restored or failed over) numbers its events from there,
+            // and skipping up to the old number would hide them.
+            Some(Kind::Snapshot(_)) => {
+                *last = Some(message.sequence);
                 return Delivery::Yield;
             }
+            // A kind this client does not know: passed on, nothing kept (as the Go and Kotlin
+            // clients do); a resumed stream may send it again.
+            None => return Delivery::Yield,
         };
         match event {
             // Unstored: it repeats the sequence before it, and no stream sends it again.

@@ -1,8 +1,10 @@
 //! `watch_table_resumable` against a live Hearts server: a stream cut twice mid-game resumes to
 //! the same stored events an uncut stream delivers, in order, without a gap or a repeat, asking
 //! each time for the right `after_sequence`; a stream whose connection is dropped resumes on a
-//! new one; a refused stream is not opened again; failures in a row stop after `max_reconnects`,
-//! with a backoff between them; the stream ends after `table_deleted`; dropping it hangs up.
+//! new one; a refused stream is not opened again, and the ended stream stays ended; a snapshot
+//! below the last sequence delivered is followed by its events; failures in a row stop after
+//! `max_reconnects`, with a backoff between them; the stream ends after `table_deleted`;
+//! dropping it hangs up.
 //!
 //! Streams are cut by `Cutting`, a tower service between the generated client and its channel:
 //! it ends chosen streams after a number of messages with `UNAVAILABLE` in the trailers, as a
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, stream::FusedStream};
 use hearts_client::prost::Message;
 use hearts_client::tonic::codegen::{Bytes, Service, StdError, http};
 use hearts_client::tonic::{Code, Request, Status, body::Body, transport::Channel};
@@ -146,7 +148,42 @@ async fn a_refused_stream_is_not_opened_again() {
         assert_eq!(cutting.calls().len(), 1, "one attempt");
         let after = within(WAIT, "the end after the error", watch.message()).await;
         assert!(matches!(after, Ok(None)), "after the error: {after:?}");
+        // Ended, it stays ended, as tonic's Streaming does.
+        assert!(watch.is_terminated());
+        let again = within(WAIT, "the end, asked again", watch.message()).await;
+        assert!(matches!(again, Ok(None)), "asked again: {again:?}");
         assert_eq!(cutting.calls().len(), 1, "one attempt");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_snapshot_below_the_last_sequence_is_followed_by_its_events() {
+    let Some(address) = server() else { return };
+    within(TEST_TIMEOUT, "the lower-snapshot test", async {
+        let mut client = connect(&address).await;
+        let mut game = Game::new(&mut client, "lower snapshot", 16).await;
+        // Asked for what follows a sequence the table never reached (a server that lost writes,
+        // or a number stored for a table of the same name before), the server sends a snapshot
+        // at its own, lower, last sequence: the events after it must come, not be skipped.
+        let far = game.view.sequence + 1000;
+        let options = WatchOptions { backoff: QUICK, ..WatchOptions::default() };
+        let watcher = TableServiceClient::new(watch_channel(&address).await);
+        let mut watch = watch_table_resumable(watcher, game.watch_request(Some(far)), options);
+        let first = within(WAIT, "the snapshot", watch.message()).await;
+        let first = first.expect("the snapshot").expect("a first message");
+        assert!(matches!(first.kind, Some(Kind::Snapshot(_))), "{first:?}");
+        assert!(first.sequence < far, "{first:?}");
+        let after_move = game.play(&mut client, 1).await;
+        let mut events = Vec::new();
+        while events.last() < Some(&after_move) {
+            let message = within(WAIT, "the move's events", watch.message()).await;
+            let message = message.expect("the move's events").expect("a message");
+            if stored(&message) {
+                events.push(message.sequence);
+            }
+        }
+        assert!(events.first() > Some(&first.sequence), "{events:?} after {}", first.sequence);
     })
     .await;
 }

@@ -111,7 +111,9 @@ struct WatchOptions {
   // The first wait before a new attempt, doubled per failure in a row up to 10 s; each wait is
   // 0.5 to 1 times that, at random, so that clients cut together do not come back together.
   std::chrono::milliseconds backoff{200};
-  // Ends the watch from another thread (it must outlive the call); none: only the handler can.
+  // Ends the watch from another thread (it must outlive the call, and serve one watch at a
+  // time: two watches sharing one would each take it over from the other); none: only the
+  // handler can.
   WatchCancel* cancel = nullptr;
 };
 
@@ -145,6 +147,7 @@ grpc::Status WatchTableResumable(v1::TableService::StubInterface& stub, const st
 // Ends a WatchTableResumable from another thread: the open attempt's call is cancelled
 // (ClientContext::TryCancel), a wait before the next attempt ends at once, and the watch returns
 // OK. Cancelling before the watch starts keeps it from opening any stream; a cancel is final.
+// One per watch: give each concurrent watch its own.
 class WatchCancel {
  public:
   WatchCancel() = default;

@@ -140,6 +140,7 @@ private fun resumable(error: StatusException): Boolean {
 
 /** The wait before attempt [failures] + 1: [first] doubled per failure up to 10 s, times 0.5 to 1. */
 private fun backoff(first: Duration, failures: Int): Duration {
-    val full = if (failures > 30) MAX_BACKOFF else minOf(MAX_BACKOFF, first * (1L shl (failures - 1)).toDouble())
+    // The doubling stops at 2^30 (the cap is long passed by then, unless [first] is 0).
+    val full = minOf(MAX_BACKOFF, first * (1L shl (minOf(failures, 31) - 1)).toDouble())
     return full * Random.nextDouble(0.5, 1.0)
 }

@@ -14,15 +14,9 @@
  */
 package hearts.conformance
 
-import hearts.v1.BotLevel
-import hearts.v1.SeatOccupant
 import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
 import hearts.v1.WatchTableResponse
-import hearts.v1.createTableRequest
 import hearts.v1.deleteTableRequest
-import hearts.v1.rules
-import hearts.v1.seat
-import hearts.v1.table
 import hearts.v1.watchTableRequest
 import io.grpc.InsecureChannelCredentials
 import io.grpc.ManagedChannel
@@ -36,7 +30,6 @@ import java.net.InetAddress
 import java.net.InetSocketAddress
 import java.net.ServerSocket
 import java.net.Socket
-import java.util.UUID
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.TimeUnit
 import kotlin.concurrent.thread
@@ -90,22 +83,7 @@ class KeepaliveTest {
     private suspend fun watchThroughCut(direct: ManagedChannel, watched: ManagedChannel, relay: Relay) {
         val client = TableServiceCoroutineStub(direct)
         // Three bots and an empty seat: the table waits for a player, and its stream stays quiet.
-        val created = client.createTable(
-            createTableRequest {
-                table = table {
-                    displayName = "kotlin keepalive"
-                    rules = rules { targetScore = 20 }
-                    for (botSeat in 1..3) {
-                        seats += seat {
-                            seat = botSeat
-                            occupant = SeatOccupant.SEAT_OCCUPANT_BOT
-                            botLevel = BotLevel.BOT_LEVEL_HEURISTIC
-                        }
-                    }
-                }
-                requestId = UUID.randomUUID().toString()
-            },
-        )
+        val created = client.createTableWithThreeBots("kotlin keepalive")
         val name = created.view.table.name
         try {
             watchAndCut(watched, name, relay)

@@ -17,21 +17,15 @@ package hearts.conformance
 import com.google.protobuf.Any
 import com.google.rpc.ErrorInfo
 import hearts.bearer
-import hearts.v1.BotLevel
-import hearts.v1.SeatOccupant
 import hearts.v1.TableServiceGrpc
 import hearts.v1.TableServiceGrpcKt.TableServiceCoroutineStub
 import hearts.v1.TableView
 import hearts.v1.WatchTableRequest
 import hearts.v1.WatchTableResponse
-import hearts.v1.createTableRequest
 import hearts.v1.deleteTableRequest
 import hearts.v1.joinTableRequest
 import hearts.v1.passCardsRequest
 import hearts.v1.playCardRequest
-import hearts.v1.rules
-import hearts.v1.seat
-import hearts.v1.table
 import hearts.v1.watchTableRequest
 import hearts.watchTableResumable
 import io.grpc.CallOptions
@@ -48,7 +42,6 @@ import io.grpc.Status
 import io.grpc.StatusException
 import io.grpc.okhttp.OkHttpChannelBuilder
 import io.grpc.protobuf.StatusProto
-import java.util.UUID
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
@@ -386,22 +379,7 @@ class ResumableWatchTest {
     }
 
     private suspend fun newGame(label: String): Game {
-        val created = client.createTable(
-            createTableRequest {
-                table = table {
-                    displayName = "kotlin resumable watch: $label"
-                    rules = rules { targetScore = 20 }
-                    for (botSeat in 1..3) {
-                        seats += seat {
-                            seat = botSeat
-                            occupant = SeatOccupant.SEAT_OCCUPANT_BOT
-                            botLevel = BotLevel.BOT_LEVEL_HEURISTIC
-                        }
-                    }
-                }
-                requestId = UUID.randomUUID().toString()
-            },
-        )
+        val created = client.createTableWithThreeBots("kotlin resumable watch: $label")
         val name = created.view.table.name
         tablesToDelete += name to created.creatorToken
         val joined = client.joinTable(joinTableRequest { this.name = name; seat = 0; playerDisplayName = "kotlin resumable" })
