@@ -12,16 +12,23 @@ many cards each seat holds. Play also reveals holes in other hands:
 * the holder of the two of clubs leads the first trick, so when the first lead is another club
   (``can_lead_any_club``), the two is in the leader's hand until it is played.
 
-:func:`sample_hands` deals the unknown cards to the other seats respecting all of that. It assigns
-the most constrained cards first and, before each choice, checks Hall's condition for the three
-seats (every set of seats can still absorb the cards only it may take), so it never dead-ends and
-never retries. Unconstrained cards are shuffled and dealt last, which makes the deal uniform when
-nothing constrains it.
+:func:`sample_hands` deals the unknown cards to the other seats respecting all of that, and draws
+every deal that does with the same probability: nothing the seat knows favours one of them. Each
+hidden card may go to some of the three other seats (its *pattern*), so a deal is fixed, up to
+which cards of a pattern go where, by how many cards of each two-seat pattern go to each of its
+seats (cards of a one-seat pattern have no choice, and the cards any seat may hold fill what is
+left). The deals of one such split are counted in closed form (binomials, and a multinomial for
+the free cards), so a split is drawn with the weight of its deals, and then the cards within it
+uniformly: exact, with no retries and no dead ends. The splits and their weights depend only on
+what the seat knows, so they are worked out once for all the deals a decision draws.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
+import math
 import random
 
 from hearts_engine.cards import (
@@ -116,73 +123,99 @@ def infer(seat_view: SeatView) -> Knowledge:
     )
 
 
-def _feasible(counts: list[int], caps: list[int]) -> bool:
-    """Hall's condition: every seat set can absorb the cards only it may take."""
-    for subset in range(1, 8):
-        capacity = 0
-        for i in range(3):
-            if subset >> i & 1:
-                capacity += caps[i]
-        demand = 0
-        for pattern in range(1, 8):
-            if pattern & subset == pattern:
-                demand += counts[pattern]
-        if demand > capacity:
-            return False
-    return True
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plan:
+    """The deals of the hidden cards that fit a :class:`Knowledge`, by split (see the module)."""
+
+    cards: tuple[tuple[int, ...], ...]
+    """The hidden cards of each pattern (bit ``i`` set: ``others[i]`` may hold it), by pattern."""
+    splits: tuple[tuple[int, int, int, int, int, int], ...]
+    """Per split: how many cards of patterns 3, 5 and 6 go to the first seat of the pattern (the
+    rest to the second), then how many free cards each of the three seats takes."""
+    bounds: tuple[int, ...]
+    """The running total of the splits' numbers of deals, to draw a split by its weight."""
+
+
+# The two seats (indexes into Knowledge.others) of each two-seat pattern.
+_PAIRS = ((3, 0, 1), (5, 0, 2), (6, 1, 2))
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(knowledge: Knowledge, use_voids: bool) -> _Plan:
+    """Every split of the hidden cards that fits ``knowledge``, with its number of deals."""
+    others = knowledge.others
+    by_pattern: list[list[int]] = [[] for _ in range(8)]
+    for hidden in cards_of(knowledge.unknown):
+        pattern = 7
+        if use_voids:
+            pattern = 0
+            for i, other in enumerate(others):
+                if knowledge.allowed[other] >> hidden & 1:
+                    pattern |= 1 << i
+        by_pattern[pattern].append(hidden)
+    n = [len(cards) for cards in by_pattern]
+    # What each seat has room for once the cards only it may hold are in.
+    room = [knowledge.need[s] - n[1 << i] for i, s in enumerate(others)]
+    splits = []
+    bounds = []
+    total = 0
+    if not n[0] and min(room) >= 0 and sum(room) == n[3] + n[5] + n[6] + n[7]:
+        for k3 in range(n[3] + 1):
+            for k5 in range(n[5] + 1):
+                for k6 in range(n[6] + 1):
+                    free = (
+                        room[0] - k3 - k5,
+                        room[1] - (n[3] - k3) - k6,
+                        room[2] - (n[5] - k5) - (n[6] - k6),
+                    )
+                    if min(free) < 0:
+                        continue
+                    deals = (
+                        math.comb(n[3], k3)
+                        * math.comb(n[5], k5)
+                        * math.comb(n[6], k6)
+                        * math.factorial(n[7])
+                        // (
+                            math.factorial(free[0])
+                            * math.factorial(free[1])
+                            * math.factorial(free[2])
+                        )
+                    )
+                    total += deals
+                    splits.append((k3, k5, k6, *free))
+                    bounds.append(total)
+    if not splits:
+        raise ValueError("no deal of the hidden cards fits what the seat knows")
+    return _Plan(tuple(map(tuple, by_pattern)), tuple(splits), tuple(bounds))
 
 
 def sample_hands(
     knowledge: Knowledge, rng: random.Random, *, use_voids: bool = True
 ) -> dict[int, tuple[Card, ...]]:
-    """One guess of the other seats' hands, consistent with ``knowledge``.
+    """One guess of the other seats' hands, consistent with ``knowledge``, each such deal as
+    likely as any other.
 
     With ``use_voids=False`` only hand sizes and the viewer's passes constrain the deal (a
     fallback for a view whose inferences contradict each other, which legal play never yields).
     Raises ``ValueError`` if no deal fits.
     """
+    plan = _plan(knowledge, use_voids)
+    split = plan.splits[bisect.bisect_right(plan.bounds, rng.randrange(plan.bounds[-1]))]
     others = knowledge.others
-    caps = [knowledge.need[s] for s in others]
-    by_pattern: list[list[int]] = [[] for _ in range(8)]
-    unknown = knowledge.unknown
-    for hidden in cards_of(unknown):
-        pattern = 0
-        if use_voids:
-            for i, other in enumerate(others):
-                if knowledge.allowed[other] >> hidden & 1:
-                    pattern |= 1 << i
-        else:
-            pattern = 7
-        by_pattern[pattern].append(hidden)
-    counts = [len(cards) for cards in by_pattern]
-    if counts[0] or sum(caps) != unknown.bit_count() or not _feasible(counts, caps):
-        raise ValueError("no deal of the hidden cards fits what the seat knows")
     hands = [knowledge.fixed[s] for s in others]
-    # Constrained cards first (one or two possible seats), then the free ones.
-    for pattern in (1, 2, 4, 3, 5, 6):
-        cards = by_pattern[pattern]
-        if not cards:
-            continue
+    for i in range(3):
+        for card in plan.cards[1 << i]:
+            hands[i] |= 1 << card
+    for (pattern, first, second), count in zip(_PAIRS, split[:3], strict=True):
+        cards = list(plan.cards[pattern])
         rng.shuffle(cards)
-        for card in cards:
-            counts[pattern] -= 1
-            options: list[int] = []
-            weights: list[int] = []
-            for i in range(3):
-                if pattern >> i & 1 and caps[i]:
-                    caps[i] -= 1
-                    if _feasible(counts, caps):
-                        options.append(i)
-                        weights.append(caps[i] + 1)
-                    caps[i] += 1
-            pick = options[0] if len(options) == 1 else rng.choices(options, weights)[0]
-            caps[pick] -= 1
-            hands[pick] |= 1 << card
-    free = by_pattern[7]
+        for index, card in enumerate(cards):
+            hands[first if index < count else second] |= 1 << card
+    free = list(plan.cards[7])
     rng.shuffle(free)
     position = 0
-    for i in range(3):
-        for card in free[position : position + caps[i]]:
+    for i, count in enumerate(split[3:]):
+        for card in free[position : position + count]:
             hands[i] |= 1 << card
-        position += caps[i]
+        position += count
     return {other: cards_of(hands[i]) for i, other in enumerate(others)}
