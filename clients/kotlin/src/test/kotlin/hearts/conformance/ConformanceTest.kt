@@ -62,12 +62,10 @@ import hearts.v1.suggestMoveRequest
 import hearts.v1.table
 import hearts.v1.watchTableRequest
 import com.google.protobuf.duration
-import io.grpc.InsecureChannelCredentials
 import io.grpc.ManagedChannel
 import io.grpc.Metadata
 import io.grpc.Status
 import io.grpc.StatusException
-import io.grpc.okhttp.OkHttpChannelBuilder
 import io.grpc.protobuf.StatusProto
 import io.grpc.stub.MetadataUtils
 import java.util.Base64
@@ -147,11 +145,7 @@ class ConformanceTest {
         assumeTrue(!address.isNullOrEmpty(), SKIP_MESSAGE)
         this.address = address
         testName = info.displayName
-        // Keepalive as the README's example sets it (KeepaliveTest checks what it is for).
-        channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create())
-            .keepAliveTime(60, TimeUnit.SECONDS)
-            .keepAliveTimeout(20, TimeUnit.SECONDS)
-            .build()
+        channel = readmeChannel(address)
         client = TableServiceCoroutineStub(channel)
     }
 

@@ -34,13 +34,11 @@ import io.grpc.ClientCall
 import io.grpc.ClientInterceptor
 import io.grpc.ForwardingClientCall
 import io.grpc.ForwardingClientCallListener
-import io.grpc.InsecureChannelCredentials
 import io.grpc.ManagedChannel
 import io.grpc.Metadata
 import io.grpc.MethodDescriptor
 import io.grpc.Status
 import io.grpc.StatusException
-import io.grpc.okhttp.OkHttpChannelBuilder
 import io.grpc.protobuf.StatusProto
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
@@ -91,10 +89,7 @@ class ResumableWatchTest {
     fun connect() {
         val address = System.getenv("HEARTS_SERVER")
         assumeTrue(!address.isNullOrEmpty(), "HEARTS_SERVER is unset; run under scripts/with-server.sh")
-        channel = OkHttpChannelBuilder.forTarget(address, InsecureChannelCredentials.create())
-            .keepAliveTime(60, TimeUnit.SECONDS)
-            .keepAliveTimeout(20, TimeUnit.SECONDS)
-            .build()
+        channel = readmeChannel(address)
         client = TableServiceCoroutineStub(channel)
     }
 
