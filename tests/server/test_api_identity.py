@@ -51,7 +51,9 @@ async def test_a_forged_token_is_token_invalid(hearts) -> None:
     other_secret = TokenCodec(b"another-secret-0123456789").issue(
         table_id(seated.name), view.viewer_seat, 0
     )
-    for forged in (flipped, tampered_claims, other_secret, "v1.x.y", "garbage"):
+    # Signed with the server's own secret, but for a seat no table has.
+    no_such_seat = TokenCodec(SECRET.encode()).issue(table_id(seated.name), 7, 0)
+    for forged in (flipped, tampered_claims, other_secret, no_such_seat, "v1.x.y", "garbage"):
         for call in (
             hearts.play(seated.name, forged, view.legal_cards[0]),
             hearts.view(seated.name, forged),
@@ -162,6 +164,32 @@ async def test_a_leavers_old_token_is_revoked(hearts) -> None:
     assert (await hearts.view(seated.name, rejoined.seat_token)).viewer_seat == 1
     refusal = await failure(hearts.pass_cards(seated.name, old, [card("2C")] * 3))
     assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_REVOKED")
+
+
+async def test_a_leavers_old_token_gets_nothing_from_the_next_players_request_ids(
+    hearts,
+) -> None:
+    # The store remembers a seat's last request id with its answer, the seat's view. Replayed
+    # with the token of the player who sat there before, the request must be refused as that
+    # token's every other call is, not answered with the new player's hand.
+    seated = await hearts.seated(pass_cards=False, deck_seed=4)
+    name, tokens = seated.name, dict(seated.tokens)
+    first = owing((await hearts.view(name)).table)[0]
+    seat = (first + 1) % 4  # plays second: a stand-in would play at once in the first's place
+    old = tokens[seat]
+    await hearts.leave(name, old)
+    tokens[seat] = (await hearts.join(name, seat, player="next")).seat_token
+    await hearts.play_until(name, tokens, lambda table: owing(table) == [seat])
+    view = await hearts.view(name, tokens[seat])
+    request = api.PlayCardRequest(name=name, card=view.legal_cards[0], request_id="move-1")
+    played = await hearts.stub.PlayCard(request, metadata=bearer(tokens[seat]))
+    assert len(played.view.hand) == len(view.hand) - 1
+    refusal = await failure(hearts.stub.PlayCard(request, metadata=bearer(old)))
+    assert (refusal.code, refusal.reason) == (UNAUTHENTICATED, "TOKEN_REVOKED")
+    assert await hearts.etag(name) == played.etag
+    # The new player's own retry is still answered from memory.
+    again = await hearts.stub.PlayCard(request, metadata=bearer(tokens[seat]))
+    assert again == played
 
 
 async def test_only_the_creator_may_delete_a_table(hearts) -> None:

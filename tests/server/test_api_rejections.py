@@ -286,6 +286,42 @@ async def test_a_display_name_with_control_characters_is_refused_even_at_its_end
     assert joined.view.table.seats[0].player_display_name == "Ann"
 
 
+@pytest.mark.parametrize(
+    "player",
+    ["\u200b", "\u200b\u200d\u2060", " \u00ad ", "\u0301"],
+    ids=["zero-width space", "zero-width run", "soft hyphen", "combining mark"],
+)
+async def test_a_display_name_that_shows_nothing_is_refused(hearts, player: str) -> None:
+    # Not blank to str.strip, but blank on every screen: a seat nobody could name.
+    name = (await hearts.create()).view.table.name
+    etag = await hearts.etag(name)
+    refusal = await failure(hearts.join(name, 0, player=player))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert "must show" in refusal.message
+    assert await hearts.etag(name) == etag
+    # Joiners and marks in a name that shows something are names of people and emoji.
+    for shown in ("Zoë", "\U0001f469\u200d\U0001f4bb", "Ro\u200cya"):
+        joined = await hearts.join(name, player=shown)
+        assert joined.view.table.seats[joined.seat].player_display_name == shown
+
+
+@pytest.mark.parametrize("override", ["\u202e", "\u202a", "\u2066", "\u2069"])
+async def test_a_name_that_reorders_the_text_around_it_is_refused(hearts, override: str) -> None:
+    # A right-to-left override in a name makes it read as another player's in a lobby.
+    name = (await hearts.create()).view.table.name
+    etag = await hearts.etag(name)
+    for call in (
+        hearts.join(name, 0, player=f"Ann{override}xoB"),
+        hearts.stub.CreateTable(
+            api.CreateTableRequest(table=pb.Table(display_name=f"Ann's{override} table"))
+        ),
+    ):
+        refusal = await failure(call)
+        assert refusal.reason == "INVALID_REQUEST"
+        assert "control characters" in refusal.message
+    assert await hearts.etag(name) == etag
+
+
 async def test_a_display_name_far_over_its_limit_is_refused_before_it_is_read(hearts) -> None:
     # Refused for its length, not for the control character at its end, which a character by
     # character scan of its megabyte held the event loop 40 ms to find.

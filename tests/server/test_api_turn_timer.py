@@ -17,6 +17,7 @@ import grpc
 import pytest
 
 from hearts.v1 import table_pb2 as pb
+from hearts.v1 import table_service_pb2 as api
 from hearts_engine.bots import BotLevel, make_bot
 from hearts_server.store.base import StoreUnavailableError
 
@@ -121,6 +122,15 @@ async def test_a_turn_timeout_out_of_range_is_refused(hearts, milliseconds: int)
     assert refusal.code == grpc.StatusCode.INVALID_ARGUMENT
     assert refusal.reason == "INVALID_REQUEST"
     assert "turn_timeout" in refusal.message
+
+
+async def test_a_turn_timeout_that_is_no_duration_is_refused_for_what_it_is(hearts) -> None:
+    # nanos past a second: not negative, so the message must not say it is.
+    table = pb.Table(display_name="t")
+    table.turn_timeout.seconds, table.turn_timeout.nanos = 5, 2_000_000_000
+    refusal = await failure(hearts.stub.CreateTable(api.CreateTableRequest(table=table)))
+    assert (refusal.code, refusal.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert "not a valid duration" in refusal.message
 
 
 async def test_the_deadline_follows_the_move_the_game_waits_for(hearts) -> None:

@@ -34,6 +34,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -215,10 +216,19 @@ class Caller:
 
     @property
     def key(self) -> str:
-        """The key the store remembers this caller's last request under."""
-        if self.claims is None:
+        """The key the store remembers this caller's last request under.
+
+        A seat's key carries its token's epoch: a seat is taken by another player after its
+        player leaves, and a request id replayed with the old, revoked token must not be
+        answered from the new player's memory (their view, hand included). The leaver's own
+        retry of its ``LeaveTable`` still finds its answer under the old epoch.
+        """
+        claims = self.claims
+        if claims is None:
             return "anon"
-        return "creator" if self.claims.seat == CREATOR else f"seat:{self.claims.seat}"
+        if claims.seat == CREATOR:
+            return f"creator:{claims.epoch}"
+        return f"seat:{claims.seat}:{claims.epoch}"
 
 
 @dataclasses.dataclass(slots=True)
@@ -2960,11 +2970,21 @@ def _stand_in_name(name: str) -> str:
 
 
 def _has_control_characters(text: str) -> bool:
-    """Whether ``text`` holds a C0 or C1 control character (a fingerprint's separator is one)."""
+    """Whether ``text`` holds a C0 or C1 control character (a fingerprint's separator is one),
+    or a bidirectional embedding, override or isolate (U+202A to U+202E, U+2066 to U+2069),
+    which would let a name reorder the text shown after it: a lobby's or a score list's."""
     return _CONTROL_CHARACTER.search(text) is not None
 
 
-_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")  # searched at C speed
+# Searched at C speed.
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _is_visible(text: str) -> bool:
+    """Whether ``text`` shows anything: a letter, digit, punctuation mark or symbol (emoji
+    included). Spaces, format characters (a zero-width space, a joiner) and combining marks
+    alone show nothing."""
+    return any(unicodedata.category(character)[0] in "LNPS" for character in text)
 
 
 def _already_seated(seat: int) -> ServiceError:
@@ -3127,8 +3147,12 @@ def _duration_ms(
     ``most`` ms; INVALID_REQUEST otherwise. ``where``: what the limits are of, for the message."""
     if duration is None:
         return 0
-    if not 0 <= duration.nanos < 1_000_000_000 or duration.seconds < 0:
+    if duration.seconds < 0 or duration.nanos < 0:
         raise ServiceError("INVALID_REQUEST", f"{field} must not be negative")
+    if duration.nanos >= 1_000_000_000:
+        raise ServiceError(
+            "INVALID_REQUEST", f"{field} is not a valid duration: nanos must be below 1,000,000,000"
+        )
     milliseconds = duration.seconds * 1000 + duration.nanos // 1_000_000
     if milliseconds == 0 and duration.nanos == 0:
         return 0
@@ -3158,7 +3182,7 @@ def caller_network(address: str) -> str:
 
 def _player_name(display_name: str) -> str:
     """A player's display name as given, trimmed; INVALID_ARGUMENT unless 1 to 40 characters
-    without control characters.
+    without control characters, some of them visible.
 
     Control characters are looked for before trimming: ``str.strip`` also takes tabs, line
     breaks and the separators U+001C to U+001F off the ends, which the API refuses anywhere."""
@@ -3169,6 +3193,11 @@ def _player_name(display_name: str) -> str:
     display_name = display_name.strip()
     if not display_name or len(display_name) > _MAX_NAME:
         raise ServiceError("INVALID_REQUEST", f"player_display_name: 1 to {_MAX_NAME} characters")
+    if not _is_visible(display_name):
+        raise ServiceError(
+            "INVALID_REQUEST",
+            "player_display_name must show a letter, digit, punctuation mark or symbol",
+        )
     return display_name
 
 

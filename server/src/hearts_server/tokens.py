@@ -126,4 +126,8 @@ class TokenCodec:
             claims = Claims(str(raw["t"]), int(raw["s"]), int(raw["e"]), int(raw["x"]))
         except (ValueError, KeyError, TypeError, binascii.Error):
             raise TokenError("TOKEN_INVALID", "the token's claims are malformed") from None
+        if claims.seat != CREATOR and not 0 <= claims.seat < 4:
+            # Signed with the server's own secret but by something else (a tool's bug): refused
+            # like any malformed claim rather than failing the call as an internal error.
+            raise TokenError("TOKEN_INVALID", "the token's claims are malformed")
         return claims
