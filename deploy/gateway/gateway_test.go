@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -63,6 +64,24 @@ func TestConfigDefaultsEnvironmentAndFlags(t *testing.T) {
 		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
 		}
+	}
+}
+
+func TestTheListeningLineIsAJSONLineWhenTheLogsAre(t *testing.T) {
+	address := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	var text bytes.Buffer
+	announce(&text, "text", address)
+	if got := text.String(); got != "hearts-gateway listening on 127.0.0.1:8080\n" {
+		t.Errorf("text: %q", got)
+	}
+	var line bytes.Buffer
+	announce(&line, "json", address)
+	var record map[string]any
+	if err := json.Unmarshal(line.Bytes(), &record); err != nil {
+		t.Fatalf("json: %q is not a JSON line: %v", line.String(), err)
+	}
+	if record["address"] != "127.0.0.1:8080" || record["msg"] != "hearts-gateway listening on 127.0.0.1:8080" {
+		t.Errorf("json: %v", record)
 	}
 }
 

@@ -178,6 +178,17 @@ func run(ctx context.Context, cfg config, listener net.Listener, logger *slog.Lo
 	return nil
 }
 
+// announce writes the first line on stdout, the one scripts read the address from (as they do
+// the server's): a JSON line, with the address as its own field, when the logs are JSON lines.
+func announce(w io.Writer, format string, address net.Addr) {
+	listening := fmt.Sprintf("hearts-gateway listening on %s", address)
+	if format == "json" {
+		newLogger("json", w).Info(listening, "address", address.String())
+		return
+	}
+	fmt.Fprintln(w, listening)
+}
+
 func main() {
 	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -193,8 +204,7 @@ func main() {
 		logger.Error("cannot listen", "address", cfg.listen, "error", err)
 		os.Exit(1)
 	}
-	// Scripts read the address from this line (as they do the server's).
-	fmt.Printf("hearts-gateway listening on %s\n", listener.Addr())
+	announce(os.Stdout, cfg.logFormat, listener.Addr())
 	cors := "off (same-origin pages only)"
 	if len(cfg.corsOrigins) > 0 {
 		cors = fmt.Sprint(cfg.corsOrigins)

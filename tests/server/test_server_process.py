@@ -160,15 +160,57 @@ def test_sigterm_drains_streams_with_a_reconnect_status_and_exits_cleanly(
     assert any("draining" in record["message"] for record in records)
 
 
-def test_without_a_secret_the_server_warns_that_replicas_cannot_share_tokens() -> None:
-    server = ServerProcess(env={"HEARTS_TOKEN_SECRET": ""})
+def _stderr_of_a_server_started_and_stopped(env: dict[str, str]) -> str:
+    server = ServerProcess(env=env)
     try:
         code, stderr = server.stop()
     finally:
         if server.process.poll() is None:
             server.process.kill()
     assert code == 0
+    return stderr
+
+
+def test_without_a_secret_the_server_warns_that_replicas_cannot_share_tokens() -> None:
+    stderr = _stderr_of_a_server_started_and_stopped({"HEARTS_TOKEN_SECRET": ""})
     assert "no token secret configured" in stderr
+
+
+def test_a_secret_that_ends_in_a_newline_is_used_but_warned_about() -> None:
+    # echo "$SECRET" > identity-secret: every identity token then failed its signature check,
+    # on a server that looked healthy.
+    secret = "0123456789abcdef0123456789abcdef"
+    stderr = _stderr_of_a_server_started_and_stopped(
+        {"HEARTS_TOKEN_SECRET": secret, "HEARTS_IDENTITY_SECRET": secret + "\n"}
+    )
+    warned = [line for line in stderr.splitlines() if "whitespace" in line]
+    assert len(warned) == 1, stderr
+    assert "HEARTS_IDENTITY_SECRET" in warned[0]
+    assert secret not in stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:Ab3/xY+9zQ==@hearts-redis:6379/0",
+        "redis://:Ab3#xY+9zQ==@hearts-redis:6379/0",
+        "redis://:Ab3?xY+9zQ==@hearts-redis:6379/0",
+        "redis://:pw/Ab3x@hearts-redis:6379/0",
+    ],
+)
+def test_a_redis_url_that_does_not_parse_keeps_its_password_out_of_the_message(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The parser's message quoted the start of a base64 password as the port or database.
+    from hearts_server.config import parse_settings
+
+    with pytest.raises(SystemExit):
+        parse_settings(["--redis-url", url], {})
+    err = capsys.readouterr().err
+    assert "--redis-url" in err
+    assert "holds a password" in err
+    for part in ("Ab3", "xY", "pw"):
+        assert part not in err, err
 
 
 def test_settings_come_from_the_environment_and_flags_win() -> None:

@@ -311,6 +311,12 @@ def _loopback_address(host: str) -> bool:
         return False
 
 
+_ESCAPE = (
+    "Make the password of letters, digits and -._~ only (as docs/deploy.md does), or "
+    "percent-encode its other characters in the URL."
+)
+
+
 def _problem(settings: Settings) -> str | None:
     """What is wrong with ``settings``, as the message for the operator; None if nothing."""
     host = settings.host
@@ -373,15 +379,26 @@ def _problem(settings: Settings) -> str | None:
         if getattr(settings, name) < 0:
             return f"--{name.replace('_', '-')} must not be negative"
     if settings.redis_url:
+        # A URL with a password must not reach the log: a password holding "/", "#" or "?"
+        # (base64 does) cuts the URL short where a parser reads it, so a part of the password
+        # shows up in the parser's message as a port or a path.
+        secret = "@" in settings.redis_url
         try:
             parse_redis_url(settings.redis_url)  # as the store will read it
         except ValueError as error:
+            if secret:
+                return f"--redis-url is not a Redis URL (not shown: it holds a password). {_ESCAPE}"
             return f"--redis-url is not a Redis URL: {error}"
         url = urllib.parse.urlsplit(settings.redis_url)
         database = url.path.strip("/") if url.scheme in ("redis", "rediss") else ""
         if database and not database.isdigit():
             # redis-py ignores a path that is not a number: the store would use database 0,
             # which may be another deployment's.
+            if secret:
+                return (
+                    "--redis-url: the database must be a number, as in redis://host:6379/0 "
+                    f"(the URL is not shown: it holds a password). {_ESCAPE}"
+                )
             return (
                 "--redis-url: the database must be a number, as in redis://host:6379/0 "
                 f"(got /{database})"

@@ -319,6 +319,17 @@ class HeartsServer:
                 "no token secret configured (HEARTS_TOKEN_SECRET): made a random one; "
                 "replicas cannot accept each other's seat tokens, and tokens die on restart"
             )
+        for name in ("token_secret", "token_extra_secret", "identity_secret", "webhook_secret"):
+            value = getattr(settings, name)
+            if value and value != value.strip():
+                # A secret file written with echo ends in a newline, which the signer on the
+                # other side (an app's backend, a webhook receiver) usually does not have: every
+                # identity token or webhook signature then fails, on a server that looks healthy.
+                log.warning(
+                    "%s begins or ends with whitespace (a newline?), used as it is; if the "
+                    "other side signs or checks without it, write the file with printf %%s",
+                    f"HEARTS_{name.upper()}",
+                )
         self.store = store if store is not None else make_store(settings)
         # Every replica stamps moves and enforces deadlines by the store's clock (clock.py); the
         # embedded store's one process is its own reference.
