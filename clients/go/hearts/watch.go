@@ -167,11 +167,18 @@ func (w *watch) stream(ctx context.Context, yield func(*heartsv1.WatchTableRespo
 
 // delay is the wait before the next attempt after w.failures failures in a row.
 func (w *watch) delay() time.Duration {
-	d := w.options.backoff
-	for i := 1; i < w.failures && d < maxBackoff; i++ {
+	return jittered(w.options.backoff, w.failures, maxBackoff)
+}
+
+// jittered is the wait after n failures in a row: first, doubled per failure after the first,
+// at most ceiling, times a random 0.5 to 1 ("equal jitter"), so that the clients of a restarted
+// server do not all come back at once. RetryUnary waits the same way.
+func jittered(first time.Duration, n int, ceiling time.Duration) time.Duration {
+	d := first
+	for i := 1; i < n && d < ceiling; i++ {
 		d *= 2
 	}
-	d = min(d, maxBackoff)
+	d = min(d, ceiling)
 	return time.Duration(float64(d) * (0.5 + rand.Float64()/2))
 }
 
@@ -195,13 +202,19 @@ var notNow = map[string]bool{
 	"TOO_MANY_STREAMS_FROM_ADDRESS": true,
 }
 
+// serverReason is the ErrorInfo reason of an error the Hearts server returned, or "" for none
+// (a status of gRPC itself, such as the bare CANCELLED of a shed call) or another domain's.
+func serverReason(err error) string {
+	if info := errorInfo(err); info != nil && info.GetDomain() == errorDomain {
+		return info.GetReason()
+	}
+	return ""
+}
+
 // resumable reports whether a failed stream may be opened again: the server or the network
 // failed, not the request (docs/guide.md, the retry table).
 func resumable(err error) bool {
-	reason := ""
-	if info := errorInfo(err); info != nil && info.GetDomain() == errorDomain {
-		reason = info.GetReason()
-	}
+	reason := serverReason(err)
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return true
