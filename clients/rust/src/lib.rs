@@ -10,6 +10,8 @@
 //!   [`MoveRejection`](v1::MoveRejection) of a refused call.
 //! - [`watch_table_resumable`]: a table's stream that resumes by itself after a dropped
 //!   connection or a server restart, without a gap or a repeat.
+//! - [`call_with_retry`]: a unary call, tried again after a failure of the server or the network
+//!   when that cannot make it act twice.
 //!
 //! `README.md` has an example; `docs/api.md` in the repository describes the API.
 
@@ -23,11 +25,13 @@ pub mod v1 {
 mod auth;
 mod cards;
 mod details;
+mod retry;
 mod watch;
 
 pub use auth::BearerToken;
 pub use cards::ParseCardError;
 pub use details::StatusDetails;
+pub use retry::{RetryOptions, RetryRequest, call_with_retry};
 /// The generated client; [`connect`] makes one.
 pub use v1::table_service_client::TableServiceClient;
 pub use watch::{ResumableWatch, WatchOptions, watch_table_resumable};

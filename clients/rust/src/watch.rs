@@ -13,7 +13,6 @@
 //! dropped connection it exists for.
 
 use std::fmt;
-use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -23,6 +22,7 @@ use tonic::codec::Streaming;
 use tonic::codegen::{Body, Bytes, StdError};
 use tonic::{Code, Request, Status};
 
+use crate::retry::{backoff, may_have_run, not_run};
 use crate::v1::table_event::Event;
 use crate::v1::watch_table_response::Kind;
 use crate::v1::{TableEvent, WatchTableRequest, WatchTableResponse};
@@ -197,7 +197,7 @@ where
     /// Opens the stream, after the backoff if the attempt before failed.
     async fn open(&mut self) -> Result<Streaming<WatchTableResponse>, Status> {
         if self.failures > 0 {
-            tokio::time::sleep(backoff(self.options.backoff, self.failures)).await;
+            tokio::time::sleep(backoff(self.options.backoff, self.failures, MAX_BACKOFF)).await;
         }
         let request = match &self.options.token {
             Some(token) => token.request(self.request.clone()),
@@ -260,37 +260,14 @@ enum Delivery {
 }
 
 /// Whether a failed attempt may be made again: the server or the network failed, not the
-/// request (the rule of docs/guide.md's retry table, plus tonic's bare `Unknown`; see the
-/// module).
+/// request. The unary calls' rule (see `retry.rs`), and a `ResourceExhausted` whose reason is a
+/// limit of the server's (`TOO_MANY_STREAMS`: another replica may have room), not the caller's.
 fn resumable(status: &Status) -> bool {
-    let reason = status.reason();
-    match status.code() {
-        Code::Unavailable | Code::DeadlineExceeded => true,
-        Code::ResourceExhausted => reason.is_some_and(|reason| !NOT_NOW.contains(&&*reason)),
-        // The server shed the call or stopped. (The caller hangs up by dropping the stream,
-        // which is never seen here.)
-        Code::Cancelled => reason.is_none(),
-        // A connection that broke under the stream, as tonic reports it.
-        Code::Unknown => reason.is_none(),
-        _ => false,
-    }
-}
-
-/// The wait before the next attempt after `failures` failures in a row (at least 1): `first`
-/// doubled per failure after the first, up to [`MAX_BACKOFF`], times a random 0.5 to 1.
-fn backoff(first: Duration, failures: u32) -> Duration {
-    let doubled = first.saturating_mul(1 << failures.saturating_sub(1).min(20));
-    doubled.min(MAX_BACKOFF).mul_f64(0.5 + 0.5 * unit_random())
-}
-
-/// A number in [0, 1) that differs from call to call, good enough to spread reconnects.
-///
-/// The standard library has no random numbers, but each `RandomState` has keys of its own (taken
-/// at random once per thread, then counted up), so the hash of nothing under them is a fresh
-/// 64-bit value each time; a crate for random numbers would add a dependency for this one use.
-fn unit_random() -> f64 {
-    let bits = std::collections::hash_map::RandomState::new().hash_one(());
-    (bits >> 11) as f64 / (1u64 << 53) as f64
+    let server_limit = status.code() == Code::ResourceExhausted
+        && status.reason().is_some_and(|reason| !NOT_NOW.contains(&&*reason));
+    // The caller hangs up by dropping the stream, which is never seen here: a bare `Cancelled`
+    // is the server's.
+    may_have_run(status) || not_run(status) || server_limit
 }
 
 #[cfg(test)]
@@ -340,21 +317,5 @@ mod tests {
         ] {
             assert!(!resumable(&status), "{status:?}");
         }
-    }
-
-    #[test]
-    fn the_backoff_doubles_up_to_ten_seconds_with_jitter() {
-        let first = Duration::from_millis(200);
-        for (failures, full) in [(1, 200), (2, 400), (3, 800), (6, 6400), (7, 10_000), (40, 10_000)]
-        {
-            let full = Duration::from_millis(full);
-            for _ in 0..50 {
-                let wait = backoff(first, failures);
-                assert!(full / 2 <= wait && wait <= full, "{failures} failures: {wait:?}");
-            }
-        }
-        // Not the same wait every time: reconnecting clients spread out.
-        let waits: std::collections::HashSet<_> = (0..20).map(|_| backoff(first, 1)).collect();
-        assert!(waits.len() > 10, "{waits:?}");
     }
 }
