@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for the Rust client: the committed generated code is what proto/ makes now, the code is
-# formatted and passes clippy, the README's examples compile, and the conformance, watch and
-# keepalive tests pass against a live hearts-server (started by scripts/with-server.sh).
+# formatted and passes clippy, the README's examples compile, and the tests pass: the unit tests,
+# the retry tests against a scripted server, and the conformance, watch, live retry and keepalive
+# tests against a live hearts-server (started by scripts/with-server.sh).
 #
 # Usage: bash clients/rust/ci.sh   (from anywhere; needs cargo (rustup) and uv on PATH)
 # Cargo resolves the dependencies afresh (no Cargo.lock is committed) and fills its cache from the
@@ -52,7 +53,7 @@ cargo test --all-targets --no-run
 log "the README examples compile (doc tests)"
 cargo test --doc
 
-log "conformance, watch and keepalive tests against a live server"
+log "tests, the conformance, watch, live retry and keepalive ones against a live server"
 # Required: without HEARTS_SERVER the test fails instead of skipping.
 HEARTS_CONFORMANCE_REQUIRED=1 ../../scripts/with-server.sh \
     cargo test --manifest-path clients/rust/Cargo.toml --all-targets -- --nocapture
