@@ -109,6 +109,41 @@ async def test_a_bad_pass_is_refused_and_quit_deletes_the_table(
     assert [t async for t in client.iter_tables()] == []
 
 
+async def test_monte_carlo_bots_are_named_as_people_say_it(server: HeartsServer) -> None:
+    argv = ["play", "--server", server.address, "--seed", "2", "--bots", "monte_carlo"]
+    code, out = await run_hearts(argv, "quit\n")
+    assert code == 1
+    assert "play against three Monte Carlo bots." in out
+
+
+async def _friends_table_with_ann(client: HeartsClient) -> tuple[str, pb.TableView]:
+    """A one-round table with random bots in seats 0 and 3, Ann (``client``) in seat 1 and seat
+    2 free for Bob; its name and Ann's view."""
+    bots = {0: "random", 3: "random"}
+    created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
+    return created.name, (await client.join_table(created.name, "Ann", seat=1)).view
+
+
+async def test_taking_over_a_seat_after_the_exchange_asks_for_no_pass(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # Bob passes and leaves in the first trick; the command takes his seat back: the round's
+    # cards were passed already, so it must not say "Pass three cards".
+    name, _ = await _friends_table_with_ann(client)
+    async with HeartsClient(server.address) as bob:
+        bob_view = (await bob.join_table(name, "Bob", seat=2)).view
+        await bob.pass_cards(name, bob_view.hand[:3])
+        view = await client.get_table(name)  # dealt when Bob sat down
+        view = await client.pass_cards(name, view.hand[:3])
+        assert view.table.phase == pb.PHASE_PLAYING
+        await bob.leave_table(name)
+    code, out, view = await _bob_takes_seat_2_back(server, client, name, view)
+    assert code == 0, out
+    assert "=== Round 1 (dealer: " in out
+    assert "The cards were passed left this round." in out
+    assert "Pass three cards" not in out
+
+
 async def test_end_of_input_leaves_the_game(server: HeartsServer) -> None:
     code, out = await run_hearts(["play", "--server", server.address, "--seed", "2"], "")
     assert code == 1
@@ -390,18 +425,11 @@ async def test_a_hint_asked_after_the_turn_timeout_is_too_late_and_the_game_goes
     assert "Final totals:" in text
 
 
-async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
-    server: HeartsServer, client: HeartsClient
-) -> None:
-    # Ann (this test) and Bob at a table with two bots; Bob leaves mid-game and comes back
-    # through the command, which plays his seat on (--auto) while Ann plays hers from here.
-    bots = {0: "random", 3: "random"}
-    created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
-    name = created.name
-    view = (await client.join_table(name, "Ann", seat=1)).view
-    async with HeartsClient(server.address) as bob:
-        await bob.join_table(name, "Bob", seat=2)
-        assert (await bob.leave_table(name)).table.seats[2].stand_in
+async def _bob_takes_seat_2_back(
+    server: HeartsServer, client: HeartsClient, name: str, view: pb.TableView
+) -> tuple[int, str, pb.TableView]:
+    """Bob's command takes seat 2 of ``name`` back (--auto) while ``client`` plays its own seat
+    from ``view`` on; the command's exit code and output, and the client's last view."""
     argv = ["play", "--server", server.address, "--table", name, "--seat", "2", "--auto"]
     argv += ["--name", "Bob", "--ascii"]
     command = asyncio.create_task(run_hearts(argv))
@@ -414,6 +442,19 @@ async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
             await asyncio.sleep(0.02)
             view = await client.get_table(name)
     code, out = await command
+    return code, out, view
+
+
+async def test_table_with_seat_takes_over_the_bot_of_a_player_who_left(
+    server: HeartsServer, client: HeartsClient
+) -> None:
+    # Ann (this test) and Bob at a table with two bots; Bob leaves mid-game and comes back
+    # through the command, which plays his seat on (--auto) while Ann plays hers from here.
+    name, view = await _friends_table_with_ann(client)
+    async with HeartsClient(server.address) as bob:
+        await bob.join_table(name, "Bob", seat=2)
+        assert (await bob.leave_table(name)).table.seats[2].stand_in
+    code, out, view = await _bob_takes_seat_2_back(server, client, name, view)
     assert code == 0, out
     assert f"Table {name}: you (Bob) sit in seat 2." in out
     assert "Final totals:" in out
@@ -503,10 +544,7 @@ async def test_play_again_at_a_friends_table_waits_for_them_and_shows_their_rema
     server: HeartsServer, client: HeartsClient
 ) -> None:
     # Ann (this test, seat 1) and Bob (the command, seat 2, East of him is Ann) with two bots.
-    bots = {0: "random", 3: "random"}
-    created = await client.create_table("Friends", bots=bots, rules={"target_score": 1})
-    first = created.name
-    await client.join_table(first, "Ann", seat=1)
+    first, _ = await _friends_table_with_ann(client)
     argv = ["play", "--server", server.address, "--table", first, "--name", "Bob"]
     typist, out = _Typist(), io.StringIO()
     typist.type("auto")  # the computer plays Bob's game (--auto would not ask to play again)

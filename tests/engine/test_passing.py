@@ -151,6 +151,14 @@ def test_cannot_pass_a_card_not_held() -> None:
     assert error.value.reason == Reason.CARD_NOT_IN_HAND
 
 
+def test_a_pass_of_cards_not_held_names_each_of_them() -> None:
+    # A player typing three cards they do not hold learns of all three at once, not one a try.
+    state = deal(HANDS, rules=Rules())
+    with pytest.raises(IllegalActionError) as error:
+        apply(state, PassCards(0, cards("AH QS 2C")))
+    assert str(error.value).endswith("seat 0 does not hold 2C AH")
+
+
 def test_cannot_pass_twice() -> None:
     state = apply(deal(HANDS, rules=Rules()), PassCards(0, cards("QS KS AS")))
     for second in ("QS KS AS", "4D 5D 6D"):

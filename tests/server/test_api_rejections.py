@@ -203,6 +203,11 @@ async def test_a_card_that_names_no_card_is_invalid_argument(hearts) -> None:
         )
     )
     assert refusal.code == grpc.StatusCode.INVALID_ARGUMENT
+    # The enums by the names a client's code spells them, not as numbers to look up.
+    refusal = await failure(hearts.play(name, token, pb.Card(suit=pb.SUIT_SPADES)))
+    assert "SUIT_SPADES, RANK_UNSPECIFIED" in refusal.message
+    refusal = await failure(hearts.play(name, token, pb.Card(suit=5, rank=2)))  # type: ignore[arg-type]
+    assert "suit 5, RANK_TWO" in refusal.message
     assert await hearts.etag(name) == etag
 
 

@@ -1013,7 +1013,7 @@ def _pass(state: State, seat: Any, cards: Any) -> State:
         duplicate = second if second == first else third
         raise IllegalActionError(Reason.DUPLICATE_CARD, f"{duplicate} is named twice")
     if mask & ~hands:
-        missing = cards_of((mask & ~hands) >> _SHIFT[seat])[0]
+        missing = " ".join(map(str, cards_of((mask & ~hands) >> _SHIFT[seat])))
         raise IllegalActionError(Reason.CARD_NOT_IN_HAND, f"seat {seat} does not hold {missing}")
     passed |= mask
     fixed = _new(_Round, (rules, round_index, first_dealer, deck, passed, totals, rounds))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -120,11 +120,24 @@ def _cards(cards: Iterable[Card]) -> list[pb.Card]:
     return [_CARDS_PB[card] for card in cards]
 
 
+def _enum_name(enum: Any, number: int) -> str:
+    """The name of ``number`` in a Protobuf enum, as a client's code spells it; a number the
+    enum does not define (a newer client's, or a typo) as the number."""
+    try:
+        return str(enum.Name(number))
+    except ValueError:
+        return f"{enum.DESCRIPTOR.name.lower()} {number}"
+
+
 def card_from_pb(message: pb.Card) -> Card:
     """The engine card of a message; INVALID_ARGUMENT/INVALID_CARD if it names no card."""
     suit, rank = message.suit, message.rank
     if not (1 <= suit <= 4 and 2 <= rank <= 14):
-        raise ServiceError(MalformedReason.INVALID_CARD, f"not a card: suit {suit}, rank {rank}")
+        raise ServiceError(
+            MalformedReason.INVALID_CARD,
+            f"not a card: {_enum_name(pb.Suit, suit)}, "
+            f"{_enum_name(pb.Rank, rank)} (a card needs both a suit and a rank)",
+        )
     return Card.from_index((suit - 1) * 13 + rank - 2)
 
 

@@ -182,13 +182,23 @@ class _Game:
         else:
             self.say(("Winners: " if len(names) > 1 else "Winner: ") + ", ".join(names))
 
-    def show_round(self, number: int, dealer: int, direction: pb.PassDirection.ValueType) -> None:
+    def show_round(
+        self,
+        number: int,
+        dealer: int,
+        direction: pb.PassDirection.ValueType,
+        *,
+        passed: bool = False,
+    ) -> None:
+        """The round's header; ``passed``: joined after the exchange, so there is none to ask."""
         self.rounds = number
         self.say()
         self.say(f"=== Round {number} (dealer: {self.who(dealer)}) ===")
         passing = _DIRECTIONS.get(direction)
         if passing is None:
             self.say("No passing this round.")
+        elif passed:
+            self.say(f"The cards were passed {passing[0]} this round.")
         else:
             word, offset = passing
             self.say(f"Pass three cards {word}, to {self.who((self.seat + offset) % 4)}.")
@@ -533,7 +543,12 @@ class _Game:
         """
         table = view.table
         if table.phase in (pb.PHASE_PASSING, pb.PHASE_PLAYING):
-            self.show_round(table.round_number, table.dealer, table.pass_direction)
+            self.show_round(
+                table.round_number,
+                table.dealer,
+                table.pass_direction,
+                passed=table.phase == pb.PHASE_PLAYING,
+            )
         await self.act(view)
         self.sequence = view.sequence
         stream = self.client.watch(self.name, after_sequence=view.sequence)
@@ -720,7 +735,8 @@ async def _play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
                 with contextlib.suppress(HeartsError):  # the table was only made for this player
                     await client.delete_table(name)
                 raise
-            intro = f"Table {name}: you ({args.name}) play against three {level} bots."
+            kind = level.replace("_", " ").replace("monte carlo", "Monte Carlo")
+            intro = f"Table {name}: you ({args.name}) play against three {kind} bots."
         table = joined.view.table
         print(
             f"{intro}\nThe game ends when someone reaches {table.rules.target_score} points; "
