@@ -25,14 +25,8 @@ import io.grpc.Status
 import io.grpc.StatusException
 import io.grpc.okhttp.OkHttpChannelBuilder
 import io.grpc.stub.MetadataUtils
-import java.io.IOException
-import java.net.InetAddress
 import java.net.InetSocketAddress
-import java.net.ServerSocket
-import java.net.Socket
-import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.TimeUnit
-import kotlin.concurrent.thread
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
 import kotlinx.coroutines.CompletableDeferred
@@ -145,86 +139,4 @@ class KeepaliveTest {
     }
 
     private fun log(message: String) = println("[kotlin keepalive] $message")
-}
-
-/**
- * A TCP relay on loopback in front of [target] whose traffic can be stopped dead, as when a
- * client's network vanishes without a word. Before [cut] it forwards bytes and a half-close each
- * way. After it, nothing is forwarded (what arrives is read and dropped) and no socket is closed,
- * so no FIN or RST reaches either end; a connection accepted then reaches nothing. [close] closes
- * everything.
- */
-private class Relay(private val target: InetSocketAddress) : AutoCloseable {
-    private val listener = ServerSocket(0, 50, InetAddress.getLoopbackAddress())
-    private val sockets = ConcurrentLinkedQueue<Socket>()
-
-    @Volatile
-    private var cut = false
-
-    @Volatile
-    private var closed = false
-
-    val address = "127.0.0.1:${listener.localPort}"
-
-    init {
-        thread(isDaemon = true, name = "relay accept") {
-            while (!closed) {
-                val client = try {
-                    listener.accept()
-                } catch (e: IOException) {
-                    break
-                }
-                sockets += client
-                if (cut) continue
-                val server = Socket()
-                sockets += server
-                try {
-                    server.connect(target, 5_000)
-                } catch (e: IOException) {
-                    client.close()
-                    continue
-                }
-                for (s in listOf(client, server)) s.tcpNoDelay = true
-                pump(client, server, "relay up")
-                pump(server, client, "relay down")
-            }
-        }
-    }
-
-    /** Stops forwarding, both ways, and leaves every socket open. */
-    fun cut() {
-        cut = true
-    }
-
-    private fun pump(from: Socket, to: Socket, name: String) = thread(isDaemon = true, name = name) {
-        val buffer = ByteArray(16 * 1024)
-        try {
-            val input = from.getInputStream()
-            val output = to.getOutputStream()
-            while (true) {
-                val n = input.read(buffer)
-                if (n < 0) break
-                if (!cut) output.write(buffer, 0, n)
-            }
-            if (!cut) to.shutdownOutput()
-        } catch (e: IOException) {
-            // A reset before the cut goes on as one; after it (or after close), nothing is told.
-            if (!cut && !closed) {
-                from.close()
-                to.close()
-            }
-        }
-    }
-
-    override fun close() {
-        closed = true
-        listener.close()
-        for (socket in sockets) {
-            try {
-                socket.close()
-            } catch (e: IOException) {
-                // Closing anyway.
-            }
-        }
-    }
 }
