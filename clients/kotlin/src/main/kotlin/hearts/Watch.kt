@@ -23,7 +23,6 @@ import hearts.v1.watchTableRequest
 import io.grpc.Metadata
 import io.grpc.Status
 import io.grpc.StatusException
-import kotlin.random.Random
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
@@ -120,7 +119,7 @@ fun TableServiceCoroutineStub.watchTableResumable(
             currentCoroutineContext().ensureActive()
             failures += 1
             if (!resumable(error) || failures > maxReconnects) throw error
-            delay(backoff(firstBackoff, failures))
+            delay(backoff(firstBackoff, failures, MAX_BACKOFF))
         }
     }
 }
@@ -136,11 +135,4 @@ private fun resumable(error: StatusException): Boolean {
         Status.Code.CANCELLED -> reason == null
         else -> false
     }
-}
-
-/** The wait before attempt [failures] + 1: [first] doubled per failure up to 10 s, times 0.5 to 1. */
-private fun backoff(first: Duration, failures: Int): Duration {
-    // The doubling stops at 2^30 (the cap is long passed by then, unless [first] is 0).
-    val full = minOf(MAX_BACKOFF, first * (1L shl (minOf(failures, 31) - 1)).toDouble())
-    return full * Random.nextDouble(0.5, 1.0)
 }
